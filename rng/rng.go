@@ -72,3 +72,7 @@ func mix(z uint64) uint64 {
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
 }
+
+// Reseed resets p to the stream of s without allocating (hot loops that need one stream per
+// user can reuse one generator).
+func (s Seed) Reseed(p *rand.PCG) { p.Seed(s.hi, s.lo) }

@@ -1,0 +1,171 @@
+package tabular
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	model "github.com/dprl/dprl/model/tabular"
+)
+
+// Message is what a user's client sends to the server after her episode.
+type Message interface{ message() }
+
+// RawTrajectory is the message of the trusted-curator (JDP and non-private) protocols: the
+// user hands her raw trajectory to the curator.
+type RawTrajectory struct{ T *model.Trajectory }
+
+func (RawTrajectory) message() {}
+
+// Client runs on the user's side and encodes her trajectory into the message she sends.
+type Client interface {
+	Encode(t *model.Trajectory) Message
+}
+
+// Server is the learner: it releases the policy for the next user and receives messages.
+type Server interface {
+	// Policy computes π_k from the current release. The returned policy is owned by the server
+	// and valid until the next call.
+	Policy() (*model.Policy, error)
+	// Receive ingests one user's message.
+	Receive(m Message) error
+	// Diagnostics returns the planner's counters.
+	Diagnostics() PlannerStats
+	// Billboard returns the current release (what the planner reads).
+	Billboard() *Billboard
+}
+
+type rawClient struct{}
+
+func (rawClient) Encode(t *model.Trajectory) Message { return RawTrajectory{T: t} }
+
+// curatorServer is the server of JDP and non-private agents: a trusted Curator plus a Planner
+// that sees only the curator's Billboard.
+type curatorServer struct {
+	cur     Curator
+	planner Planner
+	pol     *model.Policy
+}
+
+func (c *curatorServer) Policy() (*model.Policy, error) {
+	return c.pol, c.planner.Plan(c.cur.Release(), c.pol)
+}
+
+func (c *curatorServer) Receive(m Message) error {
+	raw, ok := m.(RawTrajectory)
+	if !ok {
+		return fmt.Errorf("curator: expected a raw trajectory, got %T", m)
+	}
+	return c.cur.Ingest(raw.T)
+}
+
+func (c *curatorServer) Diagnostics() PlannerStats { return c.planner.Diagnostics() }
+func (c *curatorServer) Billboard() *Billboard     { return c.cur.Release() }
+
+// ldpServer is the server of LDP agents: it accepts only *Report messages.
+type ldpServer struct {
+	srv     *LocalServer
+	planner Planner
+	pol     *model.Policy
+}
+
+func (l *ldpServer) Policy() (*model.Policy, error) {
+	return l.pol, l.planner.Plan(l.srv.Release(), l.pol)
+}
+
+func (l *ldpServer) Receive(m Message) error {
+	r, ok := m.(*Report)
+	if !ok {
+		return fmt.Errorf("ldp server: accepts only privatized reports, got %T", m)
+	}
+	return l.srv.Receive(r)
+}
+
+func (l *ldpServer) Diagnostics() PlannerStats { return l.planner.Diagnostics() }
+func (l *ldpServer) Billboard() *Billboard     { return l.srv.Release() }
+
+// Config selects an agent.
+type Config struct {
+	// Algorithm is "dp-ucbvi" (Bernstein bonus, eq. (31); with Model NonPrivate this is UCBVI)
+	// or "private-ucbvi" (Hoeffding bonus on raw noisy counts; NonPrivate gives UCBVI-CH-like).
+	Algorithm string
+	Privacy   PrivacyConfig
+	Bonus     BonusConfig
+}
+
+// Streams are the agent's independent random streams.
+type Streams struct {
+	// Tie breaks ties in the greedy policy.
+	Tie *rand.Rand
+	// Noise supplies one noise source per mechanism (JDP counters, the LDP randomiser).
+	Noise Sources
+}
+
+// Agent is a configured learner split along its trust boundary.
+type Agent struct {
+	Client  Client
+	Server  Server
+	Privacy PrivacyReport
+	// Bonus is the resolved bonus configuration (ι and C3 filled in).
+	Bonus BonusConfig
+}
+
+// New builds an agent for an (S, A, H) MDP and K episodes. Noise levels are computed here from
+// public parameters only.
+func New(S, A, H, K int, cfg Config, st Streams) (*Agent, error) {
+	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := cfg.Privacy.Validate(); err != nil {
+		return nil, err
+	}
+	bonus, err := cfg.Bonus.Resolve(S, A, H, K, cfg.Privacy.Beta)
+	if err != nil {
+		return nil, err
+	}
+	if st.Tie == nil {
+		return nil, fmt.Errorf("agent: a tie-breaking stream is required")
+	}
+	var planner Planner
+	switch cfg.Algorithm {
+	case "dp-ucbvi":
+		planner = NewDPUCBVI(S, A, H, bonus, st.Tie)
+	case "private-ucbvi":
+		planner = NewPrivateUCBVI(S, A, H, bonus, st.Tie)
+	default:
+		return nil, fmt.Errorf("agent.algorithm: unknown algorithm %q (allowed: dp-ucbvi, private-ucbvi)", cfg.Algorithm)
+	}
+	pol := model.NewDeterministic(S, H)
+	ag := &Agent{Bonus: bonus}
+	switch cfg.Privacy.Model {
+	case NonPrivate:
+		id, err := NewIdentity(S, A, H)
+		if err != nil {
+			return nil, err
+		}
+		ag.Client, ag.Server = rawClient{}, &curatorServer{cur: id, planner: planner, pol: pol}
+		_, ag.Privacy = cfg.Privacy.scales(H, K, false)
+	case JDP:
+		if st.Noise == nil {
+			return nil, fmt.Errorf("agent: JDP needs noise sources")
+		}
+		c, err := NewCentral(S, A, H, K, cfg.Privacy, st.Noise)
+		if err != nil {
+			return nil, err
+		}
+		ag.Client, ag.Server, ag.Privacy = rawClient{}, &curatorServer{cur: c, planner: planner, pol: pol}, c.Report()
+	case LDP:
+		if st.Noise == nil {
+			return nil, fmt.Errorf("agent: LDP needs noise sources")
+		}
+		b, rep := cfg.Privacy.scales(H, K, false)
+		src := st.Noise("local/report")
+		rep.Secure = src.Secure()
+		srv, err := NewLocalServer(S, A, H, K, cfg.Privacy, b)
+		if err != nil {
+			return nil, err
+		}
+		ag.Client = NewRandomizer(S, A, H, b, src)
+		ag.Server, ag.Privacy = &ldpServer{srv: srv, planner: planner, pol: pol}, rep
+	}
+	return ag, nil
+}

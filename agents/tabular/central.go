@@ -1,0 +1,167 @@
+package tabular
+
+import (
+	"fmt"
+
+	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/noise"
+)
+
+// Curator is the server-side privatizer of a trusted-curator (JDP or non-private) agent: it
+// receives raw trajectories and releases a Billboard.
+type Curator interface {
+	// Ingest adds one user's trajectory.
+	Ingest(t *model.Trajectory) error
+	// Release returns the statistics of all users ingested so far. The billboard is owned by
+	// the curator and valid until the next Ingest.
+	Release() *Billboard
+}
+
+// Sources supplies an independent noise source per named mechanism.
+type Sources func(mechanism string) noise.Source
+
+// Central is the Central Privatizer of Qiao & Wang §5.1 (ε-JDP): three families of Laplace
+// binary-mechanism counters — N_h(s,a), N_h(s,a,s'), R_h(s,a) — each a vector tree over all its
+// streams (identical in distribution to one scalar tree per stream, since node noise is i.i.d.
+// per coordinate). Every stream receives an element every episode (mostly 0) and fresh node
+// noise on schedule, so the noise pattern does not reveal which pairs were visited (spec
+// pitfall 14). The post-processing LP (eq. (4)–(5)) is done by the planner.
+type Central struct {
+	S, A, H, K int
+	priv       PrivacyConfig
+	b          float64
+	report     PrivacyReport
+	f1, f2, f3 counter.Counter
+	x1, x2, x3 []float64
+	bb         *Billboard
+}
+
+// NewCentral returns a Central privatizer for K episodes (capacity K−1 insertions: the data of
+// episode K is never released, spec pitfall 24). All noise scales are fixed here.
+func NewCentral(S, A, H, K int, priv PrivacyConfig, src Sources) (*Central, error) {
+	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if priv.Model != JDP {
+		return nil, fmt.Errorf("central privatizer: privacy model must be jdp, got %s", priv.Model)
+	}
+	if err := priv.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Central{S: S, A: A, H: H, K: K, priv: priv, bb: newBillboard(S, A, H)}
+	c.b, c.report = priv.scales(H, K, false)
+	n := H * S * A
+	c.x1, c.x2, c.x3 = make([]float64, n), make([]float64, n*S), make([]float64, n)
+	if K > 1 {
+		var err error
+		mk := func(dim int, name string) counter.Counter {
+			if err != nil {
+				return nil
+			}
+			s := src(name)
+			var t *counter.Tree
+			t, err = counter.NewTree(counter.TreeConfig{Dim: dim, Capacity: K - 1, Node: noise.LaplaceNoise(c.b)}, s)
+			if s != nil {
+				c.report.Secure = s.Secure()
+			}
+			return t
+		}
+		c.f1, c.f2, c.f3 = mk(n, "central/visits"), mk(n*S, "central/transitions"), mk(n, "central/rewards")
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.refresh()
+	return c, nil
+}
+
+// Report returns the accountant's statement of the guarantee.
+func (c *Central) Report() PrivacyReport { return c.report }
+
+// Ingest implements Curator. It returns an error after K−1 insertions.
+func (c *Central) Ingest(t *model.Trajectory) error {
+	if c.f1 == nil {
+		return fmt.Errorf("central privatizer: K = 1, no data is ever released")
+	}
+	S, A := c.S, c.A
+	for h := 0; h < c.H; h++ {
+		i := (h*S+t.S[h])*A + t.A[h]
+		c.x1[i], c.x3[i], c.x2[i*S+t.S[h+1]] = 1, t.R[h], 1
+	}
+	err := c.f1.Insert(c.x1)
+	if err == nil {
+		err = c.f2.Insert(c.x2)
+	}
+	if err == nil {
+		err = c.f3.Insert(c.x3)
+	}
+	for h := 0; h < c.H; h++ {
+		i := (h*S+t.S[h])*A + t.A[h]
+		c.x1[i], c.x3[i], c.x2[i*S+t.S[h+1]] = 0, 0, 0
+	}
+	if err != nil {
+		return fmt.Errorf("central privatizer: %w", err)
+	}
+	c.refresh()
+	return nil
+}
+
+func (c *Central) refresh() {
+	if c.f1 == nil {
+		c.bb.E = c.priv.eBound(c.b, c.report.Levels, c.S, c.A, c.H, c.K)
+		return
+	}
+	// The billboard aliases the counters' prefixes: zero-copy, valid until the next Ingest.
+	c.bb.N, c.bb.NT, c.bb.R = c.f1.Prefix(), c.f2.Prefix(), c.f3.Prefix()
+	c.bb.Users = c.f1.Len()
+	// E covers every release: a prefix sums at most L node noises (spec §3.4).
+	c.bb.E = c.priv.eBound(c.b, c.f1.NodesPerElement(), c.S, c.A, c.H, c.K)
+}
+
+// Release implements Curator.
+func (c *Central) Release() *Billboard { return c.bb }
+
+// Identity is the non-private curator: exact counts, E = 0.
+type Identity struct {
+	S, A, H int
+	bb      *Billboard
+}
+
+// NewIdentity returns the non-private curator.
+func NewIdentity(S, A, H int) (*Identity, error) {
+	if err := checkShape(S, A, H, 1); err != nil {
+		return nil, err
+	}
+	return &Identity{S: S, A: A, H: H, bb: newBillboard(S, A, H)}, nil
+}
+
+// Ingest implements Curator.
+func (c *Identity) Ingest(t *model.Trajectory) error {
+	S, A := c.S, c.A
+	for h := 0; h < c.H; h++ {
+		i := (h*S+t.S[h])*A + t.A[h]
+		c.bb.N[i]++
+		c.bb.R[i] += t.R[h]
+		c.bb.NT[i*S+t.S[h+1]]++
+	}
+	c.bb.Users++
+	return nil
+}
+
+// Release implements Curator.
+func (c *Identity) Release() *Billboard { return c.bb }
+
+func checkShape(S, A, H, K int) error {
+	switch {
+	case S < 1:
+		return fmt.Errorf("S: must be >= 1, got %d", S)
+	case A < 1:
+		return fmt.Errorf("A: must be >= 1, got %d", A)
+	case H < 1:
+		return fmt.Errorf("H: must be >= 1, got %d", H)
+	case K < 1:
+		return fmt.Errorf("K: must be >= 1, got %d", K)
+	}
+	return nil
+}

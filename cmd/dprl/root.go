@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment"
+)
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "dprl",
+		Short:         "Differentially private exploration in reinforcement learning",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       experiment.Version,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout))
+	return root
+}
+
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||
+		strings.Contains(s, "accepts ") || strings.HasPrefix(s, "invalid argument")
+}
+
+// parseSeeds parses "1-5", "1,2,7" or "3".
+func parseSeeds(s string) ([]uint64, error) {
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if lo, hi, ok := strings.Cut(part, "-"); ok {
+			a, err1 := strconv.ParseUint(lo, 10, 64)
+			b, err2 := strconv.ParseUint(hi, 10, 64)
+			if err1 != nil || err2 != nil || b < a || b-a > 10000 {
+				return nil, badInput("--seeds: bad range %q (want e.g. 1-5, at most 10001 seeds)", part)
+			}
+			for x := a; x <= b; x++ {
+				out = append(out, x)
+			}
+			continue
+		}
+		v, err := strconv.ParseUint(part, 10, 64)
+		if err != nil {
+			return nil, badInput("--seeds: %q is not a non-negative integer (want e.g. 1-5 or 1,2,3)", part)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// execute runs an experiment with a progress bar on a terminal and plain log lines otherwise,
+// then writes the run directory.
+func execute(cfg *experiment.Config, workers int, out string, stderr io.Writer, quiet bool) (*experiment.Result, *experiment.Manifest, error) {
+	if workers < 0 {
+		return nil, nil, badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	opts := experiment.Options{Workers: workers}
+	var bar *progressbar.ProgressBar
+	if !quiet {
+		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			opts.Progress = func(done, total int64) {
+				if bar == nil {
+					bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
+						progressbar.OptionSetDescription(cfg.Name), progressbar.OptionShowCount(),
+						progressbar.OptionSetPredictTime(true), progressbar.OptionShowIts(),
+						progressbar.OptionSetItsString("episodes"), progressbar.OptionThrottle(200*time.Millisecond))
+				}
+				_ = bar.Set64(done)
+			}
+		} else {
+			last := int64(-1)
+			start := time.Now()
+			opts.Progress = func(done, total int64) {
+				pct := done * 10 / max(total, 1)
+				if pct != last {
+					last = pct
+					el := time.Since(start).Seconds()
+					eta := 0.0
+					if done > 0 {
+						eta = el * float64(total-done) / float64(done)
+					}
+					fmt.Fprintf(stderr, "dprl: %s: %d/%d episodes (%d%%), elapsed %.0fs, eta %.0fs\n", cfg.Name, done, total, pct*10, el, eta)
+				}
+			}
+		}
+	}
+	res, err := experiment.Run(ctx, cfg, opts)
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	man, err := res.Write(out, os.Args, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("writing %s: %w", out, err)
+	}
+	return res, man, nil
+}
+
+func printCurves(w io.Writer, man *experiment.Manifest) {
+	for _, c := range man.Curves {
+		fmt.Fprintf(w, "%-28s R(K) = %10.1f  95%% CI [%.1f, %.1f]  %s\n", c.Spec.Label, c.FinalMean, c.FinalLo, c.FinalHi, c.Privacy)
+	}
+}
+
+func newListCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List environments, agents and privatizers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fmt.Fprintln(stdout, "Environments:")
+			fmt.Fprintln(stdout, "  riverswim   RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20")
+			fmt.Fprintln(stdout, "  garnet      seeded random Garnet-style MDP (--states, --actions, --branching, --reward-density, --env-seed)")
+			fmt.Fprintln(stdout, "  file        an MDP loaded from a JSON or YAML file (--env-file)")
+			fmt.Fprintln(stdout, "\nAgents:")
+			for _, a := range agents.Agents() {
+				fmt.Fprintf(stdout, "  %-18s %s\n", a.Name, a.Description)
+			}
+			fmt.Fprintln(stdout, "\nPrivatizers:")
+			fmt.Fprintln(stdout, "  identity    non-private: exact counts (E = 0)")
+			fmt.Fprintln(stdout, "  central     ε-JDP: Laplace binary-mechanism counters on N_h(s,a), N_h(s,a,s'), R_h(s,a) (Qiao & Wang §5.1)")
+			fmt.Fprintln(stdout, "  local       ε-LDP: Laplace noise on each user's own indicators, on the user's side (Qiao & Wang §5.2)")
+			fmt.Fprintln(stdout, "\nCalibrations (--calibration):")
+			fmt.Fprintln(stdout, "  strict      ε-private under the paper's replace-one definition (JDP b = 6HL/ε, LDP 6H/ε); default")
+			fmt.Fprintln(stdout, "  paper       the paper's scales (3HL/ε, 3H/ε): ε under add/remove neighbours, 2ε under replace-one")
+			fmt.Fprintln(stdout, "  unit        scale 1/ε, reproduction only: NOT ε-private; outputs state the effective ε")
+			fmt.Fprintln(stdout, "\nBonus presets (--preset): theory (the paper's constants, eq. (31)), practical (tabular spec §2.6)")
+			fmt.Fprintln(stdout, "\nReproductions: qiao-fig1")
+			return nil
+		},
+	}
+}
+
+func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out, calib, seeds, preset string
+	var episodes, workers int
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "reproduce qiao-fig1",
+		Short: "Reproduce a paper's experiment with its embedded configuration",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "qiao-fig1" {
+				return badInput("unknown reproduction %q (available: qiao-fig1)", args[0])
+			}
+			cfg, err := experiment.QiaoFig1Config(calib)
+			if err != nil {
+				return usageError{err}
+			}
+			if cmd.Flags().Changed("episodes") {
+				cfg.Episodes = episodes
+			}
+			if seeds != "" {
+				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
+					return err
+				}
+			}
+			if preset != "" {
+				cfg.Bonus.Preset = preset
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			if out == "" {
+				out = "runs/qiao-fig1"
+			}
+			res, man, err := execute(cfg, workers, out, stderr, quiet)
+			if err != nil {
+				return err
+			}
+			claims, summary, err := experiment.WriteQiaoSummary(res, out+"/summary.md")
+			if err != nil {
+				return err
+			}
+			_ = claims
+			fmt.Fprint(stdout, summary)
+			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, %s, curves/*.csv) in %.1f s.\n", out, strings.Join(man.Figures, ", "), res.Seconds)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "run directory (default runs/qiao-fig1)")
+	f.StringVar(&calib, "calibration", "paper", "calibration of the faithful curves: paper or strict")
+	f.StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-5")
+	f.StringVar(&preset, "preset", "", "override the bonus preset: practical (default) or theory")
+	f.IntVar(&episodes, "episodes", 0, "override K (default 50000)")
+	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	return cmd
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		configPath, out, env, envFile, agent, calib, seeds, preset, emode, noiseKind string
+		horizon, episodes, workers, states, actions, branching                       int
+		eps, beta, mult, density                                                     float64
+		envSeed                                                                      uint64
+		quiet                                                                        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run one configuration (environment, agent, privacy setting, K, seeds)",
+		Long: "Run one configuration, either from flags or from a YAML experiment file (--config).\n" +
+			"Seeds run in parallel; the same seed gives bit-identical results whatever --workers is.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var cfg *experiment.Config
+			var err error
+			if configPath != "" {
+				if cfg, err = experiment.LoadConfig(configPath); err != nil {
+					return usageError{err}
+				}
+			} else {
+				sd, err := parseSeeds(seeds)
+				if err != nil {
+					return err
+				}
+				cfg = &experiment.Config{Name: "run", Episodes: episodes, Seeds: sd, Beta: beta, Noise: noiseKind,
+					Env: experiment.EnvConfig{Name: env, Horizon: horizon, Path: envFile, States: states, Actions: actions,
+						Branching: branching, Density: density, EnvSeed: envSeed},
+					Bonus:  experiment.BonusSpec{Preset: preset, Multiplier: mult},
+					Curves: []experiment.CurveSpec{{Agent: agent, Epsilon: eps, Calibration: calib, EMode: emode}}}
+				if env == "file" && horizon == 20 && !cmd.Flags().Changed("horizon") {
+					cfg.Env.Horizon = 0
+				}
+				data, _ := yamlRoundTrip(cfg)
+				if cfg, err = experiment.ParseConfig(data); err != nil {
+					return usageError{err}
+				}
+			}
+			if out == "" {
+				out = "runs/" + cfg.Name
+			}
+			_, man, err := execute(cfg, workers, out, stderr, quiet)
+			if err != nil {
+				return err
+			}
+			printCurves(stdout, man)
+			fmt.Fprintf(stdout, "Wrote %s in %.1f s.\n", out, man.Seconds)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&configPath, "config", "", "YAML experiment file (overrides the other flags)")
+	f.StringVar(&out, "out", "", "run directory (default runs/<name>)")
+	f.StringVar(&env, "env", "riverswim", "environment: riverswim, garnet or file")
+	f.StringVar(&envFile, "env-file", "", "MDP file (JSON or YAML) for --env file")
+	f.IntVar(&horizon, "horizon", 20, "horizon H (riverswim, garnet)")
+	f.IntVar(&states, "states", 10, "garnet: number of states")
+	f.IntVar(&actions, "actions", 3, "garnet: number of actions")
+	f.IntVar(&branching, "branching", 3, "garnet: next states per (s,a)")
+	f.Float64Var(&density, "reward-density", 0.3, "garnet: fraction of (s,a) with a random reward")
+	f.Uint64Var(&envSeed, "env-seed", 1, "garnet: generator seed")
+	f.StringVar(&agent, "agent", "ucbvi", "agent (see dprl list)")
+	f.Float64Var(&eps, "epsilon", 0, "privacy budget ε (private agents)")
+	f.StringVar(&calib, "calibration", "strict", "noise calibration: strict, paper or unit")
+	f.Float64Var(&beta, "beta", 0.1, "failure probability β")
+	f.StringVar(&preset, "preset", "practical", "bonus preset: practical or theory")
+	f.Float64Var(&mult, "multiplier", 1, "bonus multiplier (does not change noise)")
+	f.StringVar(&emode, "e-mode", "", "count-error bound E: theory or practical (default: the preset's)")
+	f.IntVar(&episodes, "episodes", 10000, "number of episodes K")
+	f.StringVar(&seeds, "seeds", "1-5", "seeds, e.g. 1-5 or 1,2,3")
+	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
+	f.StringVar(&noiseKind, "noise", "seeded", "noise source: seeded (reproducible experiments) or secure (crypto-seeded, granular)")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	return cmd
+}

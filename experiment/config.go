@@ -1,0 +1,318 @@
+// Package experiment runs configured tabular experiments: one or more curves (an agent with a
+// privacy setting) over several seeds, in parallel, with exact per-episode regret, and writes
+// the results (CSV, manifest, plots) atomically into a run directory.
+//
+// Reproducibility: every run derives all of its randomness from its seed through package rng
+// (users: "users"/k; tie-breaking: "agent"/"tie"; each noise mechanism: "noise"/<name>), so the
+// same seed gives bit-identical results whatever the worker count. All agents of one seed face
+// the same users (common random numbers).
+package experiment
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	agents "github.com/dprl/dprl/agents/tabular"
+	model "github.com/dprl/dprl/model/tabular"
+)
+
+// EnvConfig selects an environment.
+type EnvConfig struct {
+	// Name is "riverswim", "garnet" or "file".
+	Name string `yaml:"name" json:"name"`
+	// Horizon is H (riverswim, garnet).
+	Horizon int `yaml:"horizon,omitempty" json:"horizon,omitempty"`
+	// Path is the MDP file (file).
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+	// Garnet parameters.
+	States    int     `yaml:"states,omitempty" json:"states,omitempty"`
+	Actions   int     `yaml:"actions,omitempty" json:"actions,omitempty"`
+	Branching int     `yaml:"branching,omitempty" json:"branching,omitempty"`
+	Density   float64 `yaml:"reward_density,omitempty" json:"reward_density,omitempty"`
+	EnvSeed   uint64  `yaml:"env_seed,omitempty" json:"env_seed,omitempty"`
+}
+
+// BonusSpec selects a bonus preset and overrides.
+type BonusSpec struct {
+	// Preset is "practical" or "theory".
+	Preset string `yaml:"preset,omitempty" json:"preset,omitempty"`
+	// Multiplier multiplies the whole bonus (0 = 1).
+	Multiplier float64 `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
+	// Optional overrides of preset fields (nil = keep).
+	Scale *float64 `yaml:"scale,omitempty" json:"scale,omitempty"`
+	C3    *float64 `yaml:"c3,omitempty" json:"c3,omitempty"`
+	C4    *float64 `yaml:"c4,omitempty" json:"c4,omitempty"`
+}
+
+// CurveSpec is one curve: an agent with a privacy setting.
+type CurveSpec struct {
+	// Label names the curve in plots and files (default derived from the fields).
+	Label string `yaml:"label,omitempty" json:"label"`
+	// Agent is a name from `dprl list`.
+	Agent string `yaml:"agent" json:"agent"`
+	// Epsilon is the nominal ε (private agents).
+	Epsilon float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
+	// Calibration is "strict" (default), "paper" or "unit".
+	Calibration string `yaml:"calibration,omitempty" json:"calibration,omitempty"`
+	// EMode is "practical" or "theory" (default: the bonus preset's name).
+	EMode string `yaml:"e_mode,omitempty" json:"e_mode,omitempty"`
+	// Bonus overrides the experiment's bonus for this curve.
+	Bonus *BonusSpec `yaml:"bonus,omitempty" json:"bonus,omitempty"`
+	// Groups puts the curve into named figures (default ["main"]).
+	Groups []string `yaml:"groups,omitempty" json:"groups,omitempty"`
+}
+
+// Config is a whole experiment.
+type Config struct {
+	Name     string      `yaml:"name" json:"name"`
+	Env      EnvConfig   `yaml:"env" json:"env"`
+	Episodes int         `yaml:"episodes" json:"episodes"`
+	Seeds    []uint64    `yaml:"seeds" json:"seeds"`
+	Beta     float64     `yaml:"beta,omitempty" json:"beta"`
+	Bonus    BonusSpec   `yaml:"bonus,omitempty" json:"bonus"`
+	Curves   []CurveSpec `yaml:"curves" json:"curves"`
+	// Noise is "seeded" (default for experiments) or "secure".
+	Noise string `yaml:"noise,omitempty" json:"noise"`
+}
+
+// ParseConfig reads a YAML (or JSON, which is YAML) experiment config, rejecting unknown fields.
+func ParseConfig(data []byte) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c.defaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// LoadConfig reads a config file.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(data)
+}
+
+func (c *Config) defaults() {
+	if c.Beta == 0 {
+		c.Beta = 0.1
+	}
+	if c.Bonus.Preset == "" {
+		c.Bonus.Preset = "practical"
+	}
+	if c.Noise == "" {
+		c.Noise = "seeded"
+	}
+	if c.Env.Name == "" {
+		c.Env.Name = "riverswim"
+	}
+	if c.Env.Horizon == 0 && c.Env.Name != "file" {
+		c.Env.Horizon = 20
+	}
+	for i := range c.Curves {
+		cv := &c.Curves[i]
+		if cv.Calibration == "" {
+			cv.Calibration = "strict"
+		}
+		if len(cv.Groups) == 0 {
+			cv.Groups = []string{"main"}
+		}
+		if cv.Label == "" {
+			cv.Label = c.defaultLabel(*cv)
+		}
+	}
+}
+
+func (c *Config) defaultLabel(cv CurveSpec) string {
+	info, err := agents.Lookup(cv.Agent)
+	if err != nil || info.Model == agents.NonPrivate {
+		return cv.Agent
+	}
+	return fmt.Sprintf("%s eps=%g %s", cv.Agent, cv.Epsilon, cv.Calibration)
+}
+
+// Validate checks the config; errors name the field and the allowed range.
+func (c *Config) Validate() error {
+	if c.Episodes < 1 || c.Episodes > 100_000_000 {
+		return fmt.Errorf("episodes: must be in [1, 1e8], got %d", c.Episodes)
+	}
+	if len(c.Seeds) == 0 {
+		return fmt.Errorf("seeds: at least one seed is required")
+	}
+	seen := map[uint64]bool{}
+	for _, s := range c.Seeds {
+		if seen[s] {
+			return fmt.Errorf("seeds: duplicate seed %d", s)
+		}
+		seen[s] = true
+	}
+	if !(c.Beta > 0 && c.Beta < 1) {
+		return fmt.Errorf("beta: must be in (0,1), got %g", c.Beta)
+	}
+	if c.Noise != "seeded" && c.Noise != "secure" {
+		return fmt.Errorf("noise: must be seeded or secure, got %q", c.Noise)
+	}
+	switch c.Env.Name {
+	case "riverswim", "garnet":
+		if c.Env.Horizon < 1 || c.Env.Horizon > 10000 {
+			return fmt.Errorf("env.horizon: must be in [1, 10000], got %d", c.Env.Horizon)
+		}
+	case "file":
+		if c.Env.Path == "" {
+			return fmt.Errorf("env.path: required for env file")
+		}
+	default:
+		return fmt.Errorf("env.name: unknown environment %q (allowed: riverswim, garnet, file)", c.Env.Name)
+	}
+	if err := c.Bonus.validate("bonus"); err != nil {
+		return err
+	}
+	if len(c.Curves) == 0 {
+		return fmt.Errorf("curves: at least one curve is required")
+	}
+	labels := map[string]bool{}
+	for i, cv := range c.Curves {
+		f := fmt.Sprintf("curves[%d]", i)
+		info, err := agents.Lookup(cv.Agent)
+		if err != nil {
+			return fmt.Errorf("%s.agent: %w", f, err)
+		}
+		if info.Model != agents.NonPrivate {
+			if !(cv.Epsilon > 0) || math.IsInf(cv.Epsilon, 0) {
+				return fmt.Errorf("%s.epsilon: must be finite and > 0 for %s, got %g", f, cv.Agent, cv.Epsilon)
+			}
+			if _, err := agents.ParseCalibration(cv.Calibration); err != nil {
+				return fmt.Errorf("%s.%w", f, err)
+			}
+		}
+		if cv.EMode != "" && cv.EMode != "theory" && cv.EMode != "practical" {
+			return fmt.Errorf("%s.e_mode: must be theory or practical, got %q", f, cv.EMode)
+		}
+		if cv.Bonus != nil {
+			if err := cv.Bonus.validate(f + ".bonus"); err != nil {
+				return err
+			}
+		}
+		if labels[cv.Label] {
+			return fmt.Errorf("%s.label: duplicate label %q", f, cv.Label)
+		}
+		labels[cv.Label] = true
+		if strings.ContainsAny(cv.Label, "/\\\x00") {
+			return fmt.Errorf("%s.label: must not contain / or \\", f)
+		}
+	}
+	return nil
+}
+
+func (b BonusSpec) validate(field string) error {
+	if b.Preset != "" && b.Preset != "theory" && b.Preset != "practical" {
+		return fmt.Errorf("%s.preset: unknown preset %q (allowed: theory, practical)", field, b.Preset)
+	}
+	if b.Multiplier < 0 || math.IsNaN(b.Multiplier) || math.IsInf(b.Multiplier, 0) {
+		return fmt.Errorf("%s.multiplier: must be finite and >= 0, got %g", field, b.Multiplier)
+	}
+	for name, p := range map[string]*float64{"scale": b.Scale, "c3": b.C3, "c4": b.C4} {
+		if p != nil && (!(*p >= 0) || math.IsInf(*p, 0)) {
+			return fmt.Errorf("%s.%s: must be finite and >= 0, got %g", field, name, *p)
+		}
+	}
+	return nil
+}
+
+// BuildEnv constructs the experiment's MDP.
+func (c *Config) BuildEnv() (*model.MDP, error) {
+	switch c.Env.Name {
+	case "riverswim":
+		return model.RiverSwim(c.Env.Horizon)
+	case "garnet":
+		return model.Garnet(model.GarnetConfig{S: c.Env.States, A: c.Env.Actions, H: c.Env.Horizon,
+			Branching: c.Env.Branching, Homogeneous: true, RewardDensity: c.Env.Density, Seed: c.Env.EnvSeed})
+	case "file":
+		return model.Load(c.Env.Path)
+	}
+	return nil, fmt.Errorf("env.name: unknown environment %q", c.Env.Name)
+}
+
+// agentConfig resolves a curve into an agent config.
+func (c *Config) agentConfig(cv CurveSpec) (agents.Config, error) {
+	info, err := agents.Lookup(cv.Agent)
+	if err != nil {
+		return agents.Config{}, err
+	}
+	bs := c.Bonus
+	if cv.Bonus != nil {
+		o := *cv.Bonus
+		if o.Preset != "" {
+			bs.Preset = o.Preset
+		}
+		if o.Multiplier != 0 {
+			bs.Multiplier = o.Multiplier
+		}
+		if o.Scale != nil {
+			bs.Scale = o.Scale
+		}
+		if o.C3 != nil {
+			bs.C3 = o.C3
+		}
+		if o.C4 != nil {
+			bs.C4 = o.C4
+		}
+	}
+	bonus, err := agents.BonusPreset(bs.Preset, info.Algorithm == "private-ucbvi")
+	if err != nil {
+		return agents.Config{}, err
+	}
+	if bs.Multiplier != 0 {
+		bonus.Multiplier = bs.Multiplier
+	}
+	if bs.Scale != nil {
+		bonus.Scale = *bs.Scale
+	}
+	if bs.C3 != nil {
+		bonus.C3 = *bs.C3
+	}
+	if bs.C4 != nil {
+		bonus.C4 = *bs.C4
+	}
+	priv := agents.PrivacyConfig{Model: info.Model, Epsilon: cv.Epsilon, Beta: c.Beta, EScale: 1}
+	if info.Model != agents.NonPrivate {
+		priv.Calibration, err = agents.ParseCalibration(cv.Calibration)
+		if err != nil {
+			return agents.Config{}, err
+		}
+	}
+	emode := cv.EMode
+	if emode == "" {
+		emode = bs.Preset
+	}
+	if emode == "practical" {
+		priv.EMode = agents.EPractical
+	}
+	return agents.Config{Algorithm: info.Algorithm, Privacy: priv, Bonus: bonus}, nil
+}
+
+// sanitize turns a label into a file name.
+func sanitize(label string) string {
+	var b strings.Builder
+	for _, r := range label {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return filepath.Clean(b.String())
+}
