@@ -1,0 +1,113 @@
+// Package atomicfile writes files atomically: the new contents are written to
+// a temporary file in the destination directory, flushed to stable storage and
+// then renamed over the destination, so readers see either the old file or the
+// complete new one, never a partial write.
+package atomicfile
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// bufferSize is the size of the buffer placed between the write callback and
+// the temporary file, so that callers issuing many small writes stay fast.
+const bufferSize = 64 << 10
+
+// WriteFile atomically replaces the file at path with the bytes produced by
+// write.
+//
+// The data are written through a buffered writer to a temporary file created
+// in the same directory as path (so the final rename cannot cross file
+// systems). The temporary file is given permission bits perm (applied with
+// chmod, so the process umask does not reduce them), flushed, fsynced, closed
+// and finally renamed over path. If write or any of these steps fails, the
+// temporary file is removed, path is left untouched, and the error is
+// returned. The temporary file is also removed if write panics; the panic is
+// then propagated.
+//
+// After a successful rename the containing directory is fsynced on a
+// best-effort basis to make the rename itself durable; because the new file
+// is already in place at that point, a failure there is not reported.
+//
+// If path is a symbolic link, the link itself is replaced by a regular file.
+func WriteFile(path string, write func(w io.Writer) error, perm os.FileMode) (err error) {
+	if write == nil {
+		return errors.New("atomicfile: nil write function")
+	}
+	dir, base := filepath.Split(path)
+	if base == "" {
+		return fmt.Errorf("atomicfile: invalid path %q", path)
+	}
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("atomicfile: create temporary file for %s: %w", path, err)
+	}
+	tmp := f.Name()
+	committed := false
+	closed := false
+	defer func() {
+		if committed {
+			return
+		}
+		if !closed {
+			_ = f.Close() // The primary error (or panic) is what matters.
+		}
+		_ = os.Remove(tmp)
+	}()
+
+	bw := bufio.NewWriterSize(f, bufferSize)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("atomicfile: write %s: %w", tmp, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("atomicfile: chmod %s: %w", tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("atomicfile: sync %s: %w", tmp, err)
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("atomicfile: close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("atomicfile: rename %s to %s: %w", tmp, path, err)
+	}
+	committed = true
+	syncDir(dir)
+	return nil
+}
+
+// WriteBytes atomically replaces the file at path with data, with the same
+// guarantees as WriteFile.
+func WriteBytes(path string, data []byte, perm os.FileMode) error {
+	return WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, perm)
+}
+
+// syncDir fsyncs directory dir so that a completed rename survives a crash.
+// It is best effort: some platforms and file systems do not support syncing
+// directories, and the rename has already taken effect when it is called.
+func syncDir(dir string) {
+	if runtime.GOOS == "windows" {
+		return
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}
