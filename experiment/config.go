@@ -240,7 +240,11 @@ func (c *Config) BuildEnv() (*model.MDP, error) {
 		return model.Garnet(model.GarnetConfig{S: c.Env.States, A: c.Env.Actions, H: c.Env.Horizon,
 			Branching: c.Env.Branching, Homogeneous: true, RewardDensity: c.Env.Density, Seed: c.Env.EnvSeed})
 	case "file":
-		return model.Load(c.Env.Path)
+		m, err := model.Load(c.Env.Path)
+		if err != nil {
+			return nil, fmt.Errorf("env.path %s: %w", c.Env.Path, err)
+		}
+		return m, nil
 	}
 	return nil, fmt.Errorf("env.name: unknown environment %q", c.Env.Name)
 }

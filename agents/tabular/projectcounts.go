@@ -96,6 +96,9 @@ func (p *Projector) Project(x, nhat []float64, M, delta float64) (tStar float64,
 	}
 
 	// Step 1: v = nhat sorted decreasingly; also Σ n̂.
+	if S <= michelotMax {
+		return p.projectUnsorted(x, nhat, M, delta, fallback)
+	}
 	v := p.v
 	sum := 0.0
 	for i, n := range nhat {
@@ -185,5 +188,79 @@ func sortDecreasing(v []float64) {
 	sort.Float64s(v)
 	for i, j := 0, len(v)-1; i < j; i, j = i+1, j-1 {
 		v[i], v[j] = v[j], v[i]
+	}
+}
+
+// michelotMax is the largest S for which Project avoids sorting (the active set fits a uint64).
+const michelotMax = 64
+
+// projectUnsorted is Project for S ≤ 64 without any sort: the thresholds θ(·, σ) come from
+// Michelot's (1986) active-set iteration, and t0, tU, Lo, Up need only sums and extremes. Under
+// JDP every release reshuffles the order of the noisy counts, so a sort would spend most of its
+// time on mispredicted branches; this path has none that depend on the order.
+func (p *Projector) projectUnsorted(x, nhat []float64, M, delta float64, fallback bool) (float64, bool) {
+	sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
+	for i, n := range nhat {
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			panic(fmt.Sprintf("tabular: Projector.Project: nhat[%d] = %v", i, n))
+		}
+		sum += n
+		lo = min(lo, n)
+		hi = max(hi, n)
+	}
+	S := float64(len(nhat))
+	t0 := max(0, -lo)
+	tU := max(0, (M-delta-sum)/S)
+	C := M + delta
+	var tL float64
+	if C > 0 {
+		tL = max(0, -thetaMichelot(nhat, sum, C))
+	} else {
+		tL = max(0, hi)
+	}
+	tStar := max(t0, tU, tL)
+	low, up := 0.0, sum+S*tStar
+	for _, n := range nhat {
+		low += max(0, n-tStar)
+	}
+	low = max(low, M-delta)
+	up = min(up, M+delta)
+	sigma := min(max(M, low), up)
+	if sigma <= 0 {
+		clear(x)
+		return tStar, fallback
+	}
+	th := thetaMichelot(nhat, sum, sigma)
+	for i, n := range nhat {
+		x[i] = max(0, n+th)
+	}
+	return tStar, fallback
+}
+
+// thetaMichelot returns the unique λ with Σ_i max(0, v_i + λ) = σ (σ > 0), where sum = Σ v_i,
+// by Michelot's iteration: λ ← (σ − Σ_{i∈I} v_i)/|I| and I ← {i ∈ I : v_i + λ > 0} until I is
+// stable (λ never decreases and I only shrinks, so at most len(v) rounds).
+func thetaMichelot(v []float64, sum, sigma float64) float64 {
+	mask := uint64(1)<<uint(len(v)) - 1
+	if len(v) == 64 {
+		mask = ^uint64(0)
+	}
+	lam := (sigma - sum) / float64(len(v))
+	for {
+		var next uint64
+		s, c := 0.0, uint64(0)
+		for i, x := range v {
+			// Branch-free: bit = 1 iff i is active and x + λ > 0 (sign bit of −(x+λ); an exact
+			// 0 counts as active, which leaves λ unchanged).
+			bit := (math.Float64bits(-(x+lam)) >> 63) & (mask >> uint(i)) & 1
+			next |= bit << uint(i)
+			s += x * float64(bit)
+			c += bit
+		}
+		if next == mask || c == 0 {
+			return lam
+		}
+		mask = next
+		lam = (sigma - s) / float64(c)
 	}
 }

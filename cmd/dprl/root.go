@@ -240,6 +240,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if horizon < 1 || horizon > 10000 {
+					return badInput("env.horizon (--horizon): must be in [1, 10000], got %d", horizon)
+				}
 				cfg = &experiment.Config{Name: "run", Episodes: episodes, Seeds: sd, Beta: beta, Noise: noiseKind,
 					Env: experiment.EnvConfig{Name: env, Horizon: horizon, Path: envFile, States: states, Actions: actions,
 						Branching: branching, Density: density, EnvSeed: envSeed},

@@ -81,7 +81,7 @@ func (m *MDP) Validate() error {
 		}
 		for s := 0; s < m.S; s++ {
 			for a := 0; a < m.A; a++ {
-				if err := checkDist(m.P[h][(s*m.A+a)*m.S:(s*m.A+a+1)*m.S]); err != nil {
+				if err := checkDist(m.P[h][(s*m.A+a)*m.S : (s*m.A+a+1)*m.S]); err != nil {
 					return fmt.Errorf("P[%d][%d][%d]: %v", h, s, a, err)
 				}
 				r := m.R[h][s*m.A+a]

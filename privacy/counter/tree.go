@@ -125,6 +125,11 @@ func (c *Tree) Insert(x []float64) error {
 	switch {
 	case node.Off():
 		copy(ah, a)
+	case scale == nil && node.Kind == noise.Laplace:
+		b := node.Scale
+		for k, v := range a {
+			ah[k] = c.src.AddLaplace(v, b)
+		}
 	case scale == nil:
 		for k, v := range a {
 			ah[k] = node.Add(v, 1, c.src)

@@ -36,18 +36,30 @@ type Source interface {
 // Seeded is a fast, reproducible Source for simulations. It is not hardened against
 // floating-point or timing attacks.
 type Seeded struct {
-	r *rand.Rand
+	r     *rand.Rand
+	signs uint64 // buffered random sign bits
+	nbits int
 }
 
 // NewSeeded returns a Source drawing from r. The caller must not use r elsewhere.
 func NewSeeded(r *rand.Rand) *Seeded { return &Seeded{r: r} }
 
-// AddLaplace returns x + b·(E1 − E2) with E1, E2 i.i.d. Exp(1), which is Laplace(0, b).
+// AddLaplace returns x + b·ξ·E with E ~ Exp(1) (ziggurat) and ξ a uniform random sign, which
+// is Laplace(0, b). Sign bits are drawn 64 at a time.
 func (s *Seeded) AddLaplace(x, b float64) float64 {
 	if b == 0 {
 		return x
 	}
-	return x + b*(s.r.ExpFloat64()-s.r.ExpFloat64())
+	if s.nbits == 0 {
+		s.signs, s.nbits = s.r.Uint64(), 64
+	}
+	e := b * s.r.ExpFloat64()
+	if s.signs&1 != 0 {
+		e = -e
+	}
+	s.signs >>= 1
+	s.nbits--
+	return x + e
 }
 
 // AddGaussian returns x + sigma·N(0,1) using the ziggurat normal sampler.

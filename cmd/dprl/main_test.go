@@ -1,0 +1,126 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// TestBadInput: invalid values and unknown names give a clear error naming the field and a
+// non-zero exit, and leave no run directory claiming success.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\nbogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badMDP := filepath.Join(dir, "mdp.json")
+	if err := os.WriteFile(badMDP, []byte(`{"states": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--agent", "dp-ucbvi-jdp", "--epsilon", "-1"}, "epsilon"},
+		{[]string{"run", "--agent", "dp-ucbvi-jdp", "--epsilon", "0"}, "epsilon"},
+		{[]string{"run", "--agent", "dp-ucbvi-jdp", "--epsilon", "inf"}, "epsilon"},
+		{[]string{"run", "--agent", "nope"}, "unknown agent"},
+		{[]string{"run", "--env", "nope"}, "env.name"},
+		{[]string{"run", "--episodes", "0"}, "episodes"},
+		{[]string{"run", "--horizon", "0"}, "env.horizon"},
+		{[]string{"run", "--beta", "1.5"}, "beta"},
+		{[]string{"run", "--seeds", "x"}, "--seeds"},
+		{[]string{"run", "--seeds", "5-1"}, "--seeds"},
+		{[]string{"run", "--agent", "dp-ucbvi-jdp", "--epsilon", "1", "--calibration", "loose"}, "calibration"},
+		{[]string{"run", "--preset", "fast"}, "preset"},
+		{[]string{"run", "--multiplier", "-2"}, "multiplier"},
+		{[]string{"run", "--noise", "weird"}, "noise"},
+		{[]string{"run", "--config", bad}, "bogus"},
+		{[]string{"run", "--config", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"run", "--env", "file", "--env-file", badMDP, "--episodes", "5", "--seeds", "1"}, "mdp.json"},
+		{[]string{"run", "--workers", "-1", "--episodes", "5", "--seeds", "1"}, "--workers"},
+		{[]string{"run", "--nope"}, "unknown flag"},
+		{[]string{"reproduce", "fig9"}, "unknown reproduction"},
+		{[]string{"reproduce", "qiao-fig1", "--calibration", "x"}, "calibration"},
+		{[]string{"frobnicate"}, "unknown command"},
+	}
+	for i, c := range cases {
+		out := filepath.Join(dir, fmt.Sprintf("out%d", i))
+		code, _, stderr := runCLI(t, append(c.args, "--out", out, "--quiet")...)
+		if code == 0 {
+			t.Errorf("%v: exit 0, want non-zero", c.args)
+			continue
+		}
+		if !strings.Contains(stderr, c.want) || !strings.HasPrefix(stderr, "dprl: error:") {
+			t.Errorf("%v: stderr %q, want it to mention %q", c.args, stderr, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(out, "manifest.json")); err == nil {
+			t.Errorf("%v: a manifest was written for a failed run", c.args)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	code, out, _ := runCLI(t, "list")
+	if code != 0 {
+		t.Fatal("list failed")
+	}
+	for _, want := range []string{"riverswim", "garnet", "dp-ucbvi-jdp", "dp-ucbvi-ldp", "private-ucbvi-jdp", "RECONSTRUCTED", "unit", "NOT ε-private"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list output lacks %q", want)
+		}
+	}
+}
+
+// TestRunDeterministicAcrossWorkers: the same seeds give bit-identical CSVs with 1 and 2
+// workers, and the manifest records the privacy report with the effective ε.
+func TestRunDeterministicAcrossWorkers(t *testing.T) {
+	dir := t.TempDir()
+	var csvs [2][]byte
+	for i, w := range []string{"1", "2"} {
+		out := filepath.Join(dir, "w"+w)
+		code, stdout, stderr := runCLI(t, "run", "--agent", "dp-ucbvi-jdp", "--epsilon", "1", "--calibration", "unit",
+			"--episodes", "300", "--seeds", "1-3", "--workers", w, "--out", out, "--quiet")
+		if code != 0 {
+			t.Fatalf("run failed: %s", stderr)
+		}
+		if !strings.Contains(stdout, "effective ε") {
+			t.Errorf("stdout does not state the effective ε: %s", stdout)
+		}
+		matches, _ := filepath.Glob(filepath.Join(out, "curves", "*.csv"))
+		if len(matches) != 1 {
+			t.Fatalf("want one CSV, got %v", matches)
+		}
+		csvs[i], _ = os.ReadFile(matches[0])
+		for _, f := range []string{"manifest.json", "regret.png", "regret.svg"} {
+			if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+				t.Errorf("missing %s", f)
+			}
+		}
+		var man map[string]any
+		data, _ := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err := json.Unmarshal(data, &man); err != nil {
+			t.Fatal(err)
+		}
+		curves := man["curves"].([]any)
+		priv := curves[0].(map[string]any)["privacy"].(map[string]any)
+		if priv["private_at_nominal"] != false || priv["epsilon_replace_one"].(float64) <= 1 {
+			t.Errorf("manifest privacy report wrong: %v", priv)
+		}
+	}
+	if !bytes.Equal(csvs[0], csvs[1]) {
+		t.Fatal("results differ between 1 and 2 workers")
+	}
+}

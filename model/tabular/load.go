@@ -1,0 +1,256 @@
+package tabular
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// File is the on-disk form of an MDP (JSON or YAML; unknown fields are rejected):
+//
+//	name: two-state            # optional
+//	states: 2                  # S
+//	actions: 2                 # A
+//	horizon: 3                 # H
+//	rewards: deterministic     # or bernoulli (realised reward 1 w.p. the mean)
+//	homogeneous: true          # one table for all steps; false: a leading [H] index
+//	init: [1, 0]               # d_1, length S
+//	transitions:               # homogeneous: [S][A][S]; otherwise [H][S][A][S]
+//	  - [[1, 0], [0.5, 0.5]]
+//	  - [[0, 1], [0, 1]]
+//	reward:                    # homogeneous: [S][A]; otherwise [H][S][A]; values in [0,1]
+//	  - [0, 0.1]
+//	  - [1, 0]
+//
+// Probabilities must be finite, non-negative and sum to 1 within 1e-9.
+type File struct {
+	Name        string    `json:"name,omitempty" yaml:"name,omitempty"`
+	States      int       `json:"states" yaml:"states"`
+	Actions     int       `json:"actions" yaml:"actions"`
+	Horizon     int       `json:"horizon" yaml:"horizon"`
+	Rewards     string    `json:"rewards,omitempty" yaml:"rewards,omitempty"`
+	Homogeneous bool      `json:"homogeneous" yaml:"homogeneous"`
+	Init        []float64 `json:"init" yaml:"init"`
+	// Exactly one of the two shapes is used, according to Homogeneous.
+	Transitions any `json:"transitions" yaml:"transitions"`
+	Reward      any `json:"reward" yaml:"reward"`
+}
+
+// Load reads an MDP from a .json, .yaml or .yml file.
+func Load(path string) (*MDP, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	return Parse(data, format)
+}
+
+// Parse reads an MDP in the File format; format is "json", "yaml" or "yml".
+func Parse(data []byte, format string) (*MDP, error) {
+	var f File
+	switch format {
+	case "json":
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&f); err != nil {
+			return nil, fmt.Errorf("mdp file: %w", err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, fmt.Errorf("mdp file: trailing data after the JSON object")
+		}
+	case "yaml", "yml":
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil {
+			return nil, fmt.Errorf("mdp file: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("mdp file: unknown format %q (allowed: json, yaml, yml)", format)
+	}
+	return f.MDP()
+}
+
+// MDP converts and validates the file contents.
+func (f *File) MDP() (*MDP, error) {
+	S, A, H := f.States, f.Actions, f.Horizon
+	switch {
+	case S < 1 || S > 1<<16:
+		return nil, fmt.Errorf("states: must be in [1, 65536], got %d", S)
+	case A < 1 || A > 1<<16:
+		return nil, fmt.Errorf("actions: must be in [1, 65536], got %d", A)
+	case H < 1 || H > 1<<16:
+		return nil, fmt.Errorf("horizon: must be in [1, 65536], got %d", H)
+	case S*S*A > 1<<26:
+		return nil, fmt.Errorf("states, actions: S*S*A = %d exceeds the limit 2^26", S*S*A)
+	}
+	m := &MDP{Name: f.Name, S: S, A: A, H: H, Init: f.Init}
+	if m.Name == "" {
+		m.Name = "file"
+	}
+	switch f.Rewards {
+	case "", "deterministic":
+		m.Rewards = Deterministic
+	case "bernoulli":
+		m.Rewards = Bernoulli
+	default:
+		return nil, fmt.Errorf("rewards: unknown kind %q (allowed: deterministic, bernoulli)", f.Rewards)
+	}
+	if f.Init == nil {
+		return nil, fmt.Errorf("init: missing (want %d probabilities)", S)
+	}
+	steps := H
+	if f.Homogeneous {
+		steps = 1
+	}
+	tr, err := numbers(f.Transitions, "transitions", shape(f.Homogeneous, H, S, A, S))
+	if err != nil {
+		return nil, err
+	}
+	rw, err := numbers(f.Reward, "reward", shape(f.Homogeneous, H, S, A))
+	if err != nil {
+		return nil, err
+	}
+	per, perR := S*A*S, S*A
+	m.P, m.R = make([][]float64, H), make([][]float64, H)
+	for h := 0; h < H; h++ {
+		k := h
+		if steps == 1 {
+			k = 0
+		}
+		m.P[h], m.R[h] = tr[k*per:(k+1)*per], rw[k*perR:(k+1)*perR]
+	}
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func shape(homogeneous bool, H int, dims ...int) []int {
+	if homogeneous {
+		return dims
+	}
+	return append([]int{H}, dims...)
+}
+
+// numbers flattens a nested list of the given shape, naming the offending index on error.
+func numbers(v any, field string, dims []int) ([]float64, error) {
+	if v == nil {
+		return nil, fmt.Errorf("%s: missing", field)
+	}
+	size := 1
+	for _, d := range dims {
+		size *= d
+	}
+	out := make([]float64, 0, size)
+	var walk func(v any, path string, depth int) error
+	walk = func(v any, path string, depth int) error {
+		if depth == len(dims) {
+			x, ok := toFloat(v)
+			if !ok {
+				return fmt.Errorf("%s: want a number, got %v", path, v)
+			}
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return fmt.Errorf("%s: want a finite number, got %v", path, x)
+			}
+			out = append(out, x)
+			return nil
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s: want a list of %d entries, got %T", path, dims[depth], v)
+		}
+		if len(list) != dims[depth] {
+			return fmt.Errorf("%s: has %d entries, want %d", path, len(list), dims[depth])
+		}
+		for i, e := range list {
+			if err := walk(e, fmt.Sprintf("%s[%d]", path, i), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(v, field, 0); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	}
+	return 0, false
+}
+
+// Marshal encodes m in the File format (homogeneous when every step has the same table), as
+// JSON when format is "json", else YAML.
+func Marshal(m *MDP, format string) ([]byte, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	homog := true
+	for h := 1; h < m.H; h++ {
+		if !equal(m.P[h], m.P[0]) || !equal(m.R[h], m.R[0]) {
+			homog = false
+		}
+	}
+	f := File{Name: m.Name, States: m.S, Actions: m.A, Horizon: m.H, Rewards: m.Rewards.String(), Homogeneous: homog, Init: m.Init}
+	table := func(h int) (any, any) {
+		p := make([]any, m.S)
+		r := make([]any, m.S)
+		for s := 0; s < m.S; s++ {
+			pa := make([]any, m.A)
+			ra := make([]any, m.A)
+			for a := 0; a < m.A; a++ {
+				row := make([]any, m.S)
+				for s2, x := range m.Trans(h, s, a) {
+					row[s2] = x
+				}
+				pa[a] = row
+				ra[a] = m.Reward(h, s, a)
+			}
+			p[s], r[s] = pa, ra
+		}
+		return p, r
+	}
+	if homog {
+		f.Transitions, f.Reward = table(0)
+	} else {
+		ps, rs := make([]any, m.H), make([]any, m.H)
+		for h := range ps {
+			ps[h], rs[h] = table(h)
+		}
+		f.Transitions, f.Reward = ps, rs
+	}
+	if format == "json" {
+		return json.MarshalIndent(f, "", "  ")
+	}
+	return yaml.Marshal(f)
+}
+
+func equal(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
