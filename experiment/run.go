@@ -163,13 +163,7 @@ func newAgent(m *model.MDP, cfg *Config, ac agents.Config, seed uint64) (*agents
 	st := agents.Streams{Tie: root.Child("agent").Child("tie").Rand()}
 	switch cfg.Noise {
 	case "secure":
-		st.Noise = func(string) noise.Source {
-			s, err := noise.NewSecure()
-			if err != nil {
-				return nil
-			}
-			return s
-		}
+		st.Noise = nil // the agents' deployment default: crypto-seeded granular noise
 	default:
 		st.Noise = func(name string) noise.Source {
 			return noise.NewSeeded(root.Child("noise").Child(name).Rand())

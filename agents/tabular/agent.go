@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/privacy/noise"
 )
 
 // Message is what a user's client sends to the server after her episode.
@@ -96,7 +97,8 @@ type Config struct {
 type Streams struct {
 	// Tie breaks ties in the greedy policy.
 	Tie *rand.Rand
-	// Noise supplies one noise source per mechanism (JDP counters, the LDP randomiser).
+	// Noise supplies one noise source per mechanism (JDP counters, the LDP randomiser). Nil
+	// means the deployment default: a fresh crypto-seeded noise.Secure source per mechanism.
 	Noise Sources
 }
 
@@ -111,7 +113,7 @@ type Agent struct {
 
 // New builds an agent for an (S, A, H) MDP and K episodes. Noise levels are computed here from
 // public parameters only.
-func New(S, A, H, K int, cfg Config, st Streams) (*Agent, error) {
+func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 	if err := checkShape(S, A, H, K); err != nil {
 		return nil, err
 	}
@@ -134,8 +136,24 @@ func New(S, A, H, K int, cfg Config, st Streams) (*Agent, error) {
 	default:
 		return nil, fmt.Errorf("agent.algorithm: unknown algorithm %q (allowed: dp-ucbvi, private-ucbvi)", cfg.Algorithm)
 	}
+	if st.Noise == nil && cfg.Privacy.Model != NonPrivate {
+		var serr error
+		st.Noise = func(string) noise.Source {
+			s, err := noise.NewSecure()
+			if err != nil {
+				serr = err
+				return noise.NewSecureFromKey([32]byte{}) // never used: New returns serr below
+			}
+			return s
+		}
+		defer func() {
+			if serr != nil {
+				ag, err = nil, serr
+			}
+		}()
+	}
 	pol := model.NewDeterministic(S, H)
-	ag := &Agent{Bonus: bonus}
+	ag = &Agent{Bonus: bonus}
 	switch cfg.Privacy.Model {
 	case NonPrivate:
 		id, err := NewIdentity(S, A, H)
@@ -145,18 +163,12 @@ func New(S, A, H, K int, cfg Config, st Streams) (*Agent, error) {
 		ag.Client, ag.Server = rawClient{}, &curatorServer{cur: id, planner: planner, pol: pol}
 		_, ag.Privacy = cfg.Privacy.scales(H, K, false)
 	case JDP:
-		if st.Noise == nil {
-			return nil, fmt.Errorf("agent: JDP needs noise sources")
-		}
 		c, err := NewCentral(S, A, H, K, cfg.Privacy, st.Noise)
 		if err != nil {
 			return nil, err
 		}
 		ag.Client, ag.Server, ag.Privacy = rawClient{}, &curatorServer{cur: c, planner: planner, pol: pol}, c.Report()
 	case LDP:
-		if st.Noise == nil {
-			return nil, fmt.Errorf("agent: LDP needs noise sources")
-		}
 		b, rep := cfg.Privacy.scales(H, K, false)
 		src := st.Noise("local/report")
 		rep.Secure = src.Secure()

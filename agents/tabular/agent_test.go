@@ -476,3 +476,19 @@ func policyEqual(a, b *model.Policy) bool {
 	}
 	return true
 }
+
+// TestSecureDefault: without explicit noise streams a private agent uses the secure source.
+func TestSecureDefault(t *testing.T) {
+	m := riverswim(t)
+	for _, priv := range []PrivacyConfig{privacyConfig(JDP, 1, Strict, EPractical), privacyConfig(LDP, 1, Strict, EPractical)} {
+		ag, err := New(m.S, m.A, m.H, 50, Config{Algorithm: "dp-ucbvi", Privacy: priv, Bonus: PracticalBonus()},
+			Streams{Tie: rand.New(rand.NewPCG(1, 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ag.Privacy.Secure {
+			t.Fatalf("%s: default noise is not the secure source", priv.Model)
+		}
+		runAgent(t, m, ag, 50, usersOf(1))
+	}
+}
