@@ -252,7 +252,7 @@ func thetaMichelot(v []float64, sum, sigma float64) float64 {
 		for i, x := range v {
 			// Branch-free: bit = 1 iff i is active and x + λ > 0 (sign bit of −(x+λ); an exact
 			// 0 counts as active, which leaves λ unchanged).
-			bit := (math.Float64bits(-(x+lam)) >> 63) & (mask >> uint(i)) & 1
+			bit := (math.Float64bits(-(x + lam)) >> 63) & (mask >> uint(i)) & 1
 			next |= bit << uint(i)
 			s += x * float64(bit)
 			c += bit
