@@ -15,10 +15,14 @@ func ExampleTree() {
 	c, _ := counter.NewTree(counter.TreeConfig{Dim: 1, Capacity: 8, Node: noise.LaplaceNoise(0)}, src)
 	for _, x := range []float64{1, 0, 1, 1, 0} {
 		_ = c.Insert([]float64{x})
-		fmt.Print(c.Prefix()[0], " (", c.NodesInPrefix(), " nodes) ")
+		fmt.Printf("t=%d prefix=%g nodes=%d\n", c.Len(), c.Prefix()[0], c.NodesInPrefix())
 	}
-	fmt.Println("\nnodes per element:", c.NodesPerElement())
+	fmt.Println("nodes per element:", c.NodesPerElement())
 	// Output:
-	// 1 (1 nodes) 1 (1 nodes) 2 (2 nodes) 3 (1 nodes) 3 (2 nodes)
+	// t=1 prefix=1 nodes=1
+	// t=2 prefix=1 nodes=1
+	// t=3 prefix=2 nodes=2
+	// t=4 prefix=3 nodes=1
+	// t=5 prefix=3 nodes=2
 	// nodes per element: 4
 }
