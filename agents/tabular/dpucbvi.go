@@ -124,7 +124,7 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 					p.g[s2] = Hf * Hf
 					continue
 				}
-				p.g[s2] = math.Min(gA/m+(gB+gC)/(m*m), Hf*Hf)
+				p.g[s2] = min(gA/m+(gB+gC)/(m*m), Hf*Hf)
 			}
 		}
 		for s := 0; s < S; s++ {
@@ -146,8 +146,8 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 						d := next[s2] - m
 						v += x * d * d
 					}
-					v = math.Max(v*inv, 0) // centred form, never negative (pitfall 23)
-					r := math.Min(math.Max(b.R[i]*inv, 0), 1)
+					v = max(v*inv, 0) // centred form, never negative (pitfall 23)
+					r := min(max(b.R[i]*inv, 0), 1)
 					stat := c.C1*math.Sqrt(v*iota*inv) + c.C2*math.Sqrt(iota*inv)
 					if term4 {
 						x := 0.0
@@ -157,10 +157,10 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 						stat += c.C4 * 4 * sqrtIota * math.Sqrt(x*inv*inv)
 					}
 					bonus := c.Multiplier * (c.Scale*stat + c.C3*E*inv)
-					q = math.Min(r+m+bonus, Hf)
+					q = min(r+m+bonus, Hf)
 				}
 				if c.MinPrev {
-					q = math.Min(q, p.q[i])
+					q = min(q, p.q[i])
 				}
 				p.q[i] = q
 				if q > best {

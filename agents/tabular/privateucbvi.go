@@ -69,7 +69,7 @@ func (p *PrivateUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 				i := (h*S+s)*A + a
 				q := Hf
 				if E > 0 || b.N[i] > 0 {
-					n := math.Max(1, b.N[i]+E)
+					n := max(1, b.N[i]+E)
 					inv := 1 / n
 					m, mass := 0.0, 0.0
 					for s2, x := range b.NT[i*S : (i+1)*S] {
@@ -79,12 +79,12 @@ func (p *PrivateUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 					if c.OptimisticMass && mass < n {
 						m += (n - mass) * Hf
 					}
-					r := math.Min(math.Max(b.R[i]*inv, 0), 1)
+					r := min(max(b.R[i]*inv, 0), 1)
 					bonus := c.Multiplier * (hoeff*math.Sqrt(c.Iota*inv) + c.C3*E*inv)
-					q = math.Min(math.Max(r+m*inv+bonus, 0), Hf)
+					q = min(max(r+m*inv+bonus, 0), Hf)
 				}
 				if c.MinPrev {
-					q = math.Min(q, p.q[i])
+					q = min(q, p.q[i])
 				}
 				p.q[i] = q
 				if q > best {

@@ -200,41 +200,63 @@ const michelotMax = 64
 // time on mispredicted branches; this path has none that depend on the order.
 func (p *Projector) projectUnsorted(x, nhat []float64, M, delta float64, fallback bool) (float64, bool) {
 	sum, lo, hi := 0.0, math.Inf(1), math.Inf(-1)
-	for i, n := range nhat {
-		if math.IsNaN(n) || math.IsInf(n, 0) {
-			panic(fmt.Sprintf("tabular: Projector.Project: nhat[%d] = %v", i, n))
-		}
+	for _, n := range nhat {
 		sum += n
 		lo = min(lo, n)
 		hi = max(hi, n)
+	}
+	if math.IsNaN(sum) || math.IsInf(sum, 0) { // some entry is NaN or ±Inf
+		for i, n := range nhat {
+			if math.IsNaN(n) || math.IsInf(n, 0) {
+				panic(fmt.Sprintf("tabular: Projector.Project: nhat[%d] = %v", i, n))
+			}
+		}
 	}
 	S := float64(len(nhat))
 	t0 := max(0, -lo)
 	tU := max(0, (M-delta-sum)/S)
 	C := M + delta
-	var tL float64
-	if C > 0 {
-		tL = max(0, -thetaMichelot(nhat, sum, C))
-	} else {
-		tL = max(0, hi)
+	tStar := max(t0, tU)
+	// tL, the smallest t with Lo(t) = Σ max(0, n̂_i − t) ≤ C, matters only if it exceeds
+	// max(t0, tU): check Lo there first (Lo is non-increasing) and skip the θ computation
+	// when it already fits.
+	if lot := loSum(nhat, tStar); lot > C {
+		if C > 0 {
+			tStar = max(tStar, -thetaMichelot(nhat, sum, C))
+		} else {
+			tStar = max(tStar, hi)
+		}
 	}
-	tStar := max(t0, tU, tL)
-	low, up := 0.0, sum+S*tStar
-	for _, n := range nhat {
-		low += max(0, n-tStar)
-	}
-	low = max(low, M-delta)
+	lot := loSum(nhat, tStar)
+	low, up := max(lot, M-delta), sum+S*tStar
 	up = min(up, M+delta)
 	sigma := min(max(M, low), up)
 	if sigma <= 0 {
 		clear(x)
 		return tStar, fallback
 	}
-	th := thetaMichelot(nhat, sum, sigma)
+	var th float64
+	switch {
+	case sigma == sum+S*tStar: // upper end of the window: λ = t* (n̂_i + t* ≥ 0 for all i)
+		th = tStar
+	case sigma == lot: // lower end: λ = −t* gives Σ (n̂_i − t*)₊ = σ, and λ is unique for σ > 0
+		th = -tStar
+	default:
+		th = thetaMichelot(nhat, sum, sigma)
+	}
 	for i, n := range nhat {
 		x[i] = max(0, n+th)
 	}
 	return tStar, fallback
+}
+
+// loSum returns Σ_i max(0, v_i − t).
+func loSum(v []float64, t float64) float64 {
+	s := 0.0
+	for _, x := range v {
+		s += max(0, x-t)
+	}
+	return s
 }
 
 // thetaMichelot returns the unique λ with Σ_i max(0, v_i + λ) = σ (σ > 0), where sum = Σ v_i,

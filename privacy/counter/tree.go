@@ -127,6 +127,11 @@ func (c *Tree) Insert(x []float64) error {
 		copy(ah, a)
 	case scale == nil && node.Kind == noise.Laplace:
 		b := node.Scale
+		if v, ok := c.src.(noise.VecSource); ok {
+			copy(ah, a)
+			v.AddLaplaceVec(ah, b)
+			break
+		}
 		for k, v := range a {
 			ah[k] = c.src.AddLaplace(v, b)
 		}

@@ -62,6 +62,34 @@ func (s *Seeded) AddLaplace(x, b float64) float64 {
 	return x + e
 }
 
+// AddLaplaceVec adds i.i.d. Laplace(0, b) noise to every entry of x, with the same
+// distribution and stream consumption as calling AddLaplace on each entry in order.
+func (s *Seeded) AddLaplaceVec(x []float64, b float64) {
+	if b == 0 {
+		return
+	}
+	r := s.r
+	for i := range x {
+		if s.nbits == 0 {
+			s.signs, s.nbits = r.Uint64(), 64
+		}
+		e := b * r.ExpFloat64()
+		if s.signs&1 != 0 {
+			e = -e
+		}
+		s.signs >>= 1
+		s.nbits--
+		x[i] += e
+	}
+}
+
+// VecSource is implemented by sources that perturb a whole vector faster than entry by entry
+// (the hot path of the tree counters and of the local randomiser).
+type VecSource interface {
+	// AddLaplaceVec adds i.i.d. Laplace(0, b) noise to every entry of x.
+	AddLaplaceVec(x []float64, b float64)
+}
+
 // AddGaussian returns x + sigma·N(0,1) using the ziggurat normal sampler.
 func (s *Seeded) AddGaussian(x, sigma float64) float64 {
 	if sigma == 0 {
@@ -157,6 +185,10 @@ func (c Calibration) AddVec(x []float64, src Source) {
 	}
 	switch c.Kind {
 	case Laplace:
+		if v, ok := src.(VecSource); ok {
+			v.AddLaplaceVec(x, c.Scale)
+			return
+		}
 		for i := range x {
 			x[i] = src.AddLaplace(x[i], c.Scale)
 		}

@@ -217,3 +217,16 @@ func TestSymNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestAddLaplaceVecMatchesScalar: the vector path draws exactly what the scalar path draws.
+func TestAddLaplaceVecMatchesScalar(t *testing.T) {
+	a := NewSeeded(rand.New(rand.NewPCG(9, 9)))
+	b := NewSeeded(rand.New(rand.NewPCG(9, 9)))
+	x := make([]float64, 300)
+	a.AddLaplaceVec(x, 2)
+	for i := range x {
+		if y := b.AddLaplace(0, 2); y != x[i] {
+			t.Fatalf("entry %d: vector %g, scalar %g", i, x[i], y)
+		}
+	}
+}
