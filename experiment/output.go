@@ -113,7 +113,7 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		if g != "main" {
 			name = "regret-" + sanitize(g)
 		}
-		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, mean ± 95%% CI", r.Config.Name, r.Env, K, len(r.Config.Seeds))
+		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, bonus %s, mean ± 95%% CI", r.Config.Name, r.Env, K, len(r.Config.Seeds), r.Curves[0].Bonus.Preset)
 		if g != "main" {
 			title += " [" + g + "]"
 		}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"encoding/json"
 	_ "embed"
 	"fmt"
 	"math"
@@ -253,10 +254,18 @@ func QiaoSummary(res *Result) (string, map[string][]Claim, error) {
 	return b.String(), claims, nil
 }
 
-// WriteQiaoSummary writes summary.md and returns the claims.
+// WriteQiaoSummary writes summary.md and summary.claims.json and returns the claims and the
+// Markdown text.
 func WriteQiaoSummary(res *Result, path string) (map[string][]Claim, string, error) {
 	s, claims, err := QiaoSummary(res)
 	if err != nil {
+		return nil, "", err
+	}
+	data, err := json.MarshalIndent(claims, "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := atomicfile.WriteBytes(strings.TrimSuffix(path, ".md")+".claims.json", append(data, '\n'), 0o644); err != nil {
 		return nil, "", err
 	}
 	return claims, s, atomicfile.WriteBytes(path, []byte(s), 0o644)

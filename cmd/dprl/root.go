@@ -240,7 +240,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if horizon < 1 || horizon > 10000 {
+				if env != "file" && (horizon < 1 || horizon > 10000) {
 					return badInput("env.horizon (--horizon): must be in [1, 10000], got %d", horizon)
 				}
 				cfg = &experiment.Config{Name: "run", Episodes: episodes, Seeds: sd, Beta: beta, Noise: noiseKind,

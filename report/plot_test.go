@@ -1,0 +1,219 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// regretCurves returns k regret-like curves of n episodes, each summarising
+// three seeds, with growth exponents spread around 0.5.
+func regretCurves(t testing.TB, k, n int) []Curve {
+	t.Helper()
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(i + 1)
+	}
+	curves := make([]Curve, k)
+	for c := range curves {
+		runs := make([][]float64, 3)
+		for s := range runs {
+			runs[s] = make([]float64, n)
+			for i := range runs[s] {
+				ep := float64(i + 1)
+				runs[s][i] = float64(c+1) * math.Pow(ep, 0.45+0.02*float64(c)) * (1 + 0.08*float64(s-1)) *
+					(1 + 0.05*math.Sin(ep/float64(n)*6+float64(s)))
+			}
+		}
+		b, err := MeanBand(runs, 0.95)
+		if err != nil {
+			t.Fatal(err)
+		}
+		curves[c] = Curve{Label: fmt.Sprintf("config %d (ε=%.1f)", c, 0.1*float64(c+1)), X: x, Band: b, Dashes: c%3 == 2}
+	}
+	return curves
+}
+
+// checkImages verifies that base.png decodes to a w×h image and that
+// base.svg looks like SVG.
+func checkImages(t *testing.T, base string, w, h vg.Length) {
+	t.Helper()
+	data, err := os.ReadFile(base + ".png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("decode PNG: %v", err)
+	}
+	wantW := int(math.Round(float64(w/vg.Inch) * vgimg.DefaultDPI))
+	wantH := int(math.Round(float64(h/vg.Inch) * vgimg.DefaultDPI))
+	if b := img.Bounds(); b.Dx() != wantW || b.Dy() != wantH {
+		t.Errorf("PNG is %dx%d, want %dx%d", b.Dx(), b.Dy(), wantW, wantH)
+	}
+	svg, err := os.ReadFile(base + ".svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(svg, []byte("<?xml")) && !bytes.HasPrefix(svg, []byte("<svg")) {
+		t.Errorf("SVG starts with %.40q", svg)
+	}
+	if !bytes.Contains(svg, []byte("</svg>")) {
+		t.Error("SVG is not terminated")
+	}
+}
+
+func TestPlotCurves(t *testing.T) {
+	withZeros := regretCurves(t, 2, 500)
+	for _, c := range withZeros {
+		c.Band.Mean[0], c.Band.Lo[0], c.Band.Hi[0] = 0, -1, 1 // regret 0 at episode 1
+		c.Band.Lo[10] = -3                                    // interval reaching below 0
+	}
+	single, err := MeanBand([][]float64{{1, 3, 6, 10}}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		curves []Curve
+		opts   PlotOptions
+		w, h   vg.Length
+	}{
+		{name: "three curves", curves: regretCurves(t, 3, 1000), w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "custom size", curves: regretCurves(t, 3, 100), opts: PlotOptions{Width: 4 * vg.Inch, Height: 3 * vg.Inch}, w: 4 * vg.Inch, h: 3 * vg.Inch},
+		{name: "log-log with zeros and negative bounds", curves: withZeros, opts: PlotOptions{LogX: true, LogY: true}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "log y only", curves: regretCurves(t, 2, 300), opts: PlotOptions{LogY: true}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "many curves, legend outside", curves: regretCurves(t, 14, 400), w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "many curves, tiny canvas shrinks legend", curves: regretCurves(t, 14, 50), opts: PlotOptions{Width: 5 * vg.Inch, Height: 2 * vg.Inch}, w: 5 * vg.Inch, h: 2 * vg.Inch},
+		{name: "single run has no band", curves: []Curve{{Label: "one seed", X: []float64{1, 2, 3, 4}, Band: single}}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "mean only", curves: []Curve{{Label: "m", X: []float64{1, 2}, Band: Band{Mean: []float64{3, 4}}}}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "single point on log axes", curves: []Curve{{Label: "p", X: []float64{5}, Band: Band{Mean: []float64{7}}}}, opts: PlotOptions{LogX: true, LogY: true}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "constant curve", curves: []Curve{{Label: "c", X: []float64{1, 2, 3}, Band: Band{Mean: []float64{0, 0, 0}}}}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+		{name: "downsampled to 2 points", curves: regretCurves(t, 2, 1000), opts: PlotOptions{MaxPoints: 2}, w: DefaultPlotWidth, h: DefaultPlotHeight},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			base := filepath.Join(dir, "fig")
+			if err := PlotCurves(base, "Cumulative regret", "episode", "regret", tc.curves, tc.opts); err != nil {
+				t.Fatalf("PlotCurves: %v", err)
+			}
+			checkImages(t, base, tc.w, tc.h)
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 2 {
+				t.Errorf("directory holds %d entries, want fig.png and fig.svg only", len(entries))
+			}
+		})
+	}
+}
+
+func TestPlotCurvesErrors(t *testing.T) {
+	good := regretCurves(t, 3, 100)
+	modify := func(f func(cs []Curve)) []Curve {
+		cs := slices.Clone(good)
+		f(cs)
+		return cs
+	}
+	wide := regretCurves(t, MaxInsideLegend+1, 50)
+	wide[0].Label = strings.Repeat("very long label ", 20)
+	tests := []struct {
+		name   string
+		curves []Curve
+		opts   PlotOptions
+		errSub string
+	}{
+		{name: "no curves", curves: nil, errSub: "no curves"},
+		{name: "X shorter than mean", curves: modify(func(cs []Curve) { cs[1].X = cs[1].X[:10] }), errSub: "len(X) = 10 but len(Band.Mean) = 100"},
+		{name: "Lo shorter than Hi", curves: modify(func(cs []Curve) { cs[0].Band.Lo = cs[0].Band.Lo[:5] }), errSub: "len(Band.Lo) = 5 but len(Band.Hi) = 100"},
+		{name: "band shorter than X", curves: modify(func(cs []Curve) {
+			cs[2].Band.Lo, cs[2].Band.Hi = cs[2].Band.Lo[:5], cs[2].Band.Hi[:5]
+		}), errSub: "len(Band.Lo) = 5"},
+		{name: "empty curve", curves: []Curve{{Label: "e"}}, errSub: "no points"},
+		{name: "NaN mean", curves: []Curve{{Label: "n", X: []float64{1, 2}, Band: Band{Mean: []float64{1, math.NaN()}}}}, errSub: "NaN"},
+		{name: "infinite x", curves: []Curve{{Label: "i", X: []float64{1, math.Inf(1)}, Band: Band{Mean: []float64{1, 2}}}}, errSub: "infinite"},
+		{name: "nothing positive on log y", curves: []Curve{{Label: "z", X: []float64{1, 2}, Band: Band{Mean: []float64{0, -1}}}}, opts: PlotOptions{LogY: true}, errSub: "no positive points"},
+		{name: "nothing positive on log x", curves: []Curve{{Label: "z", X: []float64{0, -2}, Band: Band{Mean: []float64{1, 2}}}}, opts: PlotOptions{LogX: true}, errSub: "no positive points"},
+		{name: "MaxPoints one", curves: good, opts: PlotOptions{MaxPoints: 1}, errSub: "MaxPoints"},
+		{name: "negative MaxPoints", curves: good, opts: PlotOptions{MaxPoints: -5}, errSub: "MaxPoints"},
+		{name: "negative size", curves: good, opts: PlotOptions{Width: -1}, errSub: "negative plot size"},
+		{name: "outside legend too wide", curves: wide, errSub: "legend"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			base := filepath.Join(dir, "fig")
+			err := PlotCurves(base, "t", "x", "y", tc.curves, tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.errSub) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.errSub)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("directory holds %d entries after error, want none", len(entries))
+			}
+		})
+	}
+}
+
+func TestDownsample(t *testing.T) {
+	seq := func(n int) []int {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = i
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		idx  []int
+		max  int
+		want []int
+	}{
+		{"short enough", []int{3, 5, 9}, 3, []int{3, 5, 9}},
+		{"two of many", seq(100), 2, []int{0, 99}},
+		{"three of five", seq(5), 3, []int{0, 2, 4}},
+		{"rounded positions", seq(10), 4, []int{0, 3, 6, 9}},
+		{"maps through idx", []int{10, 20, 30, 40, 50}, 3, []int{10, 30, 50}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := downsample(tc.idx, tc.max); !slices.Equal(got, tc.want) {
+				t.Errorf("downsample = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// Large inputs: exact count, first and last kept, strictly increasing.
+	for _, n := range []int{2001, 50000, 123457} {
+		got := downsample(seq(n), DefaultMaxPoints)
+		if len(got) != DefaultMaxPoints || got[0] != 0 || got[len(got)-1] != n-1 {
+			t.Fatalf("n=%d: len %d, first %d, last %d", n, len(got), got[0], got[len(got)-1])
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] <= got[i-1] {
+				t.Fatalf("n=%d: not increasing at %d", n, i)
+			}
+		}
+	}
+}
+
+// BenchmarkPlotCurves renders four 50,000-episode curves to PNG and SVG.
+func BenchmarkPlotCurves(b *testing.B) {
+	curves := regretCurves(b, 4, 50000)
+	base := filepath.Join(b.TempDir(), "fig")
+	b.ResetTimer()
+	for b.Loop() {
+		if err := PlotCurves(base, "regret", "episode", "regret", curves, PlotOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
