@@ -2,8 +2,8 @@ package experiment
 
 import (
 	"bytes"
-	"encoding/json"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
