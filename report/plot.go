@@ -65,8 +65,8 @@ type PlotOptions struct {
 	Width, Height vg.Length
 	// MaxPoints is the maximum number of points drawn per curve (0 selects
 	// DefaultMaxPoints; otherwise it must be at least 2). Longer curves are
-	// downsampled uniformly in index, always keeping the first and last
-	// point.
+	// downsampled uniformly in index (geometrically spaced in index with
+	// LogX), always keeping the first and last point.
 	MaxPoints int
 }
 
@@ -280,7 +280,7 @@ func prepareCurve(c Curve, opts PlotOptions) (preparedCurve, error) {
 	if len(idx) == 0 {
 		return preparedCurve{}, fmt.Errorf("curve %q has no positive points to draw on a log axis", c.Label)
 	}
-	idx = downsample(idx, opts.MaxPoints)
+	idx = downsample(idx, opts.MaxPoints, opts.LogX)
 
 	pc := preparedCurve{
 		label:  c.Label,
@@ -310,15 +310,31 @@ func prepareCurve(c Curve, opts PlotOptions) (preparedCurve, error) {
 	return pc, nil
 }
 
-// downsample returns at most max (≥ 2) entries of idx, uniformly spaced in
-// position and always including the first and last.
-func downsample(idx []int, max int) []int {
+// downsample returns at most limit (≥ 2) entries of idx, always including the
+// first and last. Positions are uniform in index, or, when logSpaced is set
+// (for a log x axis), geometrically spaced in index so that the early part of
+// the curve, which a log axis stretches, keeps its detail.
+func downsample(idx []int, limit int, logSpaced bool) []int {
 	n := len(idx)
-	if n <= max {
+	if n <= limit {
 		return idx
 	}
-	out := make([]int, max)
-	span, steps := int64(n-1), int64(max-1)
+	out := make([]int, limit)
+	if logSpaced {
+		// Target position exp(k·ln n/(limit−1))−1, pushed forward past the
+		// previous pick and capped to leave room for the remaining picks,
+		// so exactly limit distinct, increasing positions result.
+		step := math.Log(float64(n)) / float64(limit-1)
+		prev := -1
+		for k := range out {
+			pos := int(math.Round(math.Exp(float64(k)*step))) - 1
+			pos = min(n-limit+k, max(pos, prev+1))
+			out[k] = idx[pos]
+			prev = pos
+		}
+		return out
+	}
+	span, steps := int64(n-1), int64(limit-1)
 	for k := range out {
 		// Round k·span/steps to the nearest integer.
 		out[k] = idx[(int64(k)*span+steps/2)/steps]

@@ -174,33 +174,41 @@ func TestDownsample(t *testing.T) {
 		return s
 	}
 	tests := []struct {
-		name string
-		idx  []int
-		max  int
-		want []int
+		name  string
+		idx   []int
+		limit int
+		log   bool
+		want  []int
 	}{
-		{"short enough", []int{3, 5, 9}, 3, []int{3, 5, 9}},
-		{"two of many", seq(100), 2, []int{0, 99}},
-		{"three of five", seq(5), 3, []int{0, 2, 4}},
-		{"rounded positions", seq(10), 4, []int{0, 3, 6, 9}},
-		{"maps through idx", []int{10, 20, 30, 40, 50}, 3, []int{10, 30, 50}},
+		{"short enough", []int{3, 5, 9}, 3, false, []int{3, 5, 9}},
+		{"short enough, log", []int{3, 5, 9}, 3, true, []int{3, 5, 9}},
+		{"two of many", seq(100), 2, false, []int{0, 99}},
+		{"two of many, log", seq(100), 2, true, []int{0, 99}},
+		{"three of five", seq(5), 3, false, []int{0, 2, 4}},
+		{"rounded positions", seq(10), 4, false, []int{0, 3, 6, 9}},
+		{"maps through idx", []int{10, 20, 30, 40, 50}, 3, false, []int{10, 30, 50}},
+		{"log spacing", seq(1000), 4, true, []int{0, 9, 99, 999}},
+		{"log spacing, small", seq(10), 5, true, []int{0, 1, 2, 5, 9}},
+		{"log spacing pushes past collisions", seq(10), 8, true, []int{0, 1, 2, 3, 4, 5, 6, 9}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := downsample(tc.idx, tc.max); !slices.Equal(got, tc.want) {
+			if got := downsample(tc.idx, tc.limit, tc.log); !slices.Equal(got, tc.want) {
 				t.Errorf("downsample = %v, want %v", got, tc.want)
 			}
 		})
 	}
 	// Large inputs: exact count, first and last kept, strictly increasing.
 	for _, n := range []int{2001, 50000, 123457} {
-		got := downsample(seq(n), DefaultMaxPoints)
-		if len(got) != DefaultMaxPoints || got[0] != 0 || got[len(got)-1] != n-1 {
-			t.Fatalf("n=%d: len %d, first %d, last %d", n, len(got), got[0], got[len(got)-1])
-		}
-		for i := 1; i < len(got); i++ {
-			if got[i] <= got[i-1] {
-				t.Fatalf("n=%d: not increasing at %d", n, i)
+		for _, log := range []bool{false, true} {
+			got := downsample(seq(n), DefaultMaxPoints, log)
+			if len(got) != DefaultMaxPoints || got[0] != 0 || got[len(got)-1] != n-1 {
+				t.Fatalf("n=%d log=%v: len %d, first %d, last %d", n, log, len(got), got[0], got[len(got)-1])
+			}
+			for i := 1; i < len(got); i++ {
+				if got[i] <= got[i-1] {
+					t.Fatalf("n=%d log=%v: not increasing at %d", n, log, i)
+				}
 			}
 		}
 	}
