@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"runtime/debug"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/report"
 )
@@ -117,7 +119,7 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		if g != "main" {
 			title += " [" + g + "]"
 		}
-		if err := report.PlotCurves(filepath.Join(dir, name), title, "episode", "cumulative regret", groups[g], report.PlotOptions{}); err != nil {
+		if err := report.PlotCurves(filepath.Join(dir, name), title, "episode", "cumulative regret", groups[g], report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch}); err != nil {
 			return nil, err
 		}
 		man.Figures = append(man.Figures, name+".png", name+".svg")
