@@ -492,3 +492,40 @@ func TestSecureDefault(t *testing.T) {
 		runAgent(t, m, ag, 50, usersOf(1))
 	}
 }
+
+// TestNeverUnderestimates (tabular spec §3.7 item 4, Lemma 5.4): with the theory E, the
+// post-processed counts satisfy N ≤ Ñ(s,a) ≤ N + E for every (h,s,a) and episode, for the
+// central and the local privatizer (fails with probability ≤ β/3 = 0.033 for a random seed;
+// fixed seeds here).
+func TestNeverUnderestimates(t *testing.T) {
+	m := riverswim(t)
+	const K = 400
+	for _, priv := range []PrivacyConfig{privacyConfig(JDP, 1, Strict, ETheory), privacyConfig(LDP, 1, Strict, ETheory)} {
+		ag := newAgent(t, m, K, "dp-ucbvi", priv, PracticalBonus(), 9)
+		p := ag.Server.(interface{ plannerOf() Planner }).plannerOf().(*DPUCBVI)
+		trueN := make([]float64, m.H*m.S*m.A)
+		users := usersOf(9)
+		traj := model.NewTrajectory(m.H)
+		for k := 0; k < K; k++ {
+			pol, err := ag.Server.Policy()
+			if err != nil {
+				t.Fatal(err)
+			}
+			E := ag.Server.Billboard().E
+			for i, n := range trueN {
+				if p.nsa[i] < n-1e-9 || p.nsa[i] > n+E+1e-9 {
+					t.Fatalf("%s episode %d pair %d: Ñ = %g outside [N, N+E] = [%g, %g]", priv.Model, k, i, p.nsa[i], n, n+E)
+				}
+			}
+			m.Rollout(pol, users(k), traj)
+			for h := 0; h < m.H; h++ {
+				trueN[(h*m.S+traj.S[h])*m.A+traj.A[h]]++
+			}
+			if k < K-1 {
+				if err := ag.Server.Receive(ag.Client.Encode(traj)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
