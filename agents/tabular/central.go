@@ -103,20 +103,20 @@ func (c *Central) Ingest(t *model.Trajectory) error {
 	if err != nil {
 		return fmt.Errorf("central privatizer: %w", err)
 	}
-	c.refresh()
+	c.bb.Users = c.f1.Len()
 	return nil
 }
 
 func (c *Central) refresh() {
+	// E covers every release: a prefix sums at most L node noises (spec §3.4). It depends on
+	// public parameters only and is the same for every release.
+	c.bb.E = c.priv.eBound(c.b, c.report.Levels, c.S, c.A, c.H, c.K)
 	if c.f1 == nil {
-		c.bb.E = c.priv.eBound(c.b, c.report.Levels, c.S, c.A, c.H, c.K)
 		return
 	}
 	// The billboard aliases the counters' prefixes: zero-copy, valid until the next Ingest.
 	c.bb.N, c.bb.NT, c.bb.R = c.f1.Prefix(), c.f2.Prefix(), c.f3.Prefix()
 	c.bb.Users = c.f1.Len()
-	// E covers every release: a prefix sums at most L node noises (spec §3.4).
-	c.bb.E = c.priv.eBound(c.b, c.f1.NodesPerElement(), c.S, c.A, c.H, c.K)
 }
 
 // Release implements Curator.
