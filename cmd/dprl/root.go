@@ -156,18 +156,46 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 	}
 }
 
+// reproductions lists the subcommands of `dprl reproduce`, one per embedded experiment. Each
+// agent family adds its own constructor here (defined in that family's file of this package).
+func reproductions(stdout, stderr io.Writer) []*cobra.Command {
+	return []*cobra.Command{
+		newQiaoFig1Cmd(stdout, stderr),
+	}
+}
+
 func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
+	subs := reproductions(stdout, stderr)
+	var names []string
+	for _, s := range subs {
+		names = append(names, s.Name())
+	}
+	cmd := &cobra.Command{
+		Use:   "reproduce <experiment>",
+		Short: "Reproduce an experiment with its embedded configuration (" + strings.Join(names, ", ") + ")",
+		Args:  cobra.ArbitraryArgs,
+		// An unknown experiment must be reported as such even when followed by flags.
+		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return badInput("reproduce: name an experiment (available: %s)", strings.Join(names, ", "))
+			}
+			return badInput("unknown reproduction %q (available: %s)", args[0], strings.Join(names, ", "))
+		},
+	}
+	cmd.AddCommand(subs...)
+	return cmd
+}
+
+func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, calib, seeds, preset string
 	var episodes, workers int
 	var quiet bool
 	cmd := &cobra.Command{
-		Use:   "reproduce qiao-fig1",
-		Short: "Reproduce a paper's experiment with its embedded configuration",
-		Args:  cobra.ExactArgs(1),
+		Use:   "qiao-fig1",
+		Short: "Qiao & Wang (2023) Figure 1: RiverSwim, UCBVI vs DP-UCBVI (JDP, LDP) at several ε",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "qiao-fig1" {
-				return badInput("unknown reproduction %q (available: qiao-fig1)", args[0])
-			}
 			cfg, err := experiment.QiaoFig1Config(calib)
 			if err != nil {
 				return usageError{err}

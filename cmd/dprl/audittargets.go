@@ -1,0 +1,13 @@
+package main
+
+import (
+	"github.com/dprl/dprl/privacy/audit"
+)
+
+// auditTargets collects every registered audit target: the privacy mechanisms and the private
+// agents of every family (correct ones and deliberately broken variants). Each family adds one
+// line here, calling its own package's AuditTargets function.
+func auditTargets() []audit.Target {
+	var ts []audit.Target
+	return ts
+}
