@@ -197,9 +197,9 @@ func TestLoad(t *testing.T) {
 		t.Errorf("V* = %v, want 2.25 = 1 + (0.5 + 0.5·1 + 0.5·0.5)", V[0][0])
 	}
 	bad := map[string]string{
-		`{"horizon": 2, "features": [[[2, 0]]], "mu": [[[1, 0]]], "theta": [[0, 0]], "init": [1]}`: "norm",
+		`{"horizon": 2, "features": [[[2, 0]]], "mu": [[[1, 0]]], "theta": [[0, 0]], "init": [1]}`:         "norm",
 		`{"horizon": 2, "features": [[[1, 0]]], "mu": [[[1, 0]]], "theta": [[0, 0]], "init": [1], "x": 1}`: "unknown field",
-		`{"horizon": 0}`: "horizon",
+		`{"horizon": 0}`:                 "horizon",
 		`{"horizon": 2, "features": []}`: "features",
 	}
 	for data, want := range bad {
