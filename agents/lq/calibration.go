@@ -1,0 +1,117 @@
+package lq
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dprl/dprl/privacy/accounting"
+	"github.com/dprl/dprl/privacy/counter"
+)
+
+// Constants are the noise levels and Assumption-2 constants of Private-OFU-RL (lq spec §3.2).
+// They are functions of public inputs only and are fixed before any data is seen.
+type Constants struct {
+	// Private is false for the non-private OFU-RL baseline (ε = ∞); then only Lambda* are set.
+	Private bool `json:"private"`
+	// Neighbouring is the convention the sensitivities are computed for.
+	Neighbouring accounting.Neighbouring `json:"neighbouring"`
+	// Calibration is "exact" (ρ* solves ρ + 2√(ρ ln(2/δ)) = ε/2, the default) or "paper"
+	// (σ² = 8 m Δ² ln(2/δ)/ε², which overspends ε slightly).
+	Calibration string `json:"calibration"`
+	// M is the number of tree levels m = max(1, ⌈log₂ K⌉) (= NodesPerElement of a tree over
+	// K−1 elements).
+	M int `json:"m"`
+	// Delta1 and Delta2 are the node sensitivities of the counters B_1 and B_2.
+	Delta1 float64 `json:"delta1"`
+	Delta2 float64 `json:"delta2"`
+	// Rho is the zCDP parameter of each counter.
+	Rho float64 `json:"rho"`
+	// Sigma1 and Sigma2 are the node noise standard deviations of B_1 (symmetric, mirrored) and
+	// B_2 (i.i.d. entries).
+	Sigma1 float64 `json:"sigma1"`
+	Sigma2 float64 `json:"sigma2"`
+	// Lambda is Λ (the high-probability bound on ‖N_k‖), Eta = 2Λ the shift.
+	Lambda float64 `json:"Lambda"`
+	Eta    float64 `json:"eta"`
+	// LambdaMin, LambdaMax, Nu are the constants of Assumption 2 (λ_min = Λ, λ_max = 3Λ; for
+	// ε = ∞: λ_min = λ_max = λ, ν = 0).
+	LambdaMin float64 `json:"lambda_min"`
+	LambdaMax float64 `json:"lambda_max"`
+	Nu        float64 `json:"nu"`
+	// Epsilon and DeltaDP are the (ε, δ)-DP guarantee of the whole billboard recomputed by the
+	// accountant from Sigma1, Sigma2 (two counters, basic composition); +Inf if not private.
+	Epsilon float64 `json:"epsilon"`
+	DeltaDP float64 `json:"delta"`
+
+	capacity int // counter capacity max(1, K−1)
+}
+
+// ComputeConstants returns the constants of lq spec §3.2 for the public problem pub and the
+// agent configuration cfg (with cfg.Episodes = K).
+func ComputeConstants(pub Public, cfg Config) (Constants, error) {
+	if err := cfg.validate(); err != nil {
+		return Constants{}, err
+	}
+	if math.IsInf(cfg.Epsilon, 1) {
+		l := cfg.Lambda
+		return Constants{Private: false, Calibration: "none", Eta: l, LambdaMin: l, LambdaMax: l,
+			Epsilon: math.Inf(1)}, nil
+	}
+	K := cfg.Episodes
+	p, n := float64(pub.N+pub.D), float64(pub.N)
+	c := Constants{Private: true, Neighbouring: cfg.Neighbouring, Calibration: "exact"}
+	c.capacity = max(1, K-1)
+	c.M = counter.Levels(c.capacity)
+	if want := max(1, int(math.Ceil(math.Log2(float64(K))))); c.M != want && K > 1 {
+		return Constants{}, fmt.Errorf("lq: internal: tree levels %d != ceil(log2 K) = %d", c.M, want)
+	}
+	H, g := float64(pub.H), pub.Gamma
+	c.Delta1, c.Delta2 = H*(1+g)*(1+g), H*(1+g)
+	if cfg.Neighbouring == accounting.ReplaceOne {
+		// [PAPER BUG] sensitivity convention (lq spec §3.2): replace-one doubles the B_2 node
+		// sensitivity and multiplies the PSD B_1 one by √2.
+		c.Delta1 *= math.Sqrt2
+		c.Delta2 *= 2
+	}
+	m := float64(c.M)
+	half := accounting.ApproxDP{Epsilon: cfg.Epsilon / 2, Delta: cfg.Delta / 2}
+	if cfg.PaperCalibration {
+		c.Calibration = "paper"
+		l := math.Log(2 / cfg.Delta)
+		c.Sigma1 = math.Sqrt(8 * m * c.Delta1 * c.Delta1 * l / (cfg.Epsilon * cfg.Epsilon))
+		c.Sigma2 = math.Sqrt(8 * m * c.Delta2 * c.Delta2 * l / (cfg.Epsilon * cfg.Epsilon))
+		c.Rho = accounting.GaussianRho(math.Sqrt(m)*c.Delta1, c.Sigma1)
+	} else {
+		z, err := accounting.ZCDPFor(half)
+		if err != nil {
+			return Constants{}, fmt.Errorf("lq: calibrating the counters: %w", err)
+		}
+		c.Rho = z.Rho
+		if c.Sigma1, err = accounting.GaussSigmaZCDP(math.Sqrt(m)*c.Delta1, z.Rho); err != nil {
+			return Constants{}, err
+		}
+		if c.Sigma2, err = accounting.GaussSigmaZCDP(math.Sqrt(m)*c.Delta2, z.Rho); err != nil {
+			return Constants{}, err
+		}
+	}
+	// Accountant: recompute the guarantee from the σ actually used (privacy is never assumed).
+	var parts []accounting.ApproxDP
+	for _, s := range [][2]float64{{c.Delta1, c.Sigma1}, {c.Delta2, c.Sigma2}} {
+		dp, err := accounting.ZCDP{Rho: accounting.GaussianRho(math.Sqrt(m)*s[0], s[1])}.ToApproxDP(cfg.Delta / 2)
+		if err != nil {
+			return Constants{}, err
+		}
+		parts = append(parts, dp)
+	}
+	tot, err := accounting.ComposeApprox(parts...)
+	if err != nil {
+		return Constants{}, err
+	}
+	c.Epsilon, c.DeltaDP = tot.Epsilon, tot.Delta
+	Kf := float64(K)
+	c.Lambda = c.Sigma1 * math.Sqrt(m) * (4*math.Sqrt(p) + math.Sqrt(8*math.Log(4*Kf/cfg.Alpha)))
+	c.Eta = 2 * c.Lambda
+	c.LambdaMin, c.LambdaMax = c.Lambda, 3*c.Lambda
+	c.Nu = c.Sigma2 * math.Sqrt(m/c.Lambda) * (math.Sqrt(2*n*p) + math.Sqrt(4*math.Log(2*Kf/cfg.Alpha)))
+	return c, nil
+}
