@@ -227,17 +227,7 @@ func (a *Ngo) BeginEpisode(k int) {
 		a.st.target(h, a.pl.valueNext(h), a.y) // line 10: full pass with the new V_{h+1}
 		raw := append([]float64(nil), a.y...)
 		if !a.cfg.NoiseOff {
-			sy := a.cons.SigmaY
-			if a.cfg.broken.noiseDiv > 0 {
-				sy /= a.cfg.broken.noiseDiv
-			}
-			if a.cfg.broken.dataNoise {
-				// BROKEN: noise level computed from the data.
-				sy *= math.Min(1, math.Sqrt(a.st.gram[h][0])/float64(k))
-			}
-			for i := range a.y {
-				a.y[i] = a.ysrc.AddGaussian(a.y[i], sy) // line 11
-			}
+			a.noisyY(h, k, a.y) // line 11
 		}
 		if a.cfg.broken.rawPlanner {
 			copy(a.y, raw) // BROKEN: planner reads the raw statistic.
@@ -251,6 +241,22 @@ func (a *Ngo) BeginEpisode(k int) {
 	a.updates = append(a.updates, u)
 	if a.nUpdates >= a.umax {
 		a.capHit = k
+	}
+}
+
+// noisyY is the Gaussian mechanism of Alg. 1 line 11: ỹ_h = y_h + η, η ~ N(0, σ_y² I), with
+// σ_y fixed in NewNgo (the broken knobs exist only for audits and tests).
+func (a *Ngo) noisyY(h, k int, y []float64) {
+	sy := a.cons.SigmaY
+	if a.cfg.broken.noiseDiv > 0 {
+		sy /= a.cfg.broken.noiseDiv
+	}
+	if a.cfg.broken.dataNoise {
+		// BROKEN: noise level computed from the data.
+		sy *= math.Min(1, math.Sqrt(a.st.gram[h][0])/float64(k))
+	}
+	for i := range y {
+		y[i] = a.ysrc.AddGaussian(y[i], sy)
 	}
 }
 
