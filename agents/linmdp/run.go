@@ -28,6 +28,10 @@ func Run(ctx context.Context, env *model.MDP, ag Agent, K int, envR *rand.Rand) 
 	version := -1
 	var vpi [][]float64
 	H := env.H
+	last := make([][]int, H) // copy of the last evaluated policy
+	for h := range last {
+		last[h] = make([]int, env.N)
+	}
 	for k := 1; k <= K; k++ {
 		if k&1023 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -36,8 +40,14 @@ func Run(ctx context.Context, env *model.MDP, ag Agent, K int, envR *rand.Rand) 
 		}
 		ag.BeginEpisode(k)
 		if v := ag.PolicyVersion(); v != version {
+			pi := ag.Policy()
+			if version < 0 || !samePolicy(pi, last) {
+				vpi = env.Evaluate(pi)
+				for h := range last {
+					copy(last[h], pi[h])
+				}
+			}
 			version = v
-			vpi = env.Evaluate(ag.Policy())
 		}
 		s := env.InitialState(envR)
 		tr.Regret[k-1] = model.Regret(vstar, vpi, s)
@@ -54,4 +64,15 @@ func Run(ctx context.Context, env *model.MDP, ag Agent, K int, envR *rand.Rand) 
 	tr.Updates = ag.Updates()
 	tr.Info = ag.Info()
 	return tr, nil
+}
+
+func samePolicy(a, b [][]int) bool {
+	for h := range a {
+		for s, x := range a[h] {
+			if b[h][s] != x {
+				return false
+			}
+		}
+	}
+	return true
 }
