@@ -1,0 +1,422 @@
+package linmix
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/noise"
+	"github.com/dprl/dprl/rng"
+)
+
+// trajectory is one user's episode: states s_1..s_{H+1}, actions and observed rewards.
+type trajectory struct {
+	s []int
+	a []int
+	r []float64
+}
+
+// Agent runs one linear-mixture algorithm, episode by episode, one user per episode:
+// broadcast → user-side planning from the billboard → rollout → leaves → curator (JDP / none)
+// or user-side randomiser + LDP server. It is not safe for concurrent use.
+type Agent struct {
+	cfg    Config
+	m      *model.MDP
+	consts Constants
+	specs  []regSpec
+	pl     *planner
+	cur    *central
+	srv    *LocalServer
+	rnd    *Randomizer
+	users  rng.Seed
+	upcg   *rand.PCG
+	ur     *rand.Rand
+	lv     *Leaves
+	tr     trajectory
+	ev     *model.Evaluator
+	k      int
+}
+
+// New builds an agent for m whose privacy noise comes from the hardened noise.Secure source
+// (the default for anything but seeded experiments). seed drives the users' environment
+// responses and the tie-breaking stream.
+func New(m *model.MDP, cfg Config, seed rng.Seed) (*Agent, error) {
+	var srcErr error
+	a, err := build(m, cfg, seed, func(string, int, int) noise.Source {
+		s, err := noise.NewSecure()
+		if err != nil {
+			srcErr = err
+		}
+		return s
+	})
+	if srcErr != nil {
+		return nil, srcErr
+	}
+	return a, err
+}
+
+// NewSeeded builds an agent whose noise streams are derived from seed (reproducible research
+// simulations; noise.Seeded is not hardened). Streams: "users/k" (user k's environment
+// responses), "ties", "noise/<stat>/<h*R+r>" (one per tree) and "ldp" (the users' randomisers).
+func NewSeeded(m *model.MDP, cfg Config, seed rng.Seed) (*Agent, error) {
+	ns := seed.Child("noise")
+	return build(m, cfg, seed, func(name string, h, r int) noise.Source {
+		return noise.NewSeeded(ns.Child(name).Index(uint64(h*8+r)).Rand())
+	})
+}
+
+func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r int) noise.Source) (*Agent, error) {
+	if m == nil {
+		return nil, errors.New("linmix: nil environment")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, m: m, users: seed.Child("users"), ev: m.NewEvaluator()}
+	if err := a.setup(); err != nil {
+		return nil, err
+	}
+	a.pl = newPlanner(m, &a.cfg, seed.Child("ties").Rand())
+	a.pl.beta = a.betas()
+	if cfg.Algorithm == UCRLVTRPlus {
+		pc := a.plusConsts()
+		a.pl.plus = &pc
+	}
+	H := m.Horizon()
+	switch cfg.Mode {
+	case LDP:
+		a.srv = newLocalServer(H, a.specs)
+		a.rnd = &Randomizer{specs: a.specs, src: src("ldp", 0, 0), dataScale: cfg.knobs.dataScale}
+	default:
+		a.cur = newCentral(H, cfg.Episodes, a.specs, src)
+		a.cur.raw = cfg.knobs.raw
+		a.cur.dataScale = cfg.knobs.dataScale
+		for i := range a.cur.mt {
+			a.cur.mt[i].redraw = cfg.knobs.redraw
+			a.cur.vt[i].redraw = cfg.knobs.redraw
+		}
+	}
+	a.lv = newLeaves(H, a.specs)
+	a.tr = trajectory{s: make([]int, H+1), a: make([]int, H), r: make([]float64, H)}
+	a.upcg = rand.NewPCG(0, 0)
+	a.ur = rand.New(a.upcg)
+	return a, nil
+}
+
+func (a *Agent) plusConsts() PlusConstants {
+	p := a.cfg.params(a.m)
+	switch a.cfg.Mode {
+	case JDP:
+		return PlusJDP(p)
+	case LDP:
+		return PlusLDP(p)
+	}
+	return PlusNonPrivate(p)
+}
+
+// setup fixes every noise level, shift and width from public parameters (before any data).
+func (a *Agent) setup() error {
+	cfg := &a.cfg
+	p := cfg.params(a.m)
+	if cfg.Mode == None {
+		p.Epsilon, p.Delta = 1, 0.5 // unused by the non-private constants
+	}
+	if err := p.validate(); err != nil {
+		return fmt.Errorf("linmix: %w", err)
+	}
+	H, d, d2 := float64(p.H), p.D, p.D2
+	cs := cfg.ShiftMult
+	sym := noise.Mirror
+	if cfg.Mode == JDP {
+		sym = noise.SumSqrt2 // Luyo's SymAvg tree-node law (spec §0, P10)
+	}
+	kind := "gaussian"
+	c := &a.consts
+	c.BetaMult, c.ShiftMult = cfg.BetaMult, cfg.ShiftMult
+	c.Covered = true
+	c.EffectiveEpsilon = cfg.Epsilon
+	switch cfg.Algorithm {
+	case UCRLVTR:
+		var lc LuyoConstants
+		switch {
+		case cfg.Mode == None:
+			lc = LuyoNonPrivate(p)
+		case cfg.Calibration == Laplace:
+			lc = LuyoLaplace(p, cfg.Mode == JDP)
+		case cfg.Calibration == ZCDP:
+			lc = LuyoZCDP(p, cfg.Mode == JDP)
+		case cfg.Mode == JDP:
+			lc = LuyoJDP(p)
+		default:
+			lc = LuyoLDP(p)
+		}
+		sp := regSpec{name: "p", dim: d, ridge: lc.Lambda, shift: cs * 2 * lc.Upsilon, floor: lc.Lambda, maxX: H, maxY: H, sym: sym}
+		if cfg.Calibration == Laplace && cfg.Mode != None {
+			kind = "laplace"
+			sp.mat, sp.vec, sp.sym = noise.LaplaceNoise(lc.BB), noise.LaplaceNoise(lc.BG), noise.Mirror
+			c.SigmaMat, c.SigmaVec = []float64{lc.BB}, []float64{lc.BG}
+		} else if cfg.Mode != None {
+			sp.mat, sp.vec = gauss(lc.SigmaB), gauss(lc.SigmaB)
+			c.SigmaMat, c.SigmaVec = []float64{lc.SigmaB}, []float64{lc.SigmaB}
+		}
+		a.specs = []regSpec{sp}
+		c.K0, c.Upsilon = lc.K0, []float64{lc.Upsilon}
+		switch {
+		case cfg.Mode == None:
+			c.Privacy = "non-private"
+		case cfg.Calibration == Laplace:
+			c.Privacy = fmt.Sprintf("ε=%g pure %s (Luyo Remark 1; constants derived in the spec §3.5 [D])", cfg.Epsilon, cfg.Mode)
+		case cfg.Calibration == ZCDP:
+			c.Privacy = fmt.Sprintf("(ε=%g, δ=%g)-%s via zCDP calibration (spec P7 [D])", cfg.Epsilon, cfg.Delta, cfg.Mode)
+		default:
+			c.Privacy = luyoPrivacy(cfg, c)
+		}
+	case UCRLVTRPlus:
+		pc := a.plusConsts()
+		hat := regSpec{name: "hat", dim: d, ridge: pc.Lambda, shift: cs * 2 * pc.Upsilon1, floor: pc.Lambda, maxX: math.Sqrt(float64(d)), maxY: math.Sqrt(float64(d)), sym: sym}
+		til := regSpec{name: "tilde", dim: d, ridge: pc.Lambda, shift: cs * 2 * pc.Upsilon2, floor: pc.Lambda, maxX: H * H, maxY: H * H, sym: sym}
+		if cfg.Mode != None {
+			hat.mat, hat.vec = gauss(pc.Sigma1), gauss(pc.Sigma1)
+			til.mat, til.vec = gauss(pc.Sigma2), gauss(pc.Sigma2)
+			c.SigmaMat, c.SigmaVec = []float64{pc.Sigma1, pc.Sigma2}, []float64{pc.Sigma1, pc.Sigma2}
+		}
+		a.specs = []regSpec{hat, til}
+		c.K0, c.Upsilon = K0(p.K), []float64{pc.Upsilon1, pc.Upsilon2}
+		if cfg.Mode == None {
+			c.Privacy = "non-private"
+		} else {
+			c.Privacy = luyoPrivacy(cfg, c) + " (Cor. 10/11)"
+		}
+	default: // Zhou
+		var zc ZhouConstants
+		switch cfg.Mode {
+		case None:
+			zc = ZhouNonPrivate(p)
+		case JDP:
+			zc = zhouPrivate(p, true, cfg.StrictSensitivity)
+		default:
+			zc = zhouPrivate(p, false, cfg.StrictSensitivity)
+		}
+		ridge := 0.0
+		if cfg.Mode == None {
+			ridge = 1
+		}
+		// Floor of the PD fallback: the shift's λ_min = Σ scaled like the shift, at least 1.
+		sp := regSpec{name: "p", dim: d, ridge: ridge, shift: cs * 2 * zc.SigmaShiftP, floor: max(1, cs*zc.SigmaShiftP),
+			maxX: math.Sqrt(float64(d)) * H, maxY: H, mat: gauss(zc.SigmaP1), vec: gauss(zc.SigmaP2), sym: noise.Mirror}
+		sr := regSpec{name: "r", dim: d2, ridge: ridge, shift: cs * 2 * zc.SigmaShiftR, floor: max(1, cs*zc.SigmaShiftR),
+			maxX: 1, maxY: 1, mat: gauss(zc.SigmaR1), vec: gauss(zc.SigmaR2), sym: noise.Mirror}
+		a.specs = []regSpec{sp, sr}
+		c.K0, c.Upsilon = zc.M, []float64{zc.SigmaShiftP, zc.SigmaShiftR}
+		if cfg.Mode == None {
+			c.Privacy = "non-private"
+		} else {
+			c.SigmaMat, c.SigmaVec = []float64{zc.SigmaP1, zc.SigmaR1}, []float64{zc.SigmaP2, zc.SigmaR2}
+			simple, zcdp := ZhouAccount(cfg.Epsilon, cfg.Delta, p.H)
+			c.EffectiveEpsilon = zcdp
+			c.Covered = zcdp <= cfg.Epsilon*(1+1e-12)
+			conv := "Zhou's sensitivity convention (P8)"
+			if cfg.StrictSensitivity {
+				conv = "strict replace-one sensitivities (P8)"
+			}
+			c.Privacy = fmt.Sprintf("(ε=%.4g, δ=%g)-%s by zCDP composition of the 4H counters; paper's simple composition: ε=%.6g; %s", zcdp, cfg.Delta, cfg.Mode, simple, conv)
+		}
+	}
+	if cfg.Mode == None {
+		kind = "none"
+		for i := range a.specs {
+			a.specs[i].shift = 0
+			a.specs[i].mat, a.specs[i].vec = noise.Calibration{}, noise.Calibration{}
+		}
+	}
+	if cfg.knobs.noiseOff {
+		kind = "none (test knob)"
+		for i := range a.specs {
+			a.specs[i].shift = 0
+			a.specs[i].mat, a.specs[i].vec = noise.Calibration{}, noise.Calibration{}
+			if a.specs[i].ridge == 0 {
+				a.specs[i].ridge = 1
+			}
+		}
+	}
+	if f := cfg.knobs.noiseDiv; f > 0 {
+		for i := range a.specs {
+			a.specs[i].mat.Scale /= f
+			a.specs[i].vec.Scale /= f
+		}
+	}
+	c.NoiseKind = kind
+	for _, sp := range a.specs {
+		c.Shift = append(c.Shift, sp.shift)
+		c.Ridge = append(c.Ridge, sp.ridge)
+	}
+	return nil
+}
+
+func luyoPrivacy(cfg *Config, c *Constants) string {
+	if cfg.Epsilon < 1 {
+		return fmt.Sprintf("(ε=%g, δ=%g)-%s (Luyo et al.)", cfg.Epsilon, cfg.Delta, cfg.Mode)
+	}
+	c.Covered = false
+	return fmt.Sprintf("nominal (ε=%g, δ=%g)-%s, outside Luyo et al.'s stated range ε < 1: not covered by the paper's analysis (spec P7; use calibration zcdp)", cfg.Epsilon, cfg.Delta, cfg.Mode)
+}
+
+// betas returns the fixed widths used by the planner (after BetaMult).
+func (a *Agent) betas() []float64 {
+	cfg := &a.cfg
+	p := cfg.params(a.m)
+	var bs []float64
+	switch cfg.Algorithm {
+	case UCRLVTR:
+		var lc LuyoConstants
+		switch {
+		case cfg.Mode == None:
+			lc = LuyoNonPrivate(p)
+		case cfg.Calibration == Laplace:
+			lc = LuyoLaplace(p, cfg.Mode == JDP)
+		case cfg.Calibration == ZCDP:
+			lc = LuyoZCDP(p, cfg.Mode == JDP)
+		case cfg.Mode == JDP:
+			lc = LuyoJDP(p)
+		default:
+			lc = LuyoLDP(p)
+		}
+		b := lc.BetaCorollary
+		if cfg.BetaForm == Theorem7 {
+			b = lc.BetaTheorem7
+		}
+		bs = []float64{b}
+	case UCRLVTRPlus:
+		pc := a.plusConsts()
+		c, h, t := pc.Betas(cfg.Episodes)
+		a.consts.Beta = []float64{c * cfg.BetaMult, h * cfg.BetaMult, t * cfg.BetaMult}
+		return nil
+	default:
+		var zc ZhouConstants
+		switch cfg.Mode {
+		case None:
+			zc = ZhouNonPrivate(p)
+		case JDP:
+			zc = zhouPrivate(p, true, cfg.StrictSensitivity)
+		default:
+			zc = zhouPrivate(p, false, cfg.StrictSensitivity)
+		}
+		bs = []float64{zc.BetaP, zc.BetaR}
+	}
+	for i := range bs {
+		if cfg.knobs.betaFixed > 0 {
+			bs[i] = cfg.knobs.betaFixed
+		}
+		bs[i] *= cfg.BetaMult
+	}
+	a.consts.Beta = bs
+	return bs
+}
+
+// Constants returns the public constants the agent uses (noise scales, shifts, widths,
+// privacy statement).
+func (a *Agent) Constants() Constants { return a.consts }
+
+// Config returns the agent's configuration with defaults filled in.
+func (a *Agent) Config() Config { return a.cfg }
+
+// Billboard returns the statistics released for the next episode (read-only view).
+func (a *Agent) Billboard() *Billboard {
+	if a.srv != nil {
+		return a.srv.bb
+	}
+	return a.cur.bb
+}
+
+// Episode plays one episode with the next user, whose environment responses come from the
+// agent's environment, and returns the exact regret V*_1(s_1) − V^{π_k}_1(s_1).
+func (a *Agent) Episode() (float64, error) { return a.EpisodeIn(a.m) }
+
+// EpisodeIn plays one episode with a user whose responses (transitions and rewards) come from
+// env instead — used to build neighbouring user sequences (a user is a response tree). env must
+// have the agent environment's shape. The regret is measured on the agent's environment.
+func (a *Agent) EpisodeIn(env *model.MDP) (float64, error) {
+	if env.NumStates() != a.m.NumStates() || env.NumActions() != a.m.NumActions() || env.Horizon() != a.m.Horizon() {
+		return 0, errors.New("linmix: user environment has a different shape")
+	}
+	a.k++
+	if a.k > a.cfg.Episodes {
+		return 0, fmt.Errorf("linmix: episode %d exceeds the configured K = %d (the constants depend on K)", a.k, a.cfg.Episodes)
+	}
+	bb := a.Billboard()
+	// ---- user k: plan from the broadcast only ----
+	a.pl.plan(bb)
+	regret := a.ev.Regret(a.pl.pol)
+	a.userPlay(env)
+	a.userLeaves(bb)
+	// ---- server ----
+	if a.srv != nil {
+		return regret, a.srv.Receive(a.rnd.Privatize(a.lv))
+	}
+	a.cur.observe(a.lv)
+	return regret, nil
+}
+
+func (a *Agent) userPlay(env *model.MDP) {
+	a.users.Index(uint64(a.k)).Reseed(a.upcg)
+	s := env.Start()
+	a.tr.s[0] = s
+	for h := 0; h < a.m.Horizon(); h++ {
+		act := a.m.Action(a.pl.pol, h, s, a.ur)
+		next, r := env.Step(h, s, act, a.ur)
+		a.tr.a[h], a.tr.r[h], a.tr.s[h+1] = act, r, next
+		s = next
+	}
+}
+
+func (a *Agent) userLeaves(bb *Billboard) {
+	switch a.cfg.Algorithm {
+	case UCRLVTR:
+		a.pl.leavesVTR(&a.tr, a.lv)
+	case UCRLVTRPlus:
+		a.pl.leavesPlus(bb, &a.tr, a.lv)
+	default:
+		a.pl.leavesLinOpt(&a.tr, a.lv)
+	}
+}
+
+// Run plays the remaining episodes up to K and returns the per-episode regrets.
+func (a *Agent) Run() ([]float64, error) {
+	out := make([]float64, 0, a.cfg.Episodes-a.k)
+	for a.k < a.cfg.Episodes {
+		r, err := a.Episode()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Diagnostics are per-run counters recorded with every run.
+type Diagnostics struct {
+	// PDFallbacks counts releases whose Gram matrix needed the eigenvalue clamp (spec P2).
+	PDFallbacks int
+	// SaturatedFraction is the fraction of (k, h, s) at which the optimistic value sits at its
+	// cap (the bonus saturates, spec §7.4).
+	SaturatedFraction float64
+}
+
+// Diagnostics returns the run's counters so far.
+func (a *Agent) Diagnostics() Diagnostics {
+	d := Diagnostics{}
+	if a.srv != nil {
+		d.PDFallbacks = a.srv.rl.fallbacks
+	} else {
+		d.PDFallbacks = a.cur.rl.fallbacks
+	}
+	if a.pl.cells > 0 {
+		d.SaturatedFraction = float64(a.pl.saturated) / float64(a.pl.cells)
+	}
+	return d
+}
+
+// Policy returns the policy table of the last planned episode (read-only).
+func (a *Agent) Policy() model.Policy { return a.pl.pol }
