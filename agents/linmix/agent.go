@@ -63,7 +63,7 @@ func New(m *model.MDP, cfg Config, seed rng.Seed) (*Agent, error) {
 func NewSeeded(m *model.MDP, cfg Config, seed rng.Seed) (*Agent, error) {
 	ns := seed.Child("noise")
 	return build(m, cfg, seed, func(name string, h, r int) noise.Source {
-		return noise.NewSeeded(ns.Child(name).Index(uint64(h*8+r)).Rand())
+		return noise.NewSeeded(ns.Child(name).Index(uint64(h*8 + r)).Rand())
 	})
 }
 
