@@ -259,12 +259,32 @@ type planner struct {
 	w     []float64
 	tmp   []float64
 	ties  int // steps (h,s) whose truncated Q tied at the maximum in the last plan
-	cands []int
+	// Distinct feature vectors: fid[s][a] indexes uniq; the score and bonus are computed once
+	// per distinct vector (E2 has 3·50 pairs but 3m + mM distinct features at most).
+	uniq       [][]float64
+	fid        [][]int
+	sc, bonusU []float64
 }
 
 func newPlanner(env *model.MDP, beta float64, tie TieBreak, tieR *rand.Rand) *planner {
 	p := &planner{env: env, H: env.H, d: env.D, beta: beta, tie: tie, tieR: tieR,
 		w: make([]float64, env.D), tmp: make([]float64, env.D)}
+	seen := map[string]int{}
+	p.fid = make([][]int, env.N)
+	for s, row := range env.Phi {
+		p.fid[s] = make([]int, len(row))
+		for a, f := range row {
+			key := fmt.Sprint(f)
+			id, ok := seen[key]
+			if !ok {
+				id = len(p.uniq)
+				seen[key] = id
+				p.uniq = append(p.uniq, f)
+			}
+			p.fid[s][a] = id
+		}
+	}
+	p.sc, p.bonusU = make([]float64, len(p.uniq)), make([]float64, len(p.uniq))
 	p.act = make([][]int, env.H)
 	p.val = make([][]float64, env.H)
 	for h := range p.act {
@@ -287,16 +307,20 @@ func (p *planner) planStep(h int, rel Release) {
 		clear(p.w)
 	}
 	H := float64(p.H)
+	for id, f := range p.uniq {
+		sc := 0.0
+		for i, x := range f {
+			sc += x * p.w[i]
+		}
+		p.sc[id] = sc
+		p.bonusU[id] = p.beta * math.Sqrt(invQuad(rel.Chol, d, f, p.tmp))
+	}
 	for s := 0; s < p.env.N; s++ {
 		bestQ, bestB, bestU, ba := math.Inf(-1), 0.0, 0.0, 0
 		nt := 0
-		for a, f := range p.env.Phi[s] {
-			sc := 0.0
-			for i, x := range f {
-				sc += x * p.w[i]
-			}
-			bonus := p.beta * math.Sqrt(invQuad(rel.Chol, d, f, p.tmp))
-			u := sc + bonus
+		for a, id := range p.fid[s] {
+			bonus := p.bonusU[id]
+			u := p.sc[id] + bonus
 			q := clip(u, H)
 			better := false
 			switch {
