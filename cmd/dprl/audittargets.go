@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/privacy/audit"
 )
 
@@ -8,6 +9,7 @@ import (
 // agents of every family (correct ones and deliberately broken variants). Each family adds one
 // line here, calling its own package's AuditTargets function.
 func auditTargets() []audit.Target {
-	var ts []audit.Target
+	ts := audit.MechanismTargets()
+	ts = append(ts, tabular.AuditTargets()...)
 	return ts
 }

@@ -367,10 +367,20 @@ func fitStatistics(sel [2][][]float64) []statistic {
 		}
 		return t
 	}
+	// |x−μ0| − |x−μ1| = clamp(2x − μ0 − μ1, −|μ1−μ0|, |μ1−μ0|)·sign(μ1−μ0), written with an
+	// explicit clamp so that its plateaus are exact atoms: the event cannot split a plateau by
+	// floating-point rounding noise (which would audit the rounding of the sampler — Mironov's
+	// attack — rather than the mechanism).
 	laplaceLR := func(o []float64) float64 {
 		var t float64
 		for _, j := range sig {
-			t += (math.Abs(o[j]-mu[0][j]) - math.Abs(o[j]-mu[1][j])) / mad[j]
+			gap := mu[1][j] - mu[0][j]
+			g := math.Abs(gap)
+			v := math.Max(-g, math.Min(g, 2*o[j]-mu[0][j]-mu[1][j]))
+			if gap < 0 {
+				v = -v
+			}
+			t += v / mad[j]
 		}
 		return t
 	}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -64,7 +65,7 @@ func MechanismTargets() []Target {
 		add(Target{Name: name, Broken: broken, Claim: Claim{Epsilon: eps},
 			Description: "Laplace mechanism on one scalar of sensitivity 1: x = 0 vs 1",
 			Run: func(side int, seed rng.Seed) ([]float64, error) {
-				return []float64{noise.NewSeeded(seed.Rand()).AddLaplace(float64(side), b)}, nil
+				return []float64{secureSource(seed).AddLaplace(float64(side), b)}, nil
 			}})
 	}
 
@@ -79,7 +80,7 @@ func MechanismTargets() []Target {
 		add(Target{Name: name, Broken: broken, Claim: Claim{Epsilon: eps, Delta: delta},
 			Description: fmt.Sprintf("Gaussian mechanism, σ = %.4g (exact profile at ε=1, δ=1e-3): x = 0 vs 1", sigma),
 			Run: func(side int, seed rng.Seed) ([]float64, error) {
-				return []float64{noise.NewSeeded(seed.Rand()).AddGaussian(float64(side), s)}, nil
+				return []float64{secureSource(seed).AddGaussian(float64(side), s)}, nil
 			}})
 	}
 
@@ -139,7 +140,7 @@ func MechanismTargets() []Target {
 // runTree streams (side, 0, 0, …) of length T through a counter.Tree and returns every
 // release.
 func runTree(T, side int, node noise.Calibration, seed rng.Seed) ([]float64, error) {
-	tr, err := counter.NewTree(counter.TreeConfig{Dim: 1, Capacity: T, Node: node}, noise.NewSeeded(seed.Rand()))
+	tr, err := counter.NewTree(counter.TreeConfig{Dim: 1, Capacity: T, Node: node}, secureSource(seed))
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func runTree(T, side int, node noise.Calibration, seed rng.Seed) ([]float64, err
 // popcount(t) nodes instead of reusing each node's noise, so the releases compose as T
 // separate Gaussian mechanisms rather than L.
 func runTreeRedrawn(T, side int, sigma float64, seed rng.Seed) ([]float64, error) {
-	src := noise.NewSeeded(seed.Rand())
+	src := secureSource(seed)
 	out := make([]float64, T)
 	for t := 1; t <= T; t++ {
 		v := float64(side)
@@ -169,4 +170,16 @@ func runTreeRedrawn(T, side int, sigma float64, seed rng.Seed) ([]float64, error
 		out[t-1] = v
 	}
 	return out, nil
+}
+
+// secureSource returns the deployment noise source (granular, Mironov-safe samplers) keyed
+// deterministically from seed, so that mechanism audits are reproducible and audit what is
+// deployed rather than the fast floating-point samplers of experiments.
+func secureSource(seed rng.Seed) *noise.Secure {
+	var key [32]byte
+	r := seed.Child("secure-key").Rand()
+	for i := 0; i < 32; i += 8 {
+		binary.LittleEndian.PutUint64(key[i:], r.Uint64())
+	}
+	return noise.NewSecureFromKey(key)
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dprl/dprl/privacy/audit"
+	"github.com/dprl/dprl/rng"
+)
+
+func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		all, list, quiet bool
+		family, out      string
+		runs, workers    int
+		seed             uint64
+		conf             float64
+	)
+	cmd := &cobra.Command{
+		Use:   "audit [target ...]",
+		Short: "Empirically audit the privacy claims of the mechanisms and private agents",
+		Long: "Runs each target many times on two neighbouring inputs, chooses output events on half of the runs and\n" +
+			"bounds ε from below on the other half (Clopper–Pearson, Bonferroni), plus a one-run canary audit\n" +
+			"(Steinke, Nasr & Jagielski 2023) where the target supports it. Deliberately broken variants are\n" +
+			"included to show the auditor's power: they must be flagged. Writes audit.md and audit.json.\n" +
+			"Exit status 1 if a correct target is refuted or a broken variant is missed.",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ts := auditTargets()
+			if list {
+				for _, t := range ts {
+					b := ""
+					if t.Broken {
+						b = " [broken variant]"
+					}
+					fmt.Fprintf(stdout, "%-50s ε=%g δ=%g%s\n    %s\n", t.Name, t.Claim.Epsilon, t.Claim.Delta, b, t.Description)
+				}
+				return nil
+			}
+			var sel []audit.Target
+			switch {
+			case all && (len(args) > 0 || family != ""):
+				return badInput("audit: --all cannot be combined with target names or --family")
+			case all:
+				sel = ts
+			case family != "":
+				for _, t := range ts {
+					if t.Family == family {
+						sel = append(sel, t)
+					}
+				}
+				if len(sel) == 0 {
+					return badInput("audit: --family %q has no targets (see dprl audit --list)", family)
+				}
+			case len(args) > 0:
+				for _, a := range args {
+					n := 0
+					for _, t := range ts {
+						if ok, _ := path.Match(a, t.Name); ok || t.Name == a {
+							sel = append(sel, t)
+							n++
+						}
+					}
+					if n == 0 {
+						return badInput("audit: unknown target %q (see dprl audit --list; shell-style patterns like 'tabular/*' work)", a)
+					}
+				}
+			default:
+				return badInput("audit: name targets, a --family, or --all (see dprl audit --list)")
+			}
+			if runs != 0 && runs < 200 {
+				return badInput("audit: --runs must be 0 (each target's default) or >= 200, got %d", runs)
+			}
+			if !(conf > 0 && conf < 1) {
+				return badInput("audit: --confidence must be in (0, 1), got %v", conf)
+			}
+			if workers < 0 {
+				return badInput("audit: --workers must be >= 0 (0 = all cores), got %d", workers)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			opts := audit.Options{Runs: runs, Confidence: conf, Workers: workers, Seed: rng.NewSeed(seed)}
+			prog := func(done, total int, r audit.Result) {
+				if !quiet {
+					fmt.Fprintf(stderr, "dprl: audit %d/%d %-48s ε_LB = %.3f (claim %g)  %s  %.1fs\n", done, total, r.Target, r.EpsilonLB, r.Claim.Epsilon, r.Verdict(), r.Seconds)
+				}
+			}
+			rep, err := audit.RunAll(ctx, sel, opts, audit.CanaryOptions{}, prog)
+			if err != nil {
+				return err
+			}
+			if err := rep.Write(out); err != nil {
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+			fmt.Fprint(stdout, rep.Markdown())
+			fmt.Fprintf(stdout, "Wrote %s/audit.md and %s/audit.json.\n", strings.TrimSuffix(out, "/"), strings.TrimSuffix(out, "/"))
+			if !rep.OK {
+				return fmt.Errorf("audit failed: a correct target was refuted or a broken variant was missed")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&all, "all", false, "audit every registered target")
+	f.BoolVar(&list, "list", false, "list the registered targets and exit")
+	f.StringVar(&family, "family", "", "audit one family: mechanism, tabular, linear-mdp, linear-mixture, lq")
+	f.IntVar(&runs, "runs", 0, "runs per side (0 = each target's default; >= 200)")
+	f.Float64Var(&conf, "confidence", 0.99, "confidence of the lower bounds, in (0, 1)")
+	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores); results do not depend on it")
+	f.Uint64Var(&seed, "seed", 1, "audit seed")
+	f.StringVar(&out, "out", "runs/audit", "output directory")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	return cmd
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestAuditCLI(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit"}, "name targets"},
+		{[]string{"audit", "nope/none"}, "unknown target"},
+		{[]string{"audit", "--family", "nope"}, "--family"},
+		{[]string{"audit", "--all", "mechanism/laplace"}, "--all"},
+		{[]string{"audit", "mechanism/laplace", "--runs", "10"}, "--runs"},
+		{[]string{"audit", "mechanism/laplace", "--confidence", "1"}, "--confidence"},
+		{[]string{"audit", "mechanism/laplace", "--workers", "-1"}, "--workers"},
+	} {
+		code, _, stderr := runCLI(t, append(c.args, "--out", filepath.Join(dir, "bad"))...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, stderr, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); !os.IsNotExist(err) {
+		t.Errorf("bad input left an output directory")
+	}
+
+	code, stdout, _ := runCLI(t, "audit", "--list")
+	if code != 0 || !strings.Contains(stdout, "tabular/dp-ucbvi-jdp/noise-div4") || !strings.Contains(stdout, "mechanism/tree-gaussian/redrawn-per-release") {
+		t.Fatalf("audit --list: exit %d, output %q", code, stdout)
+	}
+
+	out := filepath.Join(dir, "ok")
+	code, stdout, stderr := runCLI(t, "audit", "mechanism/laplace", "mechanism/laplace/*", "--runs", "2000", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("audit: exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, "flagged (broken variant)") || !strings.Contains(stdout, "| pass |") {
+		t.Errorf("audit table lacks verdicts:\n%s", stdout)
+	}
+	var rep struct {
+		OK      bool
+		Results []struct {
+			Target    string  `json:"target"`
+			EpsilonLB float64 `json:"epsilon_lower_bound"`
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, "audit.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil || !rep.OK || len(rep.Results) != 2 {
+		t.Errorf("audit.json: %v, %+v", err, rep)
+	}
+	if _, err := os.Stat(filepath.Join(out, "audit.md")); err != nil {
+		t.Error(err)
+	}
+}
