@@ -106,7 +106,9 @@ func TestAuditBadInput(t *testing.T) {
 // A deterministic (non-private) mechanism is refuted with certainty.
 func TestAuditFlagsDeterministicRelease(t *testing.T) {
 	tg := Target{Name: "leak", Claim: Claim{Epsilon: 1}, Broken: true,
-		Run: func(side int, seed rng.Seed) ([]float64, error) { return []float64{float64(side), seed.Rand().NormFloat64()}, nil }}
+		Run: func(side int, seed rng.Seed) ([]float64, error) {
+			return []float64{float64(side), seed.Rand().NormFloat64()}, nil
+		}}
 	r, err := Audit(context.Background(), tg, Options{Runs: 1000, Seed: rng.NewSeed(1)})
 	if err != nil {
 		t.Fatal(err)
