@@ -15,12 +15,14 @@ func benchAgents(env *model.MDP, K int) map[string]func() (Agent, error) {
 	sd := rng.NewSeed(1)
 	c := Common{K: K, Seed: &sd}
 	return map[string]func() (Agent, error){
-		"lsvi-ucb":        func() (Agent, error) { return NewLSVIUCB(env, c) },
-		"ngo-private":     func() (Agent, error) { return NewNgo(env, NgoConfig{Common: c, Epsilon: 1, Delta: 1e-5}) },
-		"rare-switch":     func() (Agent, error) { return NewNgo(env, NgoConfig{Common: c, NoiseOff: true}) },
-		"luyo-batched":    func() (Agent, error) { return NewLuyo(env, LuyoConfig{Common: c, Epsilon: 1, Delta: 1e-5}) },
-		"batch-twin":      func() (Agent, error) { return NewLuyo(env, LuyoConfig{Common: c, NoiseOff: true, Epsilon: 1}) },
-		"luyo-nonbatched": func() (Agent, error) { return NewLuyo(env, LuyoConfig{Common: c, Epsilon: 1, Delta: 1e-5, NonBatched: true}) },
+		"lsvi-ucb":     func() (Agent, error) { return NewLSVIUCB(env, c) },
+		"ngo-private":  func() (Agent, error) { return NewNgo(env, NgoConfig{Common: c, Epsilon: 1, Delta: 1e-5}) },
+		"rare-switch":  func() (Agent, error) { return NewNgo(env, NgoConfig{Common: c, NoiseOff: true}) },
+		"luyo-batched": func() (Agent, error) { return NewLuyo(env, LuyoConfig{Common: c, Epsilon: 1, Delta: 1e-5}) },
+		"batch-twin":   func() (Agent, error) { return NewLuyo(env, LuyoConfig{Common: c, NoiseOff: true, Epsilon: 1}) },
+		"luyo-nonbatched": func() (Agent, error) {
+			return NewLuyo(env, LuyoConfig{Common: c, Epsilon: 1, Delta: 1e-5, NonBatched: true})
+		},
 	}
 }
 

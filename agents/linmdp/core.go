@@ -249,16 +249,16 @@ type Release struct {
 
 // planner turns Releases into Q-functions and a greedy policy (post-processing only).
 type planner struct {
-	env   *model.MDP
-	H, d  int
-	beta  float64
-	tie   TieBreak
-	tieR  *rand.Rand
-	act   [][]int     // [h][s]
-	val   [][]float64 // [h][s] V_h
-	w     []float64
-	tmp   []float64
-	ties  int // steps (h,s) whose truncated Q tied at the maximum in the last plan
+	env  *model.MDP
+	H, d int
+	beta float64
+	tie  TieBreak
+	tieR *rand.Rand
+	act  [][]int     // [h][s]
+	val  [][]float64 // [h][s] V_h
+	w    []float64
+	tmp  []float64
+	ties int // steps (h,s) whose truncated Q tied at the maximum in the last plan
 	// Distinct feature vectors: fid[s][a] indexes uniq; the score and bonus are computed once
 	// per distinct vector (E2 has 3·50 pairs but 3m + mM distinct features at most).
 	uniq       [][]float64

@@ -1,0 +1,175 @@
+// Package linmdp is the linear-MDP experiment behind `dprl reproduce linear-mdp`: regret vs K
+// for LSVI-UCB, the two private agents (Ngo et al. Alg. 1, Luyo et al. Alg. 2 batched and
+// non-batched) and their noise-off twins at several ε, on the spec's environments, with
+// confidence bands, update counts, theory and tuned β multipliers, a privacy-cost-vs-ε plot and
+// regret growth exponents next to the theory's.
+package linmdp
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"math"
+
+	"go.yaml.in/yaml/v3"
+
+	model "github.com/dprl/dprl/model/linmdp"
+)
+
+//go:embed configs/linear-mdp.yaml
+var defaultConfig []byte
+
+// EnvSpec names one environment of the experiment.
+type EnvSpec struct {
+	// Name labels the environment in outputs (e.g. "E2").
+	Name string `yaml:"name" json:"name"`
+	// Kind is latentriver, riverswim, randomsimplex, twostate100 or file.
+	Kind string `yaml:"kind" json:"kind"`
+	// M is LatentRiver's m; Copies its M; N RiverSwim's n or RandomSimplex's N.
+	M      int `yaml:"m,omitempty" json:"m,omitempty"`
+	Copies int `yaml:"copies,omitempty" json:"copies,omitempty"`
+	N      int `yaml:"n,omitempty" json:"n,omitempty"`
+	// A and D are RandomSimplex's action count and dimension; Seed its generator seed (also
+	// TwoState-100's).
+	A    int    `yaml:"a,omitempty" json:"a,omitempty"`
+	D    int    `yaml:"d,omitempty" json:"d,omitempty"`
+	Seed uint64 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// Horizon is H (ignored for kind file, which carries its own).
+	Horizon int `yaml:"horizon" json:"horizon"`
+	// Path is the linear-MDP file for kind file.
+	Path string `yaml:"path,omitempty" json:"path,omitempty"`
+}
+
+// Build constructs the environment.
+func (e EnvSpec) Build() (*model.MDP, error) {
+	switch e.Kind {
+	case "latentriver":
+		return model.LatentRiver(e.M, e.Copies, 0.1, 0.9, 0.05, e.Horizon)
+	case "riverswim":
+		return model.RiverSwimOneHot(e.N, e.Horizon)
+	case "randomsimplex":
+		return model.RandomSimplex(e.N, e.A, e.D, e.Horizon, min(e.D, 3), min(e.N, 10), e.Seed, true)
+	case "twostate100":
+		return model.TwoState100(e.Seed, e.Horizon)
+	case "file":
+		return model.Load(e.Path)
+	}
+	return nil, fmt.Errorf("envs[%s].kind must be one of latentriver, riverswim, randomsimplex, twostate100, file; got %q", e.Name, e.Kind)
+}
+
+// BetaMode is one β setting: either a fixed multiplier for every agent, or (MatchCBeta > 0)
+// per-agent multipliers chosen so that every agent's β equals MatchCBeta·dH√ln(2dKH/p).
+type BetaMode struct {
+	Name       string  `yaml:"name" json:"name"`
+	CBeta      float64 `yaml:"c_beta,omitempty" json:"c_beta,omitempty"`
+	MatchCBeta float64 `yaml:"match_c_beta,omitempty" json:"match_c_beta,omitempty"`
+}
+
+// Config is the experiment configuration.
+type Config struct {
+	Name        string     `yaml:"name" json:"name"`
+	Episodes    int        `yaml:"episodes" json:"episodes"`
+	Seeds       []uint64   `yaml:"seeds" json:"seeds"`
+	Delta       float64    `yaml:"delta" json:"delta"`
+	P           float64    `yaml:"p" json:"p"`
+	Checkpoints int        `yaml:"checkpoints" json:"checkpoints"`
+	TieBreak    string     `yaml:"tie_break" json:"tie_break"`
+	Epsilons    []float64  `yaml:"epsilons" json:"epsilons"`
+	Agents      []string   `yaml:"agents" json:"agents"`
+	Envs        []EnvSpec  `yaml:"envs" json:"envs"`
+	BetaModes   []BetaMode `yaml:"beta_modes" json:"beta_modes"`
+}
+
+// Agent names accepted in Config.Agents.
+var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "luyo-batched", "batch-twin", "luyo-nonbatched"}
+
+// DefaultConfig returns the embedded configuration of `dprl reproduce linear-mdp`.
+func DefaultConfig() (*Config, error) { return ParseConfig(defaultConfig) }
+
+// ParseConfig parses and validates a YAML configuration (unknown fields are rejected).
+func ParseConfig(data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("linear-mdp config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks every field and names the offending one with its allowed range.
+func (c *Config) Validate() error {
+	switch {
+	case c.Episodes < 10 || c.Episodes > 10000000:
+		return fmt.Errorf("episodes: must be in [10, 10000000], got %d", c.Episodes)
+	case len(c.Seeds) == 0 || len(c.Seeds) > 1000:
+		return fmt.Errorf("seeds: need 1 to 1000 seeds, got %d", len(c.Seeds))
+	case !(c.Delta > 0 && c.Delta < 1):
+		return fmt.Errorf("delta: must be in (0, 1), got %g", c.Delta)
+	case !(c.P > 0 && c.P < 1):
+		return fmt.Errorf("p: must be in (0, 1), got %g", c.P)
+	case c.Checkpoints < 2 || c.Checkpoints > 10000:
+		return fmt.Errorf("checkpoints: must be in [2, 10000], got %d", c.Checkpoints)
+	case len(c.Envs) == 0:
+		return fmt.Errorf("envs: need at least one environment")
+	case len(c.BetaModes) == 0:
+		return fmt.Errorf("beta_modes: need at least one β setting")
+	case len(c.Agents) == 0:
+		return fmt.Errorf("agents: need at least one agent (allowed: %v)", agentNames)
+	}
+	if c.TieBreak == "" {
+		c.TieBreak = "bonus"
+	}
+	switch c.TieBreak {
+	case "bonus", "untruncated", "lowest-index", "seeded-random":
+	default:
+		return fmt.Errorf("tie_break: must be one of bonus, untruncated, lowest-index, seeded-random; got %q", c.TieBreak)
+	}
+	for _, e := range c.Epsilons {
+		if !(e > 0) || math.IsInf(e, 0) {
+			return fmt.Errorf("epsilons: every ε must be finite and > 0, got %g", e)
+		}
+	}
+	for _, a := range c.Agents {
+		ok := false
+		for _, n := range agentNames {
+			ok = ok || a == n
+		}
+		if !ok {
+			return fmt.Errorf("agents: unknown agent %q (allowed: %v)", a, agentNames)
+		}
+		if (a == "ngo" || a == "luyo-batched" || a == "batch-twin" || a == "luyo-nonbatched") && len(c.Epsilons) == 0 {
+			return fmt.Errorf("epsilons: agent %q needs at least one ε", a)
+		}
+	}
+	names := map[string]bool{}
+	for i, e := range c.Envs {
+		if e.Name == "" || names[e.Name] {
+			return fmt.Errorf("envs[%d].name: must be non-empty and unique, got %q", i, e.Name)
+		}
+		names[e.Name] = true
+		if e.Kind != "file" && (e.Horizon < 1 || e.Horizon > 1000) {
+			return fmt.Errorf("envs[%s].horizon: must be in [1, 1000], got %d", e.Name, e.Horizon)
+		}
+		if _, err := e.Build(); err != nil {
+			return fmt.Errorf("envs[%s]: %w", e.Name, err)
+		}
+	}
+	bn := map[string]bool{}
+	for i, b := range c.BetaModes {
+		if b.Name == "" || bn[b.Name] {
+			return fmt.Errorf("beta_modes[%d].name: must be non-empty and unique, got %q", i, b.Name)
+		}
+		bn[b.Name] = true
+		if (b.CBeta > 0) == (b.MatchCBeta > 0) {
+			return fmt.Errorf("beta_modes[%s]: set exactly one of c_beta > 0 or match_c_beta > 0", b.Name)
+		}
+		if math.IsInf(b.CBeta, 0) || math.IsInf(b.MatchCBeta, 0) {
+			return fmt.Errorf("beta_modes[%s]: multipliers must be finite", b.Name)
+		}
+	}
+	return nil
+}

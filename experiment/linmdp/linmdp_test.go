@@ -1,0 +1,106 @@
+package linmdp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const smallConfig = `
+name: small
+episodes: 300
+seeds: [1, 2]
+delta: 1.0e-5
+p: 0.05
+checkpoints: 10
+tie_break: bonus
+epsilons: [10, 100]
+agents: [lsvi-ucb, rare-switch, ngo, luyo-batched, batch-twin, luyo-nonbatched]
+envs:
+  - {name: E2s, kind: latentriver, m: 3, copies: 10, horizon: 6}
+beta_modes:
+  - {name: theory, c_beta: 1}
+  - {name: tuned, match_c_beta: 0.2}
+`
+
+func TestDefaultConfigValid(t *testing.T) {
+	c, err := DefaultConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Cells()) == 0 {
+		t.Fatal("no cells")
+	}
+}
+
+// TestRunDeterministicAcrossWorkers: the same configuration gives identical results with 1
+// and 3 workers, and Write produces every file with the manifest last.
+func TestRunDeterministicAcrossWorkers(t *testing.T) {
+	cfg, err := ParseConfig([]byte(smallConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := Run(context.Background(), cfg, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3, err := Run(context.Background(), cfg, Options{Workers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r1.Cells, r3.Cells) {
+		t.Fatal("results differ between 1 and 3 workers")
+	}
+	dir := t.TempDir()
+	man, summary, err := r1.Write(dir, []string{"test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(man.Figures, "manifest.json", "summary.md") {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	if !strings.Contains(summary, "privacy cost") && !strings.Contains(summary, "Privacy cost") {
+		t.Error("summary lacks the privacy-cost table")
+	}
+	// The tuned mode gives every agent the same β.
+	var betas []float64
+	for _, s := range man.Cells {
+		if s.Cell.Beta == "tuned" {
+			betas = append(betas, s.Beta)
+		}
+	}
+	for _, b := range betas {
+		if rel := (b - betas[0]) / betas[0]; rel > 1e-9 || rel < -1e-9 {
+			t.Fatalf("tuned betas differ: %v", betas)
+		}
+	}
+}
+
+func TestConfigBadInput(t *testing.T) {
+	for _, c := range []struct{ from, to, want string }{
+		{"episodes: 300", "episodes: 3", "episodes"},
+		{"delta: 1.0e-5", "delta: 2", "delta"},
+		{"epsilons: [10, 100]", "epsilons: [-1]", "epsilons"},
+		{"tie_break: bonus", "tie_break: coin", "tie_break"},
+		{"kind: latentriver", "kind: nope", "kind"},
+		{"m: 3,", "m: 1,", "m must be"},
+		{"c_beta: 1}", "c_beta: 1, match_c_beta: 1}", "exactly one"},
+		{"lsvi-ucb,", "dqn,", "unknown agent"},
+		{"seeds: [1, 2]", "seeds: []", "seeds"},
+		{"p: 0.05", "p: 0.05\nbogus: 1", "bogus"},
+	} {
+		data := strings.Replace(smallConfig, c.from, c.to, 1)
+		if _, err := ParseConfig([]byte(data)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q → %q: err = %v, want mention of %q", c.from, c.to, err, c.want)
+		}
+	}
+	cfg, _ := ParseConfig([]byte(smallConfig))
+	if _, err := Run(context.Background(), cfg, Options{Workers: 0}); err == nil {
+		t.Error("workers = 0 accepted")
+	}
+}

@@ -1,0 +1,282 @@
+package linmdp
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	agents "github.com/dprl/dprl/agents/linmdp"
+	model "github.com/dprl/dprl/model/linmdp"
+	"github.com/dprl/dprl/rng"
+)
+
+// Cell is one curve: an agent at one ε (0 for non-private agents) in one environment under
+// one β setting.
+type Cell struct {
+	Env     string  `json:"env"`
+	Beta    string  `json:"beta_mode"`
+	Agent   string  `json:"agent"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	// CBeta is the multiplier actually used (after matching, for tuned modes).
+	CBeta float64 `json:"c_beta"`
+	Label string  `json:"label"`
+}
+
+// SeedResult is one run of one cell.
+type SeedResult struct {
+	Seed uint64 `json:"seed"`
+	// Cum is the cumulative regret at the experiment's checkpoints.
+	Cum []float64 `json:"-"`
+	// FirstMean and LastMean are the mean per-episode regret over the first and last 10% of
+	// episodes.
+	FirstMean float64 `json:"first_decile_mean"`
+	LastMean  float64 `json:"last_decile_mean"`
+	// Updates is the number of policy updates; UpdateEpisodes the first 200 of their episodes.
+	Updates        int   `json:"updates"`
+	UpdateEpisodes []int `json:"update_episodes,omitempty"`
+	// Spurious counts Ngo updates that the exact Gram matrix would not have triggered
+	// (non-private diagnostic, spec §6.6).
+	Spurious int         `json:"spurious_updates,omitempty"`
+	Info     agents.Info `json:"info"`
+}
+
+// CellResult gathers a cell's runs.
+type CellResult struct {
+	Cell Cell         `json:"cell"`
+	Runs []SeedResult `json:"runs"`
+}
+
+// Result is the outcome of an experiment.
+type Result struct {
+	Config      *Config            `json:"config"`
+	Checkpoints []int              `json:"checkpoints"`
+	Cells       []CellResult       `json:"cells"`
+	VStar       map[string]float64 `json:"v_star"`
+	Seconds     float64            `json:"wall_seconds"`
+	Workers     int                `json:"workers"`
+}
+
+// Options controls Run.
+type Options struct {
+	// Workers is the number of parallel runs (≥ 1). Results do not depend on it.
+	Workers int
+	// Progress, if non-nil, is called after each run with (done, total) runs.
+	Progress func(done, total int64)
+}
+
+// Checkpoints returns about n log-spaced episode numbers in [1, K], always including K.
+func Checkpoints(K, n int) []int {
+	var out []int
+	last := 0
+	for i := 0; i < n; i++ {
+		k := int(math.Round(math.Pow(float64(K), float64(i)/float64(n-1))))
+		k = min(max(k, 1), K)
+		if k > last {
+			out = append(out, k)
+			last = k
+		}
+	}
+	if last != K {
+		out = append(out, K)
+	}
+	return out
+}
+
+// nonPrivateBeta mirrors agents' LSVI-UCB β = d·H·√ln(2dKH/p) (spec §2.2).
+func nonPrivateBeta(d, H, K int, p float64) float64 {
+	return float64(d) * float64(H) * math.Sqrt(math.Log(2*float64(d)*float64(K)*float64(H)/p))
+}
+
+// Cells lists the experiment's curves in a fixed order.
+func (c *Config) Cells() []Cell {
+	var out []Cell
+	for _, e := range c.Envs {
+		for _, b := range c.BetaModes {
+			for _, a := range c.Agents {
+				eps := []float64{0}
+				if a != "lsvi-ucb" && a != "rare-switch" {
+					eps = c.Epsilons
+				}
+				for _, x := range eps {
+					l := a
+					if x > 0 {
+						l = fmt.Sprintf("%s eps=%g", a, x)
+					}
+					out = append(out, Cell{Env: e.Name, Beta: b.Name, Agent: a, Epsilon: x, Label: l})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// newAgent builds the cell's agent with multiplier cbeta.
+func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.Seed) (agents.Agent, error) {
+	tie, err := agents.ParseTieBreak(cfg.TieBreak)
+	if err != nil {
+		return nil, err
+	}
+	com := agents.Common{K: cfg.Episodes, P: cfg.P, CBeta: cbeta, Tie: tie, Seed: seed}
+	switch cell.Agent {
+	case "lsvi-ucb":
+		return agents.NewLSVIUCB(env, com)
+	case "rare-switch":
+		return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
+	case "ngo":
+		return agents.NewNgo(env, agents.NgoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
+	case "luyo-batched":
+		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
+	case "batch-twin":
+		// Same B as the private agent at this ε (E.1 formula), noise off.
+		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, NoiseOff: true})
+	case "luyo-nonbatched":
+		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, NonBatched: true})
+	}
+	return nil, fmt.Errorf("unknown agent %q", cell.Agent)
+}
+
+// Run executes every (cell, seed) pair, in parallel over runs. The same configuration gives
+// bit-identical results whatever the number of workers: every run derives its streams from
+// its own seed (environment: seed/env, agent noise and ties: seed/agent) and writes its own
+// slot.
+func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Workers < 1 {
+		return nil, fmt.Errorf("workers: must be >= 1, got %d", opts.Workers)
+	}
+	start := time.Now()
+	envs := map[string]*model.MDP{}
+	res := &Result{Config: cfg, Checkpoints: Checkpoints(cfg.Episodes, cfg.Checkpoints), VStar: map[string]float64{}, Workers: opts.Workers}
+	for _, e := range cfg.Envs {
+		m, err := e.Build()
+		if err != nil {
+			return nil, fmt.Errorf("envs[%s]: %w", e.Name, err)
+		}
+		envs[e.Name] = m
+		v, _ := m.OptimalValues()
+		s := 0.0
+		for i, p := range m.Init {
+			s += p * v[0][i]
+		}
+		res.VStar[e.Name] = s
+	}
+	modes := map[string]BetaMode{}
+	for _, b := range cfg.BetaModes {
+		modes[b.Name] = b
+	}
+	cells := cfg.Cells()
+	for i := range cells {
+		c := &cells[i]
+		b := modes[c.Beta]
+		c.CBeta = b.CBeta
+		if b.MatchCBeta > 0 {
+			env := envs[c.Env]
+			probe, err := newAgent(env, cfg, *c, 1, &rng.Seed{})
+			if err != nil {
+				return nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
+			}
+			c.CBeta = b.MatchCBeta * nonPrivateBeta(env.D, env.H, cfg.Episodes, cfg.P) / probe.Info().Beta
+		}
+		res.Cells = append(res.Cells, CellResult{Cell: *c, Runs: make([]SeedResult, len(cfg.Seeds))})
+	}
+	type job struct{ cell, seed int }
+	jobs := make(chan job)
+	total := int64(len(cells) * len(cfg.Seeds))
+	var done atomic.Int64
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				cr := &res.Cells[j.cell]
+				sr, err := runOne(ctx, envs[cr.Cell.Env], cfg, cr.Cell, cfg.Seeds[j.seed], res.Checkpoints)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s/%s/%s seed %d: %w", cr.Cell.Env, cr.Cell.Beta, cr.Cell.Label, cfg.Seeds[j.seed], err)
+					}
+					mu.Unlock()
+					cancel()
+					continue
+				}
+				cr.Runs[j.seed] = sr
+				n := done.Add(1)
+				if opts.Progress != nil {
+					mu.Lock()
+					opts.Progress(n, total)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+feed:
+	for c := range cells {
+		for s := range cfg.Seeds {
+			select {
+			case jobs <- job{c, s}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func runOne(ctx context.Context, env *model.MDP, cfg *Config, cell Cell, seed uint64, cps []int) (SeedResult, error) {
+	root := rng.NewSeed(seed)
+	as := root.Child("agent")
+	ag, err := newAgent(env, cfg, cell, cell.CBeta, &as)
+	if err != nil {
+		return SeedResult{}, err
+	}
+	tr, err := agents.Run(ctx, env, ag, cfg.Episodes, root.Child("env").Rand())
+	if err != nil {
+		return SeedResult{}, err
+	}
+	K := cfg.Episodes
+	sr := SeedResult{Seed: seed, Updates: len(tr.Updates), Info: tr.Info}
+	cum := 0.0
+	j := 0
+	for k, r := range tr.Regret {
+		cum += r
+		for j < len(cps) && cps[j] == k+1 {
+			sr.Cum = append(sr.Cum, cum)
+			j++
+		}
+	}
+	dec := max(K/10, 1)
+	for _, r := range tr.Regret[:dec] {
+		sr.FirstMean += r / float64(dec)
+	}
+	for _, r := range tr.Regret[K-dec:] {
+		sr.LastMean += r / float64(dec)
+	}
+	for i, u := range tr.Updates {
+		if cell.Agent == "ngo" && !u.ExactWouldTrigger {
+			sr.Spurious++
+		}
+		if i < 200 && cell.Agent != "lsvi-ucb" && cell.Agent != "luyo-nonbatched" {
+			sr.UpdateEpisodes = append(sr.UpdateEpisodes, u.Episode)
+		}
+	}
+	return sr, nil
+}
