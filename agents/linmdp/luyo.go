@@ -278,8 +278,14 @@ func (a *Luyo) Info() Info {
 		rho *= a.cfg.broken.noiseDiv * a.cfg.broken.noiseDiv
 	}
 	in.EffectiveEp = EpsFromRho(rho, a.cfg.Delta)
-	if !c.PaperClaimApplies {
-		in.Note = fmt.Sprintf("paper's (ε,δ) proof covers ε<1 only; zCDP-certified ε = %.4g", in.EffectiveEp)
+	switch {
+	case in.EffectiveEp <= in.Epsilon:
+		// Private at the nominal ε by the zCDP accounting of the noise actually added,
+		// whatever the range of the paper's proof (Thm 8: ε < 1).
+	case c.PaperClaimApplies && a.cfg.broken.noiseDiv == 0:
+		in.Note = fmt.Sprintf("zCDP accounting certifies only ε = %.4g; the paper's (ε,δ) proof (ε < 1) applies", in.EffectiveEp)
+	default:
+		in.Note = fmt.Sprintf("NOT certified at the nominal ε: zCDP-certified ε = %.4g (the paper's proof covers ε < 1 only)", in.EffectiveEp)
 	}
 	if c.B < 2 {
 		in.Note += "; WARNING: B < 2, the policy never updates"

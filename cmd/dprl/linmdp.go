@@ -42,29 +42,35 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Linear MDPs: LSVI-UCB vs Ngo et al. (low switching) and Luyo et al. (batched) private LSVI-UCB, regret vs K at several ε",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var cfg *explin.Config
+			var suite *explin.Suite
 			var err error
 			if config != "" {
 				data, rerr := os.ReadFile(config)
 				if rerr != nil {
 					return badInput("--config: %v", rerr)
 				}
-				cfg, err = explin.ParseConfig(data)
+				suite, err = explin.ParseSuite(data)
 			} else {
-				cfg, err = explin.DefaultConfig()
+				suite, err = explin.DefaultSuite()
 			}
 			if err != nil {
 				return usageError{err}
 			}
-			if cmd.Flags().Changed("episodes") {
-				cfg.Episodes = episodes
-			}
+			var seedList []uint64
 			if seeds != "" {
-				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
+				if seedList, err = parseSeeds(seeds); err != nil {
 					return err
 				}
 			}
-			if err := cfg.Validate(); err != nil {
+			for _, b := range suite.Blocks {
+				if cmd.Flags().Changed("episodes") {
+					b.Episodes = episodes
+				}
+				if seedList != nil {
+					b.Seeds = seedList
+				}
+			}
+			if err := suite.Validate(); err != nil {
 				return usageError{err}
 			}
 			if workers < 0 {
@@ -74,7 +80,7 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 				workers = runtime.GOMAXPROCS(0)
 			}
 			if out == "" {
-				out = "runs/" + cfg.Name
+				out = "runs/" + suite.Name
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -85,28 +91,24 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 				opts.Progress = func(done, total int64) {
 					if pct := done * 10 / max(total, 1); pct != last {
 						last = pct
-						fmt.Fprintf(stderr, "dprl: %s: %d/%d runs (%d%%), elapsed %.0fs\n", cfg.Name, done, total, pct*10, time.Since(start).Seconds())
+						fmt.Fprintf(stderr, "dprl: %s: %d/%d runs of the block (%d%%), elapsed %.0fs\n", suite.Name, done, total, pct*10, time.Since(start).Seconds())
 					}
 				}
 			}
-			res, err := explin.Run(ctx, cfg, opts)
+			man, summary, err := explin.RunSuite(ctx, suite, opts, out, os.Args)
 			if err != nil {
 				return err
 			}
-			man, summary, err := res.Write(out, os.Args)
-			if err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
 			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, %s, curves/*.csv) in %.1f s.\n", out, strings.Join(man.Figures, ", "), res.Seconds)
+			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, %s, */curves/*.csv) in %.1f s.\n", out, strings.Join(man.Figures, ", "), man.Seconds)
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "run directory (default runs/linear-mdp)")
 	f.StringVar(&config, "config", "", "YAML configuration replacing the embedded one")
-	f.StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-5")
-	f.IntVar(&episodes, "episodes", 0, "override K (default 20000)")
+	f.StringVar(&seeds, "seeds", "", "override the seeds of every block, e.g. 1-5")
+	f.IntVar(&episodes, "episodes", 0, "override K in every block (default: main 20000, long 200000)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	return cmd

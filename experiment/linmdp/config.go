@@ -83,9 +83,6 @@ type Config struct {
 // Agent names accepted in Config.Agents.
 var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "luyo-batched", "batch-twin", "luyo-nonbatched"}
 
-// DefaultConfig returns the embedded configuration of `dprl reproduce linear-mdp`.
-func DefaultConfig() (*Config, error) { return ParseConfig(defaultConfig) }
-
 // ParseConfig parses and validates a YAML configuration (unknown fields are rejected).
 func ParseConfig(data []byte) (*Config, error) {
 	var c Config

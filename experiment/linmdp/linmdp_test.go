@@ -27,12 +27,16 @@ beta_modes:
 `
 
 func TestDefaultConfigValid(t *testing.T) {
-	c, err := DefaultConfig()
+	s, err := DefaultSuite()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Cells()) == 0 {
-		t.Fatal("no cells")
+	if len(s.Blocks) != 2 || len(s.Blocks[0].Cells()) == 0 {
+		t.Fatal("default suite must have the main and long blocks")
+	}
+	one, err := ParseSuite([]byte(smallConfig))
+	if err != nil || len(one.Blocks) != 1 {
+		t.Fatalf("single config as suite: %v", err)
 	}
 }
 
