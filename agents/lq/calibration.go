@@ -40,8 +40,10 @@ type Constants struct {
 	Nu        float64 `json:"nu"`
 	// Epsilon and DeltaDP are the (ε, δ)-DP guarantee of the whole billboard recomputed by the
 	// accountant from Sigma1, Sigma2 (two counters, basic composition); +Inf if not private.
-	Epsilon float64 `json:"epsilon"`
+	Epsilon float64 `json:"-"`
 	DeltaDP float64 `json:"delta"`
+	// Guarantee renders (Epsilon, DeltaDP) for manifests ("non-private" for ε = ∞).
+	Guarantee string `json:"guarantee"`
 
 	capacity int // counter capacity max(1, K−1)
 }
@@ -55,7 +57,7 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 	if math.IsInf(cfg.Epsilon, 1) {
 		l := cfg.Lambda
 		return Constants{Private: false, Calibration: "none", Eta: l, LambdaMin: l, LambdaMax: l,
-			Epsilon: math.Inf(1)}, nil
+			Epsilon: math.Inf(1), Guarantee: "non-private"}, nil
 	}
 	K := cfg.Episodes
 	p, n := float64(pub.N+pub.D), float64(pub.N)
@@ -108,6 +110,7 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 		return Constants{}, err
 	}
 	c.Epsilon, c.DeltaDP = tot.Epsilon, tot.Delta
+	c.Guarantee = fmt.Sprintf("(eps=%.6g, delta=%.3g)-DP billboard => JDP, %s", c.Epsilon, c.DeltaDP, c.Neighbouring)
 	Kf := float64(K)
 	c.Lambda = c.Sigma1 * math.Sqrt(m) * (4*math.Sqrt(p) + math.Sqrt(8*math.Log(4*Kf/cfg.Alpha)))
 	c.Eta = 2 * c.Lambda

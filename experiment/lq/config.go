@@ -1,0 +1,152 @@
+// Package lq is the experiment of the LQ family: `dprl reproduce lq` runs OFU-RL and
+// Private-OFU-RL on the reference environment LQ-E1 (lq spec §5.4) for several ε and seeds,
+// in parallel and bit-identically whatever the number of workers, and writes curves, figures,
+// a summary and a manifest (last).
+package lq
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"math"
+
+	"go.yaml.in/yaml/v3"
+
+	agents "github.com/dprl/dprl/agents/lq"
+	model "github.com/dprl/dprl/model/lq"
+	"github.com/dprl/dprl/privacy/accounting"
+)
+
+//go:embed configs/lq-e1.yaml
+var embedded []byte
+
+// Search is the optimistic step's configurable part.
+type Search struct {
+	RandomStarts int `yaml:"random_starts" json:"random_starts"`
+	MaxIter      int `yaml:"max_iter" json:"max_iter"`
+}
+
+// Sweep is the optional extended sweep.
+type Sweep struct {
+	Episodes        int       `yaml:"episodes" json:"episodes"`
+	Seeds           []uint64  `yaml:"seeds" json:"seeds"`
+	Epsilons        []float64 `yaml:"epsilons" json:"epsilons"`
+	ZeroOutEpsilons []float64 `yaml:"zero_out_epsilons" json:"zero_out_epsilons"`
+	ReportAt        []int     `yaml:"report_at" json:"report_at"`
+}
+
+// Config is the experiment configuration (format of experiment/lq/configs/lq-e1.yaml).
+type Config struct {
+	Name            string    `yaml:"name" json:"name"`
+	System          string    `yaml:"system" json:"system"`
+	Episodes        int       `yaml:"episodes" json:"episodes"`
+	Seeds           []uint64  `yaml:"seeds" json:"seeds"`
+	Delta           float64   `yaml:"delta" json:"delta"`
+	Alpha           float64   `yaml:"alpha" json:"alpha"`
+	Lambda          float64   `yaml:"lambda" json:"lambda"`
+	Neighbouring    string    `yaml:"neighbouring" json:"neighbouring"`
+	Calibration     string    `yaml:"calibration" json:"calibration"`
+	WidthMultiplier float64   `yaml:"width_multiplier" json:"width_multiplier"`
+	Search          Search    `yaml:"search" json:"search"`
+	Epsilons        []float64 `yaml:"epsilons" json:"-"`
+	ReportAt        []int     `yaml:"report_at" json:"report_at"`
+	Extended        Sweep     `yaml:"extended" json:"extended"`
+}
+
+// DefaultConfig returns the embedded configuration of `dprl reproduce lq`.
+func DefaultConfig() (*Config, error) { return ParseConfig(embedded) }
+
+// ParseConfig decodes and validates a configuration; unknown fields are rejected.
+func ParseConfig(data []byte) (*Config, error) {
+	var c Config
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("lq experiment: parsing config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate checks every field and names the offending one with its allowed range.
+func (c *Config) Validate() error {
+	switch {
+	case c.Episodes < 1 || c.Episodes > 10_000_000:
+		return fmt.Errorf("episodes: must be in [1, 10000000], got %d", c.Episodes)
+	case len(c.Seeds) == 0 || len(c.Seeds) > 1000:
+		return fmt.Errorf("seeds: must list 1 to 1000 seeds, got %d", len(c.Seeds))
+	case len(c.Epsilons) == 0 || len(c.Epsilons) > 64:
+		return fmt.Errorf("epsilons: must list 1 to 64 values, got %d", len(c.Epsilons))
+	case c.Calibration != "exact" && c.Calibration != "paper":
+		return fmt.Errorf("calibration: must be exact or paper, got %q", c.Calibration)
+	}
+	seen := map[uint64]bool{}
+	for _, s := range c.Seeds {
+		if seen[s] {
+			return fmt.Errorf("seeds: %d listed twice", s)
+		}
+		seen[s] = true
+	}
+	if _, err := accounting.ParseNeighbouring(c.Neighbouring); err != nil {
+		return fmt.Errorf("neighbouring: %w", err)
+	}
+	for _, e := range c.Epsilons {
+		if !(e > 0) {
+			return fmt.Errorf("epsilons: each must be > 0 or .inf, got %v", e)
+		}
+		cfg := c.agentConfig(e, c.Episodes, c.Neighbouring)
+		if _, err := agents.ComputeConstants(agents.Public{N: 1, D: 1, H: 1, Cw: 0.1}, cfg); err != nil {
+			return err
+		}
+	}
+	for _, k := range c.ReportAt {
+		if k < 1 {
+			return fmt.Errorf("report_at: entries must be >= 1, got %d", k)
+		}
+	}
+	if x := c.Extended; x.Episodes != 0 {
+		if x.Episodes < 1 || x.Episodes > 10_000_000 || len(x.Seeds) == 0 {
+			return fmt.Errorf("extended: episodes must be in [1, 10000000] with at least one seed, got %d episodes, %d seeds", x.Episodes, len(x.Seeds))
+		}
+		for _, e := range append(append([]float64(nil), x.Epsilons...), x.ZeroOutEpsilons...) {
+			if !(e > 0) {
+				return fmt.Errorf("extended.epsilons: each must be > 0, got %v", e)
+			}
+		}
+	}
+	_, err := c.BuildSystem()
+	return err
+}
+
+// BuildSystem returns the configured system: LQ-E1 or a system file.
+func (c *Config) BuildSystem() (*model.System, error) {
+	if c.System == "" || c.System == "lq-e1" {
+		return model.LQE1(), nil
+	}
+	s, err := model.Load(c.System)
+	if err != nil {
+		return nil, fmt.Errorf("system: %w", err)
+	}
+	return s, nil
+}
+
+// agentConfig returns the agent configuration of one curve.
+func (c *Config) agentConfig(eps float64, episodes int, neighbouring string) agents.Config {
+	a := agents.DefaultConfig(eps, episodes)
+	a.Delta, a.Alpha, a.Lambda = c.Delta, c.Alpha, c.Lambda
+	a.Neighbouring, _ = accounting.ParseNeighbouring(neighbouring)
+	a.PaperCalibration = c.Calibration == "paper"
+	a.WidthMultiplier = c.WidthMultiplier
+	a.Search.NumRandomStarts, a.Search.MaxIter = c.Search.RandomStarts, c.Search.MaxIter
+	return a
+}
+
+// epsLabel formats ε for labels ("inf" for the non-private baseline).
+func epsLabel(e float64) string {
+	if math.IsInf(e, 1) {
+		return "inf"
+	}
+	return fmt.Sprintf("%g", e)
+}

@@ -1,0 +1,317 @@
+package lq
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/internal/atomicfile"
+	model "github.com/dprl/dprl/model/lq"
+	"github.com/dprl/dprl/report"
+	"github.com/dprl/dprl/rng"
+)
+
+// Version of the experiment's output format.
+const Version = "lq-1"
+
+// CurveSpec is one curve: an ε and a sensitivity convention.
+type CurveSpec struct {
+	Label        string  `json:"label"`
+	Epsilon      float64 `json:"-"`
+	EpsilonText  string  `json:"epsilon"`
+	Neighbouring string  `json:"neighbouring"`
+}
+
+// SeedRun is one (curve, seed) run.
+type SeedRun struct {
+	Seed  uint64             `json:"seed"`
+	Cum   []float64          `json:"-"`
+	Diag  agents.Diagnostics `json:"diagnostics"`
+	Final float64            `json:"final_regret"`
+	// ZeroLineMaxRelDev is max_k |R(k) − Z(k)|/Z(k); FirstOffZero is the first k with
+	// |R(k) − Z(k)| > 1e−9·Z(k) (0 if none).
+	ZeroLineMaxRelDev float64 `json:"zero_line_max_rel_dev"`
+	FirstOffZero      int     `json:"first_episode_off_zero_line"`
+}
+
+// CurveResult is a curve with all its seeds.
+type CurveResult struct {
+	Spec      CurveSpec        `json:"spec"`
+	Constants agents.Constants `json:"constants"`
+	Runs      []SeedRun        `json:"runs"`
+}
+
+// Result is a whole experiment.
+type Result struct {
+	Config   *Config       `json:"config"`
+	Extended bool          `json:"extended"`
+	Episodes int           `json:"episodes"`
+	Seeds    []uint64      `json:"seeds"`
+	ReportAt []int         `json:"report_at"`
+	System   string        `json:"system"`
+	Curves   []CurveResult `json:"curves"`
+	Zero     []float64     `json:"-"`
+	Workers  int           `json:"workers"`
+	Seconds  float64       `json:"wall_seconds"`
+}
+
+// Options controls a run.
+type Options struct {
+	// Workers is the number of parallel (curve, seed) runs (0 = GOMAXPROCS).
+	Workers int
+	// Extended selects the extended sweep instead of the main experiment.
+	Extended bool
+	// Progress, if non-nil, is called with the number of episodes done and the total.
+	Progress func(done, total int64)
+}
+
+// ZeroLine returns Z(k), k = 1..K: the cumulative exact regret of u ≡ 0 (lq spec §5.3).
+func ZeroLine(sys *model.System, K int) []float64 {
+	zg := make([][]float64, sys.H)
+	for h := range zg {
+		zg[h] = make([]float64, sys.D*sys.N)
+	}
+	out := make([]float64, K)
+	x := make([]float64, sys.N)
+	z := 0.0
+	for k := 1; k <= K; k++ {
+		sys.InitialState(k, x)
+		r, _ := sys.Regret(zg, x)
+		z += r
+		out[k-1] = z
+	}
+	return out
+}
+
+// Run executes the experiment. Results do not depend on opts.Workers.
+func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sys, err := cfg.BuildSystem()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, Extended: opts.Extended, Episodes: cfg.Episodes, Seeds: cfg.Seeds, ReportAt: cfg.ReportAt, System: sys.Name}
+	var specs []CurveSpec
+	if opts.Extended {
+		x := cfg.Extended
+		if x.Episodes == 0 {
+			return nil, fmt.Errorf("extended: the configuration has no extended sweep")
+		}
+		res.Episodes, res.Seeds, res.ReportAt = x.Episodes, x.Seeds, x.ReportAt
+		for _, e := range x.Epsilons {
+			specs = append(specs, CurveSpec{Epsilon: e, Neighbouring: cfg.Neighbouring})
+		}
+		for _, e := range x.ZeroOutEpsilons {
+			specs = append(specs, CurveSpec{Epsilon: e, Neighbouring: "zero-out"})
+		}
+	} else {
+		for _, e := range cfg.Epsilons {
+			specs = append(specs, CurveSpec{Epsilon: e, Neighbouring: cfg.Neighbouring})
+		}
+	}
+	for i := range specs {
+		s := &specs[i]
+		s.EpsilonText = epsLabel(s.Epsilon)
+		if math.IsInf(s.Epsilon, 1) {
+			s.Label = "OFU-RL (eps=inf)"
+		} else {
+			s.Label = fmt.Sprintf("Private-OFU-RL eps=%s %s", s.EpsilonText, s.Neighbouring)
+		}
+	}
+	K := res.Episodes
+	res.Zero = ZeroLine(sys, K)
+	res.Curves = make([]CurveResult, len(specs))
+	type job struct{ c, s int }
+	var jobs []job
+	for c, sp := range specs {
+		ac := cfg.agentConfig(sp.Epsilon, K, sp.Neighbouring)
+		consts, err := agents.ComputeConstants(agents.PublicOf(sys), ac)
+		if err != nil {
+			return nil, err
+		}
+		res.Curves[c] = CurveResult{Spec: sp, Constants: consts, Runs: make([]SeedRun, len(res.Seeds))}
+		for s := range res.Seeds {
+			jobs = append(jobs, job{c, s})
+		}
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	res.Workers = workers
+	start := time.Now()
+	var done atomic.Int64
+	total := int64(len(jobs) * K)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan job)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				sp := specs[j.c]
+				ac := cfg.agentConfig(sp.Epsilon, K, sp.Neighbouring)
+				seed := res.Seeds[j.s]
+				r, err := agents.Run(ctx, sys, ac, rng.NewSeed(seed), func(k int) {
+					if k%256 == 0 {
+						d := done.Add(256)
+						if opts.Progress != nil {
+							opts.Progress(d, total)
+						}
+					}
+				})
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s seed %d: %w", sp.Label, seed, err)
+					}
+					mu.Unlock()
+					cancel()
+					continue
+				}
+				sr := SeedRun{Seed: seed, Diag: r.Diag, Cum: make([]float64, K)}
+				c := 0.0
+				for k, v := range r.Regret {
+					c += v
+					sr.Cum[k] = c
+					if dev := math.Abs(c-res.Zero[k]) / res.Zero[k]; dev > sr.ZeroLineMaxRelDev || math.IsNaN(dev) {
+						sr.ZeroLineMaxRelDev = dev
+					}
+					if sr.FirstOffZero == 0 && math.Abs(c-res.Zero[k]) > 1e-9*res.Zero[k] {
+						sr.FirstOffZero = k + 1
+					}
+				}
+				sr.Final = c
+				res.Curves[j.c].Runs[j.s] = sr
+			}
+		}()
+	}
+	for _, j := range jobs {
+		if ctx.Err() != nil {
+			break
+		}
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(total, total)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// Manifest is written last as manifest.json.
+type Manifest struct {
+	Dprl    string   `json:"dprl_version"`
+	Format  string   `json:"format"`
+	Go      string   `json:"go_version"`
+	Command []string `json:"command,omitempty"`
+	*Result
+	Files []string `json:"files"`
+}
+
+// Write writes the run directory: curves/*.csv (per-episode cumulative regret of every seed
+// with mean and 95 % band), the zero-policy line, regret.{png,svg} (log–log), summary.md, and
+// manifest.json last. Every file is written atomically.
+func (r *Result) Write(dir, dprlVersion string, command []string) (string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
+		return "", err
+	}
+	K := r.Episodes
+	eps := make([]int, K)
+	xs := make([]float64, K)
+	for k := range eps {
+		eps[k] = k + 1
+		xs[k] = float64(k + 1)
+	}
+	var files []string
+	var curves []report.Curve
+	bands := make([]report.Band, len(r.Curves))
+	for i, c := range r.Curves {
+		runs := make([][]float64, len(c.Runs))
+		names := make([]string, len(c.Runs))
+		for j, s := range c.Runs {
+			runs[j] = s.Cum
+			names[j] = fmt.Sprintf("seed%d", s.Seed)
+		}
+		b, err := report.MeanBand(runs, 0.95)
+		if err != nil {
+			return "", err
+		}
+		bands[i] = b
+		name := filepath.Join("curves", sanitize(c.Spec.Label)+".csv")
+		if err := report.WriteCurveCSV(filepath.Join(dir, name), eps, runs, names, b); err != nil {
+			return "", err
+		}
+		files = append(files, name)
+		curves = append(curves, report.Curve{Label: c.Spec.Label, X: xs, Band: b})
+	}
+	zb := report.Band{Mean: r.Zero, Lo: r.Zero, Hi: r.Zero}
+	if err := report.WriteCurveCSV(filepath.Join(dir, "curves", "zero-policy.csv"), eps, [][]float64{r.Zero}, []string{"Z"}, zb); err != nil {
+		return "", err
+	}
+	files = append(files, "curves/zero-policy.csv")
+	curves = append(curves, report.Curve{Label: "zero policy Z(k) (u = 0)", X: xs, Band: report.Band{Mean: r.Zero}, Dashes: true})
+	fig := "regret"
+	if r.Extended {
+		fig = "regret-extended"
+	}
+	title := fmt.Sprintf("%s: cumulative regret, %d seeds, 95%% bands", r.System, len(r.Seeds))
+	if err := report.PlotCurves(filepath.Join(dir, fig), title, "episode k", "cumulative regret R(k)", curves, report.PlotOptions{LogX: true, LogY: true}); err != nil {
+		return "", err
+	}
+	files = append(files, fig+".png", fig+".svg")
+	summary := r.Summary(bands)
+	if err := atomicfile.WriteFile(filepath.Join(dir, "summary.md"), func(w io.Writer) error {
+		_, err := io.WriteString(w, summary)
+		return err
+	}, 0o644); err != nil {
+		return "", err
+	}
+	files = append(files, "summary.md")
+	man := Manifest{Dprl: dprlVersion, Format: Version, Go: runtime.Version(), Command: command, Result: r, Files: files}
+	data, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, "manifest.json"), func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	}, 0o644); err != nil {
+		return "", err
+	}
+	return summary, nil
+}
