@@ -1,6 +1,7 @@
 package main
 
 import (
+	agentslq "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/privacy/audit"
 )
@@ -11,5 +12,6 @@ import (
 func auditTargets() []audit.Target {
 	ts := audit.MechanismTargets()
 	ts = append(ts, tabular.AuditTargets()...)
+	ts = append(ts, agentslq.AuditTargets()...)
 	return ts
 }

@@ -161,6 +161,7 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 func reproductions(stdout, stderr io.Writer) []*cobra.Command {
 	return []*cobra.Command{
 		newQiaoFig1Cmd(stdout, stderr),
+		newLQCmd(stdout, stderr),
 		newLinearMDPCmd(stdout, stderr),
 	}
 }
