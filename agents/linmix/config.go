@@ -231,7 +231,11 @@ func (c *Config) params(m *model.MDP) Params {
 	if cw == 0 {
 		cw = m.Cw()
 	}
-	return Params{K: c.Episodes, H: m.Horizon(), D: m.Dim(), D2: m.RewardDim(), Epsilon: c.Epsilon, Delta: c.Delta, P: c.P, Cw: cw}
+	delta := c.Delta
+	if c.Calibration == Laplace && delta == 0 {
+		delta = 0.5 // pure DP: δ is not used by any Laplace constant
+	}
+	return Params{K: c.Episodes, H: m.Horizon(), D: m.Dim(), D2: m.RewardDim(), Epsilon: c.Epsilon, Delta: delta, P: c.P, Cw: cw}
 }
 
 func gauss(s float64) noise.Calibration { return noise.GaussianNoise(s) }
