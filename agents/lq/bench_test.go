@@ -1,0 +1,81 @@
+package lq
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/dprl/dprl/model/lq"
+	"github.com/dprl/dprl/rng"
+)
+
+// benchSystems: LQ-E1 (n=2, d=1), n = d = 2, and a larger n = 4, d = 2 system, all H = 10.
+func benchSystems(b *testing.B) map[string]*lq.System {
+	mk := func(c lq.Config) *lq.System {
+		s, err := lq.NewSystem(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	eye := func(n int) [][]float64 {
+		m := make([][]float64, n)
+		for i := range m {
+			m[i] = make([]float64, n)
+			m[i][i] = 1
+		}
+		return m
+	}
+	return map[string]*lq.System{
+		"n2d1": lq.LQE1(),
+		"n2d2": mk(lq.Config{Name: "n2d2", A: [][]float64{{0.5, 0.1}, {0, 0.4}}, B: [][]float64{{0.3, 0}, {0, 0.3}},
+			Q: eye(2), R: eye(2), Horizon: 10, Cw: 0.2, Gamma: 0.5}),
+		"n4d2": mk(lq.Config{Name: "n4d2",
+			A: [][]float64{{0.3, 0.1, 0, 0}, {0, 0.3, 0.1, 0}, {0, 0, 0.3, 0.1}, {0, 0, 0, 0.3}},
+			B: [][]float64{{0, 0}, {0.2, 0}, {0, 0}, {0, 0.2}}, Q: eye(4), R: eye(2), Horizon: 10, Cw: 0.2, Gamma: 0.5}),
+	}
+}
+
+// BenchmarkEpisode measures whole episodes (release, planning with the optimistic step,
+// exact regret, rollout, curator update) in runs of K episodes, and reports episodes/s and the
+// optimistic step's share of the time. Non-private runs use K = 200 (the search does real work
+// in every episode); private runs K = 2000 at ε = 1 (every episode takes the early exit).
+//
+//	go test -run NONE -bench Episode -cpu 1 ./agents/lq/
+func BenchmarkEpisode(b *testing.B) {
+	for _, name := range []string{"n2d1", "n2d2", "n4d2"} {
+		sys := benchSystems(b)[name]
+		for _, c := range []struct {
+			label string
+			eps   float64
+			K     int
+		}{{"ofu-rl", math.Inf(1), 200}, {"private-eps1", 1, 2000}} {
+			b.Run(name+"/"+c.label, func(b *testing.B) {
+				var eps, search, total float64
+				for i := 0; i < b.N; i++ {
+					res, err := Run(context.Background(), sys, DefaultConfig(c.eps, c.K), rng.NewSeed(uint64(i)), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					eps += float64(c.K)
+					search += res.Diag.SearchSeconds
+					total += res.Diag.Seconds
+				}
+				b.ReportMetric(eps/b.Elapsed().Seconds(), "episodes/s")
+				b.ReportMetric(search/total, "search-share")
+			})
+		}
+	}
+}
+
+// BenchmarkRiccatiGradient measures one f + ∇f evaluation (Riccati pass and gradient) on LQ-E1.
+func BenchmarkRiccatiGradient(b *testing.B) {
+	sys := lq.LQE1()
+	ric := lq.NewRiccati(sys.N, sys.D, sys.H, sys.Q, sys.R, sys.W)
+	g := make([]float64, len(sys.Theta))
+	x := []float64{1, 0}
+	for i := 0; i < b.N; i++ {
+		ric.Solve(sys.Theta)
+		ric.Gradient(x, g)
+	}
+}
