@@ -289,3 +289,77 @@ func TestEmptySet(t *testing.T) {
 		t.Fatal("non-empty set reported empty")
 	}
 }
+
+// TestMappingsAgree is lq spec §4.6 test 2(v): the U-space constraints of the searcher equal
+// the Θ-space constraints after the change of variables Θ = Θ̂ + Q_V diag(β/√v) Y, and toY
+// inverts toTheta.
+func TestMappingsAgree(t *testing.T) {
+	sys := lq.LQE1()
+	s := newSearcher(PublicOf(sys), DefaultSearch())
+	r := rand.New(rand.NewPCG(51, 52))
+	th := 0.7
+	c, sn := math.Cos(th), math.Sin(th)
+	e := &Ellipsoid{P: 3, N: 2, ThetaHat: []float64{0.5, 0.1, -0.2, 0.3, 0.05, 0.2},
+		QV: []float64{c, -sn, 0, sn, c, 0, 0, 0, 1}, V: []float64{40, 3, 700}, Beta: 0.8}
+	s.setup(e, []float64{1, 0})
+	for trial := 0; trial < 50; trial++ {
+		y := make([]float64, 6)
+		for i := range y {
+			y[i] = r.NormFloat64()
+		}
+		theta := make([]float64, 6)
+		s.toTheta(y, theta)
+		ny2 := frob(y) * frob(y)
+		if got, want := s.ea.value(y, 3, 2), ny2-1; math.Abs(got-want) > 1e-12*(1+ny2) {
+			t.Fatalf("C_k in U-space %v, want %v", got, want)
+		}
+		if got, want := e.Dist2(theta), e.Beta*e.Beta*ny2; math.Abs(got-want) > 1e-10*(1+want) {
+			t.Fatalf("‖Θ−Θ̂‖_V² = %v, β²‖Y‖² = %v", got, want)
+		}
+		nt2 := frob(theta) * frob(theta)
+		if got := s.eb.value(y, 3, 2); math.Abs(got-(nt2-1)) > 1e-10*(1+nt2) {
+			t.Fatalf("S̄ in U-space %v, ‖Θ‖²−1 = %v", got, nt2-1)
+		}
+		back := make([]float64, 6)
+		s.toY(theta, back)
+		for i := range y {
+			if math.Abs(back[i]-y[i]) > 1e-10*(1+math.Abs(y[i])) {
+				t.Fatalf("toY(toTheta(y)) = %v, y = %v", back, y)
+			}
+		}
+	}
+}
+
+// TestNoiselessRegression: exact statistics of noiseless data recover Θ* (lq spec pitfall 1:
+// the Θ layout), through the curator and the planner.
+func TestNoiselessRegression(t *testing.T) {
+	sys := lq.LQE1()
+	pub := PublicOf(sys)
+	cfg := DefaultConfig(math.Inf(1), 10)
+	consts := Constants{Eta: 1e-9, LambdaMin: 1e-9, LambdaMax: 1e-9}
+	cur, _ := NewCurator(pub, cfg, consts, nil, nil)
+	r := rand.New(rand.NewPCG(61, 62))
+	for k := 0; k < 5; k++ {
+		tr := &Trajectory{X: [][]float64{{0.5 * r.NormFloat64(), 0.5 * r.NormFloat64()}}}
+		for h := 0; h < sys.H; h++ {
+			u := []float64{0.3 * r.NormFloat64()}
+			next := make([]float64, 2)
+			sys.Step(tr.X[h], u, []float64{0, 0}, next)
+			tr.U = append(tr.U, u)
+			tr.X = append(tr.X, next)
+		}
+		if err := cur.Receive(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pl := NewPlanner(pub, cfg, consts)
+	plan, err := pl.Plan(cur.Release(), []float64{1, 0}, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range plan.Set.ThetaHat {
+		if math.Abs(v-sys.Theta[i]) > 1e-6 {
+			t.Fatalf("Θ̂ = %v, Θ* = %v", plan.Set.ThetaHat, sys.Theta)
+		}
+	}
+}
