@@ -34,6 +34,7 @@ type luyoBroken struct {
 	noiseDiv   float64
 	redraw     bool
 	rawPlanner bool
+	record     bool // keep a log of the released (Λ̃, ũ) (audit targets)
 }
 
 // Luyo is the privacy-preserving batched LSVI-UCB of [L] Algorithm 2 with the App. E.1
@@ -76,6 +77,7 @@ type Luyo struct {
 
 	version, repairs int
 	updates          []Update
+	log              [][]float64 // released Λ̃ and ũ (only with broken.record)
 }
 
 // NewLuyo returns Algorithm 2 (or the non-batched variant) with every constant, σ, B and the
@@ -228,10 +230,14 @@ func (a *Luyo) EndEpisode() {
 		if guardPD(m, d, a.floor, a.chol[h], a.scratch) { // P3: floor λ + c_K
 			a.repairs++
 		}
+		if a.cfg.broken.record {
+			a.log = append(a.log, append([]float64(nil), m...))
+		}
 	}
 	for h := a.H - 1; h >= 0; h-- {
 		a.st.target(h, a.pl.valueNext(h), a.y)
-		if a.trees != nil && !a.cfg.broken.rawPlanner {
+		raw := append([]float64(nil), a.y...)
+		if a.trees != nil {
 			su := a.cons.SigmaU
 			if a.cfg.broken.noiseDiv > 0 {
 				su /= a.cfg.broken.noiseDiv
@@ -239,6 +245,12 @@ func (a *Luyo) EndEpisode() {
 			for i := range a.y {
 				a.y[i] = a.usrc.AddGaussian(a.y[i], su)
 			}
+		}
+		if a.cfg.broken.record {
+			a.log = append(a.log, append([]float64(nil), a.y...))
+		}
+		if a.cfg.broken.rawPlanner {
+			copy(a.y, raw) // BROKEN: planner reads the raw statistic.
 		}
 		a.pl.planStep(h, Release{Chol: a.chol[h], Y: a.y})
 	}

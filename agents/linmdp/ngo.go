@@ -40,6 +40,7 @@ type ngoBroken struct {
 	redraw     bool    // tree noise redrawn at every release instead of reused
 	dataNoise  bool    // σ_y computed from the data
 	rawPlanner bool    // planner reads the exact regression vector
+	record     bool    // keep a log of the released ỹ (audit targets)
 }
 
 // Ngo is Private LSVI-UCB with low switching cost ([N] Algorithm 1) with the fixes of spec
@@ -82,7 +83,8 @@ type Ngo struct {
 
 	version, nUpdates, repairs, capHit int
 	updates                            []Update
-	released                           int // Gram releases made (episodes)
+	released                           int         // Gram releases made (episodes)
+	ylog                               [][]float64 // released ỹ (only with broken.record)
 }
 
 // NewNgo returns Algorithm 1 with all constants, noise levels and the cap computed now, from
@@ -228,6 +230,9 @@ func (a *Ngo) BeginEpisode(k int) {
 		raw := append([]float64(nil), a.y...)
 		if !a.cfg.NoiseOff {
 			a.noisyY(h, k, a.y) // line 11
+		}
+		if a.cfg.broken.record {
+			a.ylog = append(a.ylog, append([]float64(nil), a.y...))
 		}
 		if a.cfg.broken.rawPlanner {
 			copy(a.y, raw) // BROKEN: planner reads the raw statistic.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	agentslinmdp "github.com/dprl/dprl/agents/linmdp"
 	agentslq "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/privacy/audit"
@@ -13,5 +14,6 @@ func auditTargets() []audit.Target {
 	ts := audit.MechanismTargets()
 	ts = append(ts, tabular.AuditTargets()...)
 	ts = append(ts, agentslq.AuditTargets()...)
+	ts = append(ts, agentslinmdp.AuditTargets()...)
 	return ts
 }
