@@ -2,16 +2,14 @@ package lq
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/audit"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
-
-// auditEpisodes is K of the audit targets: 16 releases after the changed user, over m = 5 tree
-// levels, so that a counter that redraws its noise at every release is detectable.
-const auditEpisodes = 17
 
 // auditEpsilon and auditDelta are the claim the audit targets are calibrated for.
 const (
@@ -24,12 +22,14 @@ type userKind int
 
 const (
 	userA    userKind = iota // x_h = (1, 0), u_h = 0.83: ‖z‖ = 1 + γ
-	userB                    // x_h = (−0.83, 0), u_h = 1: ‖z‖ = 1 + γ, z ⊥ user A's z
+	userB                    // x_h = (−0.6889, 0.7249), u_h = 0.83: ‖x‖ = 1, ‖z‖ ≈ 1 + γ, z ⊥ user A's z
 	userZero                 // reports x ≡ 0, u ≡ 0
 )
 
 // adversarialTrajectory returns the changed user's reported data on LQ-E1 shapes (n = 2,
-// d = 1). Users A and B realise the replace-one B_1 sensitivity √2·H(1+γ)² exactly.
+// d = 1). Users A and B realise the replace-one B_1 sensitivity √2·H(1+γ)² (to 1e−4) and half
+// of the squared replace-one B_2 sensitivity (the most a pair of orthogonal z with unit next
+// states can).
 func adversarialTrajectory(kind userKind, H int) *Trajectory {
 	tr := &Trajectory{X: make([][]float64, H+1), U: make([][]float64, H)}
 	for h := range tr.X {
@@ -37,7 +37,7 @@ func adversarialTrajectory(kind userKind, H int) *Trajectory {
 		case userA:
 			tr.X[h] = []float64{1, 0}
 		case userB:
-			tr.X[h] = []float64{-0.83, 0}
+			tr.X[h] = []float64{-0.6889, math.Sqrt(1 - 0.6889*0.6889)}
 		default:
 			tr.X[h] = []float64{0, 0}
 		}
@@ -47,7 +47,7 @@ func adversarialTrajectory(kind userKind, H int) *Trajectory {
 		case userA:
 			tr.U[h] = []float64{0.83}
 		case userB:
-			tr.U[h] = []float64{1}
+			tr.U[h] = []float64{0.83}
 		default:
 			tr.U[h] = []float64{0}
 		}
@@ -59,7 +59,12 @@ func adversarialTrajectory(kind userKind, H int) *Trajectory {
 // (side 0: u0, side 1: u1) and users 2..K are simulated LQ-E1 users. It returns everything
 // released after user 1's data entered: the billboards T_{1,k} (packed upper triangle) and
 // T_{2,k} for k = 2..K and, if withPlans, the gains handed to users 2..K.
-func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withPlans bool, sigmaOff bool) ([]float64, error) {
+//
+// If weighted, the output is instead Σ_k T_k/c_k / Σ_k 1/c_k over k = 2..K with c_k =
+// popcount(k−1) (the number of tree nodes in release k): a post-processing of the billboard
+// that averages independent release noise optimally, so that a counter that redraws its noise
+// at every release is exposed.
+func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withPlans, sigmaOff, weighted bool) ([]float64, error) {
 	sys := lq.LQE1()
 	pub := PublicOf(sys)
 	cfg.Episodes = K
@@ -94,12 +99,27 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 		tr.U[h] = make([]float64, d)
 	}
 	w := make([]float64, n)
+	var acc []float64
+	wsum := 0.0
 	for k := 2; k <= K; k++ {
 		b := cur.Release()
+		rel := make([]float64, 0, noise.PackedLen(p)+p*n)
 		for i := 0; i < p; i++ {
-			out = append(out, b.T1[i*p+i:i*p+p]...)
+			rel = append(rel, b.T1[i*p+i:i*p+p]...)
 		}
-		out = append(out, b.T2...)
+		rel = append(rel, b.T2...)
+		if weighted {
+			wk := 1 / float64(bits.OnesCount(uint(k-1)))
+			if wsum == 0 {
+				acc = make([]float64, len(rel))
+			}
+			wsum += wk
+			for i, v := range rel {
+				acc[i] += wk * v
+			}
+		} else {
+			out = append(out, rel...)
+		}
 		gains := make([][]float64, H) // u ≡ 0 unless planned
 		for h := range gains {
 			gains[h] = make([]float64, d*n)
@@ -114,6 +134,15 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 			for _, g := range gains {
 				out = append(out, g...)
 			}
+		}
+		if !withPlans {
+			// Later users report x ≡ 0 (fixed data, identical on both sides): only user 1 differs.
+			if k < K {
+				if err := cur.Receive(adversarialTrajectory(userZero, H)); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
 		ur := users.Index(uint64(k)).Rand()
 		for h := 0; h < H; h++ {
@@ -133,42 +162,61 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 			}
 		}
 	}
+	if weighted {
+		for i := range acc {
+			out = append(out, acc[i]/wsum)
+		}
+	}
 	return out, nil
 }
 
 // AuditTargets returns the audit targets of the LQ family: Private-OFU-RL at (ε, δ) = (2, 1e−5)
-// on LQ-E1 with K = 17, where user 1 is replaced by an adversarial user realising the
-// replace-one sensitivity of B_1, and its deliberately broken variants (noise divided by 4,
-// tree noise redrawn at every release, noise level computed from the first user's data, planner
-// reading raw statistics). The observed output is the sequence of billboards released after
-// user 1 (everything any later user's policy is computed from) and the gains handed to users
-// 2..K.
+// on LQ-E1 where user 1 is replaced by an adversarial user realising the replace-one
+// sensitivity of B_1 (users A and B, orthogonal z of norm 1 + γ), later users report fixed
+// zero data, and the observed output is the billboard released after user 1 — everything any
+// later user's policy is computed from (a policy is a deterministic function of the billboard
+// and that user's own data, so auditing the billboard audits the JDP output). Broken variants:
+// node noise divided by 4, tree noise redrawn at every release (K = 1025, popcount-weighted
+// average of the releases), noise level computed from the first user's data, planner reading
+// raw statistics.
 func AuditTargets() []audit.Target {
-	mk := func(name, desc string, b broken, u0, u1 userKind) audit.Target {
-		cfg := DefaultConfig(auditEpsilon, auditEpisodes)
+	type spec struct {
+		name, desc string
+		b          broken
+		u0, u1     userKind
+		K          int
+		weighted   bool
+		runs       int
+	}
+	const base = "Private-OFU-RL on LQ-E1, (ε,δ)=(2,1e-5), replace-one; user 1 "
+	specs := []spec{
+		{"lq/private-ofu-rl", base + "A: z=(1,0,0.83) vs B: orthogonal z; K=3; output: billboards after user 1", notBroken, userA, userB, 3, false, 100000},
+		{"lq/private-ofu-rl/zero-user", base + "A vs a user reporting zeros; K=3; output: billboards after user 1", notBroken, userA, userZero, 3, false, 20000},
+		{"lq/private-ofu-rl/long", base + "A vs B; K=1025; output: popcount-weighted average of the billboards after user 1", notBroken, userA, userB, 1025, true, 20000},
+		{"lq/private-ofu-rl/noise-div4", "BROKEN: node noise divided by 4; " + base + "A vs B; K=3", brokenNoiseDiv4, userA, userB, 3, false, 100000},
+		{"lq/private-ofu-rl/tree-redrawn", "BROKEN: counter noise redrawn at every release; " + base + "A vs B; K=1025, weighted average", brokenRedraw, userA, userB, 1025, true, 20000},
+		{"lq/private-ofu-rl/data-sigma", "BROKEN: noise level computed from user 1's element; " + base + "A vs zeros; K=3", brokenDataSigma, userA, userZero, 3, false, 20000},
+		{"lq/private-ofu-rl/raw-planner", "BROKEN: the planner reads the raw statistics; " + base + "A vs B; K=3", brokenRawPlanner, userA, userB, 3, false, 20000},
+	}
+	var ts []audit.Target
+	for _, sp := range specs {
+		cfg := DefaultConfig(auditEpsilon, sp.K)
 		cfg.Delta = auditDelta
-		cfg.broken = b
-		return audit.Target{
-			Name:        name,
+		cfg.broken = sp.b
+		ts = append(ts, audit.Target{
+			Name:        sp.name,
 			Family:      "lq",
-			Description: desc,
+			Description: sp.desc,
 			Claim:       audit.Claim{Epsilon: auditEpsilon, Delta: auditDelta},
-			Broken:      b != notBroken,
+			Broken:      sp.b != notBroken,
+			Runs:        sp.runs,
 			Run: func(side int, seed rng.Seed) ([]float64, error) {
 				if side != 0 && side != 1 {
 					return nil, fmt.Errorf("lq audit: side must be 0 or 1, got %d", side)
 				}
-				return auditRun(cfg, auditEpisodes, u0, u1, side, seed, true, false)
+				return auditRun(cfg, sp.K, sp.u0, sp.u1, side, seed, false, false, sp.weighted)
 			},
-		}
+		})
 	}
-	const base = "Private-OFU-RL on LQ-E1, K=17, (ε,δ)=(2,1e-5), replace-one; user 1 "
-	return []audit.Target{
-		mk("lq/private-ofu-rl", base+"reports z=(1,0,0.83) vs the orthogonal z=(-0.83,0,1); output: billboards and gains after user 1", notBroken, userA, userB),
-		mk("lq/private-ofu-rl/zero-user", base+"reports z=(1,0,0.83) vs all zeros; output: billboards and gains after user 1", notBroken, userA, userZero),
-		mk("lq/private-ofu-rl/noise-div4", "BROKEN: node noise divided by 4; "+base+"A vs B", brokenNoiseDiv4, userA, userB),
-		mk("lq/private-ofu-rl/tree-redrawn", "BROKEN: counter noise redrawn at every release; "+base+"A vs B", brokenRedraw, userA, userB),
-		mk("lq/private-ofu-rl/data-sigma", "BROKEN: noise level computed from user 1's element; "+base+"A vs all zeros", brokenDataSigma, userA, userZero),
-		mk("lq/private-ofu-rl/raw-planner", "BROKEN: the planner reads the raw statistics; "+base+"A vs B", brokenRawPlanner, userA, userB),
-	}
+	return ts
 }

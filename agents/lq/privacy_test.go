@@ -172,7 +172,7 @@ func counterStatistics(t *testing.T, b broken, n int) (stats [2][]float64, mu fl
 	cfg.broken = b
 	clean := [2][]float64{}
 	for side := 0; side < 2; side++ {
-		out, err := auditRun(DefaultConfig(1, 3), 3, userA, userB, side, rng.NewSeed(0), false, true)
+		out, err := auditRun(DefaultConfig(1, 3), 3, userA, userB, side, rng.NewSeed(0), false, true, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func counterStatistics(t *testing.T, b broken, n int) (stats [2][]float64, mu fl
 	root := rng.NewSeed(99)
 	for side := 0; side < 2; side++ {
 		for i := 0; i < n; i++ {
-			out, err := auditRun(cfg, 3, userA, userB, side, root.Child("side").Index(uint64(side)).Index(uint64(i)), false, false)
+			out, err := auditRun(cfg, 3, userA, userB, side, root.Child("side").Index(uint64(side)).Index(uint64(i)), false, false, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -301,7 +301,7 @@ func TestAuditTargets(t *testing.T) {
 			t.Fatalf("%s: side 2 accepted", tg.Name)
 		}
 	}
-	if broken != 4 {
+	if broken != 4 || len(ts) != 7 {
 		t.Fatalf("%d broken variants, want 4", broken)
 	}
 }
