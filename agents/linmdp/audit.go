@@ -2,6 +2,7 @@ package linmdp
 
 import (
 	"fmt"
+	"math/bits"
 
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/audit"
@@ -72,6 +73,7 @@ func ngoAuditConfig(eps float64, seed *rng.Seed) NgoConfig {
 		C: 1 + 1e-9, UMax: 2}
 }
 
+// ngoTightClaim is the claim of the full-output Ngo targets (Gram and ỹ releases).
 func ngoTightClaim(eps float64) (float64, error) {
 	rho, err := RhoFromEpsDelta(eps, auditDelta)
 	if err != nil {
@@ -84,6 +86,45 @@ func ngoTightClaim(eps float64) (float64, error) {
 	c = c.WithUMax(2)
 	r := float64(c.H*c.L)*2/(2*c.SigmaNode*c.SigmaNode) + float64(c.UMax*c.H)*2/(2*c.SigmaY*c.SigmaY)
 	return EpsFromRho(r, auditDelta), nil
+}
+
+// gramK is the number of users of the gram-sum targets: long enough that a tree whose noise
+// is redrawn at every release leaks visibly more than the binary mechanism.
+const gramK = 1024
+
+// ngoGramClaim is the claim of the gram-sum targets: only the Gram releases are observed
+// (C is set so high that no update, hence no ỹ release, ever happens).
+func ngoGramClaim(eps float64) (float64, error) {
+	rho, err := RhoFromEpsDelta(eps, auditDelta)
+	if err != nil {
+		return 0, err
+	}
+	c, err := NewNgoConstants(gramK, 1, 3, rho, 0.05, CalibSound)
+	if err != nil {
+		return 0, err
+	}
+	return EpsFromRho(float64(c.H*c.L)*2/(2*c.SigmaNode*c.SigmaNode), auditDelta), nil
+}
+
+func luyoGramClaim(eps float64) (float64, error) {
+	c, err := NewLuyoConstants(gramK, 1, 3, eps, auditDelta, 0.05, gramK, LuyoPaper)
+	if err != nil {
+		return 0, err
+	}
+	return EpsFromRho(float64(c.H*c.TreeLevels)*2/(2*c.SigmaLam*c.SigmaLam), auditDelta), nil
+}
+
+// gramSums reduces a sequence of released d×d matrices M_t (t = 1..T, full row-major) to
+// (Σ_t (M_t[0][0] − M_t[1][1]) / popcount(t), Σ_t (M_t[0][0] − M_t[1][1])): post-processing
+// of the releases, the near-optimal statistics against independent per-release noise.
+func gramSums(ms [][]float64, d int) []float64 {
+	var a, b float64
+	for t, m := range ms {
+		x := m[0] - m[d+1]
+		a += x / float64(bits.OnesCount(uint(t+1)))
+		b += x
+	}
+	return []float64{a, b}
 }
 
 func luyoAuditConfig(eps float64, B int, seed *rng.Seed) LuyoConfig {
@@ -139,10 +180,7 @@ func runNgoAudit(env *model.MDP, cfg NgoConfig, side int) ([]float64, error) {
 		out = append(out, 0)
 	}
 	out = append(out, float64(a.nUpdates))
-	for h := 0; h < H; h++ {
-		out = append(out, a.pl.val[h]...)
-	}
-	return out, nil
+	return appendPolicy(out, a.pl), nil
 }
 
 func runLuyoAudit(env *model.MDP, cfg LuyoConfig, side int) ([]float64, error) {
@@ -163,10 +201,59 @@ func runLuyoAudit(env *model.MDP, cfg LuyoConfig, side int) ([]float64, error) {
 	for _, v := range a.log {
 		out = append(out, v...)
 	}
-	for h := 0; h < H; h++ {
-		out = append(out, a.pl.val[h]...)
+	return appendPolicy(out, a.pl), nil
+}
+
+// appendPolicy appends the final policy handed to later users: its actions and values.
+func appendPolicy(out []float64, p *planner) []float64 {
+	for h := range p.act {
+		for s, x := range p.act[h] {
+			out = append(out, float64(x), p.val[h][s])
+		}
 	}
-	return out, nil
+	return out
+}
+
+// runNgoGram feeds gramK users to Ngo (no updates) and returns gramSums of its releases.
+func runNgoGram(env *model.MDP, eps float64, brk ngoBroken, side int, seed rng.Seed) ([]float64, error) {
+	sd := seed.Child("agent")
+	cfg := NgoConfig{Common: Common{K: gramK, Seed: &sd}, Epsilon: eps, Delta: auditDelta, C: 1e300, broken: brk}
+	a, err := NewNgo(env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([][]float64, 0, gramK)
+	for k := 1; k <= gramK; k++ {
+		a.BeginEpisode(k)
+		s, act := auditUser(k, side)
+		a.Observe(0, s, act, env.Reward(0, s, act), 0)
+		a.EndEpisode()
+		ms = append(ms, append([]float64(nil), a.rel[0]...))
+	}
+	return gramSums(ms, env.D), nil
+}
+
+// runLuyoGram feeds gramK users to the non-batched Luyo agent and returns gramSums of its
+// released matrices.
+func runLuyoGram(env *model.MDP, eps float64, brk luyoBroken, side int, seed rng.Seed) ([]float64, error) {
+	sd := seed.Child("agent")
+	brk.record = true
+	cfg := LuyoConfig{Common: Common{K: gramK, CBeta: 1e-6, Seed: &sd}, Epsilon: eps, Delta: auditDelta, NonBatched: true, broken: brk}
+	a, err := NewLuyo(env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for k := 1; k <= gramK; k++ {
+		a.BeginEpisode(k)
+		s, act := auditUser(k, side)
+		a.Observe(0, s, act, env.Reward(0, s, act), 0)
+		a.EndEpisode()
+	}
+	var ms [][]float64
+	for i := 0; i < len(a.log); i += 2 { // log alternates Λ̃ (d·d) and ũ (d) per update (H = 1)
+		ms = append(ms, a.log[i])
+	}
+	return gramSums(ms, env.D), nil
 }
 
 // AuditTargets returns the audit targets of every private agent of the family (Ngo et al.'s
@@ -187,7 +274,6 @@ func AuditTargets() []audit.Target {
 	}{
 		{"", ngoBroken{}},
 		{"/noise-div4", ngoBroken{noiseDiv: 4}},
-		{"/tree-redraw", ngoBroken{redraw: true}},
 		{"/data-noise", ngoBroken{dataNoise: true}},
 		{"/raw-planner", ngoBroken{rawPlanner: true}},
 	} {
@@ -217,7 +303,7 @@ func AuditTargets() []audit.Target {
 		B    int
 		brks []string
 	}{
-		{"luyo-batched", 4, []string{"", "/noise-div4", "/tree-redraw", "/raw-planner"}},
+		{"luyo-batched", 4, []string{"", "/noise-div4", "/raw-planner"}},
 		{"luyo-nonbatched", auditK, []string{"", "/noise-div4"}},
 	} {
 		B := l.B
@@ -248,6 +334,40 @@ func AuditTargets() []audit.Target {
 					B, eps, auditK),
 				Claim:  audit.Claim{Epsilon: claim, Delta: auditDelta},
 				Broken: suffix != "",
+				Run:    run,
+			})
+		}
+	}
+	// Tree noise redrawn per release: observed through gramSums over gramK releases.
+	for _, g := range []struct {
+		name  string
+		claim func(float64) (float64, error)
+		run   func(eps float64, redraw bool, side int, seed rng.Seed) ([]float64, error)
+	}{
+		{"ngo-private", ngoGramClaim, func(eps float64, redraw bool, side int, seed rng.Seed) ([]float64, error) {
+			return runNgoGram(env, eps, ngoBroken{redraw: redraw}, side, seed)
+		}},
+		{"luyo-nonbatched", luyoGramClaim, func(eps float64, redraw bool, side int, seed rng.Seed) ([]float64, error) {
+			return runLuyoGram(env, eps, luyoBroken{redraw: redraw}, side, seed)
+		}},
+	} {
+		eps, claim, err := nominalFor(g.claim)
+		for _, redraw := range []bool{false, true} {
+			run := func(side int, seed rng.Seed) ([]float64, error) { return g.run(eps, redraw, side, seed) }
+			if envErr != nil || err != nil {
+				run = fail(fmt.Errorf("linear-mdp audit setup: %v %v", envErr, err))
+			}
+			name := "linear-mdp/" + g.name + "/gram-sum"
+			if redraw {
+				name += "/tree-redraw"
+			}
+			ts = append(ts, audit.Target{
+				Name:   name,
+				Family: "linear-mdp",
+				Description: fmt.Sprintf("%s Gram releases only, K=%d users, nominal ε=%.3g; user 1 has φ=e0 (D) or e1 (D′); output: (Σ_t (Λ̃_t[0,0]−Λ̃_t[1,1])/popcount(t), Σ_t (Λ̃_t[0,0]−Λ̃_t[1,1]))",
+					g.name, gramK, eps),
+				Claim:  audit.Claim{Epsilon: claim, Delta: auditDelta},
+				Broken: redraw,
 				Run:    run,
 			})
 		}
