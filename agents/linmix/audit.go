@@ -17,7 +17,9 @@ import (
 // privacy guard (projection of X to its norm bound, clipping of y) makes its leaves lie in the
 // sensitivity box; the worst case over response trees is therefore a worst case over guarded
 // leaves. Each target runs the algorithm's own curator (JDP) or user-side randomiser (LDP),
-// built by the agent constructor from public parameters, on K users (K = 32 for JDP, so the
+// built by the agent constructor from public parameters, on K users (K = 32 for JDP — 128 for
+// the tree-redraw variants and 2 for the Laplace tree, whose correlated Laplace sums the
+// auditor's event families cannot exploit — so the
 // changed user's leaf lies in K0(32) = 6 tree nodes and a tree whose nodes are redrawn per
 // release leaks through 32 independent looks; K = 1 for LDP). User 1 is the changed user with
 // extreme leaves in every step and regression — X = maxX·e_1 on D, X = maxX·e_2 on D′, y = maxY
@@ -53,7 +55,7 @@ func auditSpecs() []auditSpec {
 		{"ucrl-vtr-jdp", Config{Algorithm: UCRLVTR, Mode: JDP, Episodes: 32, Epsilon: 400, Delta: 1e-3}},
 		{"ucrl-vtr-ldp", Config{Algorithm: UCRLVTR, Mode: LDP, Episodes: 1, Epsilon: 5, Delta: 1e-3}},
 		{"ucrl-vtr-jdp-zcdp", Config{Algorithm: UCRLVTR, Mode: JDP, Calibration: ZCDP, Episodes: 32, Epsilon: 2, Delta: 1e-3}},
-		{"ucrl-vtr-jdp-laplace", Config{Algorithm: UCRLVTR, Mode: JDP, Calibration: Laplace, Episodes: 32, Epsilon: 2}},
+		{"ucrl-vtr-jdp-laplace", Config{Algorithm: UCRLVTR, Mode: JDP, Calibration: Laplace, Episodes: 2, Epsilon: 2}},
 		{"ucrl-vtr-ldp-laplace", Config{Algorithm: UCRLVTR, Mode: LDP, Calibration: Laplace, Episodes: 1, Epsilon: 2}},
 		{"ucrl-vtr-plus-jdp", Config{Algorithm: UCRLVTRPlus, Mode: JDP, Episodes: 32, Epsilon: 550, Delta: 1e-3}},
 		{"ucrl-vtr-plus-ldp", Config{Algorithm: UCRLVTRPlus, Mode: LDP, Episodes: 1, Epsilon: 8, Delta: 1e-3}},
@@ -202,6 +204,17 @@ func AuditTargets() []audit.Target {
 		add := func(variant string, k knobs, broken bool, what string) {
 			cfg := s.cfg
 			cfg.knobs = k
+			claim := claim
+			if k.redraw {
+				// More releases, so that redrawn nodes leak through K independent looks
+				// against the K0(K) = 8 nodes of the correct tree.
+				cfg.Episodes = 128
+				ca, err := NewSeeded(auditEnv(), Config{Algorithm: cfg.Algorithm, Mode: cfg.Mode, Episodes: 128, Epsilon: cfg.Epsilon, Delta: cfg.Delta, StrictSensitivity: cfg.StrictSensitivity}, rng.NewSeed(0))
+				if err != nil {
+					panic(err)
+				}
+				claim = pairClaim(ca)
+			}
 			name := "linear-mixture/" + s.name
 			if variant != "" {
 				name += "/" + variant

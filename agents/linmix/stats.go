@@ -178,7 +178,7 @@ type central struct {
 	// broken variants (audit only)
 	raw       bool    // planner reads raw statistics: release without tree noise
 	dataScale bool    // noise level computed from the data
-	lastNorm  float64 // y/maxY of the latest leaf (used by dataScale)
+	lastNorm  float64 // |X_1|/maxX of the latest leaf (used by dataScale)
 }
 
 func newCentral(H, K int, specs []regSpec, src func(name string, h, r int) noise.Source) *central {
@@ -225,7 +225,7 @@ func (c *central) observe(lv *Leaves) {
 				}
 				u[a] += xa * y
 			}
-			c.lastNorm = y / sp.maxY
+			c.lastNorm = math.Abs(x[0]) / sp.maxX
 			c.mt[i].append()
 			c.vt[i].append()
 			lam, uu := c.lam[i], c.uu[i]
@@ -292,7 +292,7 @@ type Randomizer struct {
 	src   noise.Source
 	// broken variants (audit only)
 	div       float64 // divide every noise scale by div (> 1 breaks privacy)
-	dataScale bool    // noise scale proportional to the user's own target y
+	dataScale bool    // noise scale proportional to the user's own |X_1|
 }
 
 // Privatize returns the report of leaves lv. It never modifies the calibration.
@@ -308,7 +308,7 @@ func (z *Randomizer) Privatize(lv *Leaves) *Report {
 				f = 1 / z.div
 			}
 			if z.dataScale {
-				f = y / sp.maxY
+				f = math.Abs(x[0]) / sp.maxX
 			}
 			m := make([]float64, noise.PackedLen(d))
 			idx := 0

@@ -1,0 +1,244 @@
+package linmix
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	agents "github.com/dprl/dprl/agents/linmix"
+	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/rng"
+)
+
+// Curve is one (environment, agent configuration) pair run over all seeds.
+type Curve struct {
+	// Env is the environment's index in Config.Envs and EnvName its label.
+	Env     int    `json:"env"`
+	EnvName string `json:"env_name"`
+	// Label names the curve (algorithm/mode[-calibration] ε=… cβ=…).
+	Label string `json:"label"`
+	// Agent is the agent configuration.
+	Agent agents.Config `json:"-"`
+	// Algorithm, Mode, Calibration, Epsilon, BetaMult, ShiftMult echo Agent for the manifest.
+	Algorithm   string  `json:"algorithm"`
+	Mode        string  `json:"mode"`
+	Calibration string  `json:"calibration"`
+	Epsilon     float64 `json:"epsilon,omitempty"`
+	BetaMult    float64 `json:"beta_mult"`
+	ShiftMult   float64 `json:"shift_mult"`
+	// Constants are the public constants used (σ, Υ, β, privacy statement).
+	Constants agents.Constants `json:"constants"`
+	// Runs holds, per seed, the cumulative regret at the checkpoints.
+	Runs [][]float64 `json:"-"`
+	// Diagnostics per seed.
+	Diagnostics []agents.Diagnostics `json:"diagnostics"`
+	// VStar is V*_1(s_1) of the environment (seed 1's instance for seeded environments).
+	VStar float64 `json:"v_star"`
+	// Uniform is the per-episode regret of the uniform random policy.
+	Uniform float64 `json:"uniform_regret_per_episode"`
+}
+
+// Result is a finished experiment.
+type Result struct {
+	Config      *Config `json:"config"`
+	Checkpoints []int   `json:"checkpoints"`
+	Curves      []*Curve
+	Seconds     float64 `json:"wall_seconds"`
+	Workers     int     `json:"workers"`
+}
+
+// Checkpoints returns the episodes at which cumulative regret is stored: points values,
+// half log-spaced and half linearly spaced, always including 1 and K.
+func Checkpoints(K, points int) []int {
+	set := map[int]bool{1: true, K: true}
+	half := points / 2
+	for i := 0; i < half; i++ {
+		set[int(math.Round(math.Exp(math.Log(float64(K))*float64(i)/float64(half-1))))] = true
+		set[int(math.Round(float64(K)*float64(i+1)/float64(half)))] = true
+	}
+	var out []int
+	for k := range set {
+		if k >= 1 && k <= K {
+			out = append(out, k)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+func label(ac agents.Config) string {
+	s := ac.Name()
+	if ac.Mode != agents.None {
+		s += fmt.Sprintf(" ε=%g", ac.Epsilon)
+	}
+	return s + fmt.Sprintf(" cβ=%g", ac.BetaMult)
+}
+
+// Curves expands the configuration into curves (without running them).
+func (c *Config) curves() ([]*Curve, error) {
+	var out []*Curve
+	for ei, e := range c.Envs {
+		m, err := e.Build(c.Seeds[0], c.Episodes)
+		if err != nil {
+			return nil, fmt.Errorf("envs[%d]: %w", ei, err)
+		}
+		uni := uniformRegret(m)
+		for _, bm := range c.BetaMults {
+			for _, cv := range c.Curves {
+				for _, ac := range cv.expand(c, bm) {
+					if err := ac.Validate(); err != nil {
+						return nil, err
+					}
+					out = append(out, &Curve{Env: ei, EnvName: m.Name(), Label: label(ac), Agent: ac,
+						Algorithm: ac.Algorithm.String(), Mode: ac.Mode.String(), Calibration: string(ac.Calibration),
+						Epsilon: ac.Epsilon, BetaMult: ac.BetaMult, ShiftMult: ac.ShiftMult,
+						Runs: make([][]float64, len(c.Seeds)), Diagnostics: make([]agents.Diagnostics, len(c.Seeds)),
+						VStar: m.VStar(), Uniform: uni})
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func uniformRegret(m *model.MDP) float64 {
+	p := model.Policy{Prob: make([]float64, m.Horizon()*m.NumStates()*m.NumActions())}
+	for i := range p.Prob {
+		p.Prob[i] = 1 / float64(m.NumActions())
+	}
+	return m.NewEvaluator().Regret(p)
+}
+
+// Options controls Run.
+type Options struct {
+	// Workers is the number of parallel (curve, seed) runs (≥ 1).
+	Workers int
+	// Progress, if non-nil, is called with the number of episodes done and the total.
+	Progress func(done, total int64)
+}
+
+// Run runs every (curve, seed) pair on a pool of workers. Each run is single-threaded and
+// derives all its randomness from its seed (rng.NewSeed(seed)), so the result is bit-identical
+// whatever the number of workers; different curves share the users' streams (common random
+// numbers).
+func Run(ctx context.Context, c *Config, opts Options) (*Result, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Workers < 1 {
+		opts.Workers = 1
+	}
+	curves, err := c.curves()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Config: c, Checkpoints: Checkpoints(c.Episodes, c.Points), Curves: curves, Workers: opts.Workers}
+	type job struct{ ci, si int }
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	total := int64(len(curves)) * int64(len(c.Seeds)) * int64(c.Episodes)
+	errs := make(chan error, opts.Workers)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	for w := 0; w < opts.Workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if err := runOne(ctx, c, res, curves[j.ci], j.si, &done); err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					cancel()
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	if opts.Progress != nil {
+		go func() {
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					opts.Progress(done.Load(), total)
+				}
+			}
+		}()
+	}
+feed:
+	for ci := range curves {
+		for si := range c.Seeds {
+			select {
+			case jobs <- job{ci, si}:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(stop)
+	select {
+	case err := <-errs:
+		return nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Progress != nil {
+		opts.Progress(total, total)
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+func runOne(ctx context.Context, c *Config, res *Result, cv *Curve, si int, done *atomic.Int64) error {
+	seed := c.Seeds[si]
+	m, err := c.Envs[cv.Env].Build(seed, c.Episodes)
+	if err != nil {
+		return err
+	}
+	a, err := agents.NewSeeded(m, cv.Agent, rng.NewSeed(seed))
+	if err != nil {
+		return fmt.Errorf("%s: %w", cv.Label, err)
+	}
+	if si == 0 {
+		cv.Constants = a.Constants()
+	}
+	cps := res.Checkpoints
+	out := make([]float64, len(cps))
+	cum, next := 0.0, 0
+	for k := 1; k <= c.Episodes; k++ {
+		r, err := a.Episode()
+		if err != nil {
+			return fmt.Errorf("%s seed %d: %w", cv.Label, seed, err)
+		}
+		cum += r
+		if k == cps[next] {
+			out[next] = cum
+			next++
+		}
+		if k%1000 == 0 {
+			done.Add(1000)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+	}
+	done.Add(int64(c.Episodes % 1000))
+	cv.Runs[si] = out
+	cv.Diagnostics[si] = a.Diagnostics()
+	return nil
+}
