@@ -2,6 +2,7 @@ package main
 
 import (
 	agentslinmdp "github.com/dprl/dprl/agents/linmdp"
+	agentslinmix "github.com/dprl/dprl/agents/linmix"
 	agentslq "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/privacy/audit"
@@ -15,5 +16,6 @@ func auditTargets() []audit.Target {
 	ts = append(ts, tabular.AuditTargets()...)
 	ts = append(ts, agentslq.AuditTargets()...)
 	ts = append(ts, agentslinmdp.AuditTargets()...)
+	ts = append(ts, agentslinmix.AuditTargets()...)
 	return ts
 }

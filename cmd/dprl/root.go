@@ -163,6 +163,7 @@ func reproductions(stdout, stderr io.Writer) []*cobra.Command {
 		newQiaoFig1Cmd(stdout, stderr),
 		newLQCmd(stdout, stderr),
 		newLinearMDPCmd(stdout, stderr),
+		newLinearMixtureCmd(stdout, stderr),
 	}
 }
 
