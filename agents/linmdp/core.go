@@ -68,10 +68,14 @@ type Update struct {
 
 // Info describes a run's constants and counters; it is recorded with every result.
 type Info struct {
-	Agent       string         `json:"agent"`
-	NoiseOff    bool           `json:"noise_off"`
-	CBeta       float64        `json:"c_beta"`
-	Beta        float64        `json:"beta"`
+	Agent    string  `json:"agent"`
+	NoiseOff bool    `json:"noise_off"`
+	CBeta    float64 `json:"c_beta"`
+	Beta     float64 `json:"beta"`
+	// Regulariser is the ridge term of the matrices the policy uses before any data: λ for
+	// LSVI-UCB and the NoiseOff twins, 2·c_shift·λ̃_Λ for Ngo, λ + c_K + Υ for Luyo (after
+	// its first update). The bonus of an unexplored unit feature is β/√Regulariser.
+	Regulariser float64        `json:"regulariser"`
 	TieBreak    string         `json:"tie_break"`
 	Epsilon     float64        `json:"epsilon,omitempty"`
 	Delta       float64        `json:"delta,omitempty"`

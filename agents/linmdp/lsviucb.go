@@ -84,6 +84,6 @@ func (a *LSVIUCB) Updates() []Update { return a.updates }
 
 // Info implements Agent.
 func (a *LSVIUCB) Info() Info {
-	return Info{Agent: "lsvi-ucb", CBeta: a.cfg.CBeta, Beta: a.beta, TieBreak: a.cfg.Tie.String(),
+	return Info{Agent: "lsvi-ucb", CBeta: a.cfg.CBeta, Beta: a.beta, Regulariser: a.cfg.Lambda, TieBreak: a.cfg.Tie.String(),
 		Repairs: a.repairs, Constants: map[string]any{"lambda": a.cfg.Lambda, "p": a.cfg.P, "K": a.cfg.K}}
 }

@@ -274,7 +274,7 @@ func (a *Luyo) Info() Info {
 	if a.cons.B == a.cfg.K {
 		name = "luyo-nonbatched"
 	}
-	in := Info{Agent: name, NoiseOff: a.cfg.NoiseOff, CBeta: a.cfg.CBeta, Beta: a.beta,
+	in := Info{Agent: name, NoiseOff: a.cfg.NoiseOff, CBeta: a.cfg.CBeta, Beta: a.beta, Regulariser: a.lambda + a.reg,
 		TieBreak: a.cfg.Tie.String(), Repairs: a.repairs}
 	c := a.cons
 	if a.cfg.NoiseOff {

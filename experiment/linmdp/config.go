@@ -58,11 +58,14 @@ func (e EnvSpec) Build() (*model.MDP, error) {
 }
 
 // BetaMode is one β setting: either a fixed multiplier for every agent, or (MatchCBeta > 0)
-// per-agent multipliers chosen so that every agent's β equals MatchCBeta·dH√ln(2dKH/p).
+// per-agent multipliers chosen so that every agent's β equals MatchCBeta·dH√ln(2dKH/p) —
+// times √(regulariser) if MatchRegulariser, so that every agent gives an unexplored unit
+// feature the same bonus β/√regulariser as the non-private agent with λ = 1.
 type BetaMode struct {
-	Name       string  `yaml:"name" json:"name"`
-	CBeta      float64 `yaml:"c_beta,omitempty" json:"c_beta,omitempty"`
-	MatchCBeta float64 `yaml:"match_c_beta,omitempty" json:"match_c_beta,omitempty"`
+	Name             string  `yaml:"name" json:"name"`
+	CBeta            float64 `yaml:"c_beta,omitempty" json:"c_beta,omitempty"`
+	MatchCBeta       float64 `yaml:"match_c_beta,omitempty" json:"match_c_beta,omitempty"`
+	MatchRegulariser bool    `yaml:"match_regulariser,omitempty" json:"match_regulariser,omitempty"`
 }
 
 // Config is the experiment configuration.
@@ -81,7 +84,7 @@ type Config struct {
 }
 
 // Agent names accepted in Config.Agents.
-var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "luyo-batched", "batch-twin", "luyo-nonbatched"}
+var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "rare-switch-reg", "luyo-batched", "batch-twin", "luyo-nonbatched"}
 
 // ParseConfig parses and validates a YAML configuration (unknown fields are rejected).
 func ParseConfig(data []byte) (*Config, error) {
@@ -138,7 +141,7 @@ func (c *Config) Validate() error {
 		if !ok {
 			return fmt.Errorf("agents: unknown agent %q (allowed: %v)", a, agentNames)
 		}
-		if (a == "ngo" || a == "luyo-batched" || a == "batch-twin" || a == "luyo-nonbatched") && len(c.Epsilons) == 0 {
+		if a != "lsvi-ucb" && a != "rare-switch" && len(c.Epsilons) == 0 {
 			return fmt.Errorf("epsilons: agent %q needs at least one ε", a)
 		}
 	}

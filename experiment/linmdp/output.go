@@ -21,11 +21,8 @@ import (
 // Ngo et al. (Thm 16), 3/5 for Luyo et al.'s batched algorithm (Thm 8) and 3/4 for its
 // non-batched variant (Remark 7).
 var TheoryExponent = map[string]float64{
-	"lsvi-ucb": 0.5, "rare-switch": 0.5, "batch-twin": 0.5, "ngo": 0.5, "luyo-batched": 0.6, "luyo-nonbatched": 0.75,
+	"lsvi-ucb": 0.5, "rare-switch": 0.5, "rare-switch-reg": 0.5, "batch-twin": 0.5, "ngo": 0.5, "luyo-batched": 0.6, "luyo-nonbatched": 0.75,
 }
-
-// twinOf maps each private agent to its non-private twin (for the privacy cost).
-var twinOf = map[string]string{"ngo": "rare-switch", "luyo-batched": "batch-twin", "luyo-nonbatched": "lsvi-ucb"}
 
 // CellSummary is the per-cell part of the manifest and summary.
 type CellSummary struct {
@@ -45,6 +42,7 @@ type CellSummary struct {
 	EffectiveEps  float64 `json:"effective_epsilon,omitempty"`
 	Note          string  `json:"note,omitempty"`
 	Beta          float64 `json:"beta"`
+	Regulariser   float64 `json:"regulariser"`
 	Repairs       int     `json:"psd_repairs"`
 	CapHitSeeds   int     `json:"cap_hit_seeds,omitempty"`
 	InfoFirstSeed any     `json:"info_first_seed"`
@@ -109,7 +107,7 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 		}
 		in := c.Runs[0].Info
 		s.InfoFirstSeed = in
-		s.Private, s.EffectiveEps, s.Note, s.Beta = in.Private, in.EffectiveEp, in.Note, in.Beta
+		s.Private, s.EffectiveEps, s.Note, s.Beta, s.Regulariser = in.Private, in.EffectiveEp, in.Note, in.Beta, in.Regulariser
 		out = append(out, s)
 		bands = append(bands, b)
 	}
@@ -176,15 +174,15 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		for _, e := range cfg.Envs {
 			var curves []report.Curve
 			for _, b := range cfg.BetaModes {
-				for _, a := range []string{"ngo", "luyo-batched", "luyo-nonbatched"} {
-					tw := twinOf[a]
+				for _, pair := range [][2]string{{"ngo", "rare-switch"}, {"ngo", "rare-switch-reg"}, {"luyo-batched", "batch-twin"}, {"luyo-nonbatched", "lsvi-ucb"}} {
+					a, tw := pair[0], pair[1]
 					var xs []float64
 					var diffs [][]float64 // [seed][ε]
 					ok := true
 					for _, eps := range cfg.Epsilons {
 						pi, okp := idx[fmt.Sprintf("%s|%s|%s|%g", e.Name, b.Name, a, eps)]
 						twEps := 0.0
-						if tw == "batch-twin" {
+						if tw == "batch-twin" || tw == "rare-switch-reg" {
 							twEps = eps
 						}
 						ti, okt := idx[fmt.Sprintf("%s|%s|%s|%g", e.Name, b.Name, tw, twEps)]
@@ -262,10 +260,13 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 		for _, bm := range cfg.BetaModes {
 			desc := fmt.Sprintf("c_beta = %g for every agent (theory constants)", bm.CBeta)
 			if bm.MatchCBeta > 0 {
-				desc = fmt.Sprintf("each agent's c_beta set so that β = %g·dH√ln(2dKH/p) (the same bonus for all agents)", bm.MatchCBeta)
+				desc = fmt.Sprintf("each agent's c_beta set so that β = %g·dH√ln(2dKH/p) (the same β for all agents)", bm.MatchCBeta)
+				if bm.MatchRegulariser {
+					desc = fmt.Sprintf("each agent's c_beta set so that β = %g·dH√ln(2dKH/p)·√(regulariser): the same bonus β/√reg for an unexplored feature as the non-private agents (λ = 1)", bm.MatchCBeta)
+				}
 			}
 			fmt.Fprintf(&b, "### β mode %s: %s\n\n", bm.Name, desc)
-			header := []string{"agent", "c_beta", "β", "R(K) mean [95% CI]", "per-ep. regret first→last 10%", "learns", "updates (spurious)", "growth (theory)", "privacy"}
+			header := []string{"agent", "c_beta", "β", "reg.", "R(K) mean [95% CI]", "per-ep. regret first→last 10%", "learns", "updates (spurious)", "growth (theory)", "privacy"}
 			var rows [][]string
 			var learn, inert []string
 			for _, s := range sums {
@@ -293,7 +294,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 				} else {
 					inert = append(inert, s.Cell.Label)
 				}
-				rows = append(rows, []string{s.Cell.Label, fmt.Sprintf("%.3g", s.Cell.CBeta), fmt.Sprintf("%.3g", s.Beta),
+				rows = append(rows, []string{s.Cell.Label, fmt.Sprintf("%.3g", s.Cell.CBeta), fmt.Sprintf("%.3g", s.Beta), fmt.Sprintf("%.3g", s.Regulariser),
 					fmt.Sprintf("%.0f [%.0f, %.0f]", s.FinalMean, s.FinalLo, s.FinalHi),
 					fmt.Sprintf("%.3f → %.3f", s.FirstMean, s.LastMean), yes, upd,
 					fmt.Sprintf("%s (%.2f)", fmtF(s.Growth), s.GrowthTheory), priv})

@@ -127,6 +127,16 @@ func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.S
 		return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
 	case "ngo":
 		return agents.NewNgo(env, agents.NgoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
+	case "rare-switch-reg":
+		// Noise off, but with the regulariser Ngo uses at this ε (λ = 2λ̃_Λ): separates the
+		// cost of the regulariser from the cost of the noise.
+		probe, err := agents.NewNgo(env, agents.NgoConfig{Common: agents.Common{K: cfg.Episodes, P: cfg.P, Seed: &rng.Seed{}},
+			Epsilon: cell.Epsilon, Delta: cfg.Delta})
+		if err != nil {
+			return nil, err
+		}
+		com.Lambda = probe.Info().Regulariser
+		return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
 	case "luyo-batched":
 		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
 	case "batch-twin":
@@ -180,7 +190,12 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
 			}
-			c.CBeta = b.MatchCBeta * nonPrivateBeta(env.D, env.H, cfg.Episodes, cfg.P) / probe.Info().Beta
+			in := probe.Info()
+			target := b.MatchCBeta * nonPrivateBeta(env.D, env.H, cfg.Episodes, cfg.P)
+			if b.MatchRegulariser {
+				target *= math.Sqrt(in.Regulariser)
+			}
+			c.CBeta = target / in.Beta
 		}
 		res.Cells = append(res.Cells, CellResult{Cell: *c, Runs: make([]SeedResult, len(cfg.Seeds))})
 	}
