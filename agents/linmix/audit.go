@@ -17,7 +17,7 @@ import (
 // privacy guard (projection of X to its norm bound, clipping of y) makes its leaves lie in the
 // sensitivity box; the worst case over response trees is therefore a worst case over guarded
 // leaves. Each target runs the algorithm's own curator (JDP) or user-side randomiser (LDP),
-// built by the agent constructor from public parameters, on K users (K = 32 for JDP — 128 for
+// built by the agent constructor from public parameters, on K users (K = 32 for JDP — 256 for
 // the tree-redraw variants and 2 for the Laplace tree, whose correlated Laplace sums the
 // auditor's event families cannot exploit — so the
 // changed user's leaf lies in K0(32) = 6 tree nodes and a tree whose nodes are redrawn per
@@ -207,9 +207,9 @@ func AuditTargets() []audit.Target {
 			claim := claim
 			if k.redraw {
 				// More releases, so that redrawn nodes leak through K independent looks
-				// against the K0(K) = 8 nodes of the correct tree.
-				cfg.Episodes = 128
-				ca, err := NewSeeded(auditEnv(), Config{Algorithm: cfg.Algorithm, Mode: cfg.Mode, Episodes: 128, Epsilon: cfg.Epsilon, Delta: cfg.Delta, StrictSensitivity: cfg.StrictSensitivity}, rng.NewSeed(0))
+				// against the K0(K) = 9 nodes of the correct tree.
+				cfg.Episodes = 256
+				ca, err := NewSeeded(auditEnv(), Config{Algorithm: cfg.Algorithm, Mode: cfg.Mode, Episodes: 256, Epsilon: cfg.Epsilon, Delta: cfg.Delta, StrictSensitivity: cfg.StrictSensitivity}, rng.NewSeed(0))
 				if err != nil {
 					panic(err)
 				}
@@ -239,8 +239,10 @@ func AuditTargets() []audit.Target {
 		add("noise-div4", knobs{noiseDiv: 4}, true, "; BROKEN: noise divided by 4")
 		if s.cfg.Mode == JDP {
 			add("data-noise", knobs{dataScale: true}, true, "; BROKEN: noise level computed from the data")
-			if s.name == "ucrl-vtr-jdp" || s.name == "linopt-vi-jdp" {
+			if s.name == "ucrl-vtr-jdp" {
 				add("tree-redraw", knobs{redraw: true}, true, "; BROKEN: tree noise redrawn per release")
+			}
+			if s.name == "ucrl-vtr-jdp" || s.name == "linopt-vi-jdp" {
 				add("raw-planner", knobs{raw: true}, true, "; BROKEN: planner reads raw statistics")
 			}
 		} else if s.name == "ucrl-vtr-ldp" {
