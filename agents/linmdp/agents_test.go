@@ -178,6 +178,7 @@ func TestTreeExactAndNoise(t *testing.T) {
 }
 
 // TestClipKeepsValuesInRange: V ∈ [0, H] even with a huge negative regression vector (P1).
+// Checked by hand: with the printed upper-only truncation min(·, H) the test fails.
 func TestClipKeepsValuesInRange(t *testing.T) {
 	env := e2small(t)
 	p := newPlanner(env, 0.1, TieBonus, nil)
@@ -244,7 +245,8 @@ func TestAggregatedTargetMatchesGeneric(t *testing.T) {
 }
 
 // TestUpdateCap: with the cap set to 3 no more than 3 updates happen and the policy is frozen
-// afterwards; the uncapped RareSwitch count stays below (dH/ln2)·ln(1+K/d)+1.
+// afterwards; the uncapped RareSwitch count stays below (dH/ln2)·ln(1+K/d)+1. Checked by hand:
+// removing the cap checks in Ngo.BeginEpisode and Ngo.EndEpisode makes it fail (28–29 updates).
 func TestUpdateCap(t *testing.T) {
 	env := e2small(t)
 	K := 1500
