@@ -82,7 +82,7 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 	}
 	pl := NewPlanner(pub, cfg, consts)
 	n, d, H, p := pub.N, pub.D, pub.H, pub.N+pub.D
-	out := make([]float64, 0, (K-1)*(noise.PackedLen(p)+p*n+H*d*n))
+	var out []float64
 	kind := u0
 	if side == 1 {
 		kind = u1
@@ -101,9 +101,12 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 	w := make([]float64, n)
 	var acc []float64
 	wsum := 0.0
+	zeroTr := adversarialTrajectory(userZero, H)
+	b := &Billboard{T1: make([]float64, p*p), T2: make([]float64, p*n)}
+	rel := make([]float64, 0, noise.PackedLen(p)+p*n)
 	for k := 2; k <= K; k++ {
-		b := cur.Release()
-		rel := make([]float64, 0, noise.PackedLen(p)+p*n)
+		cur.releaseInto(b)
+		rel = rel[:0]
 		for i := 0; i < p; i++ {
 			rel = append(rel, b.T1[i*p+i:i*p+p]...)
 		}
@@ -120,12 +123,18 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 		} else {
 			out = append(out, rel...)
 		}
-		gains := make([][]float64, H) // u ≡ 0 unless planned
-		for h := range gains {
-			gains[h] = make([]float64, d*n)
+		if !withPlans {
+			// Later users report x ≡ 0 (fixed data, identical on both sides): only user 1 differs.
+			if k < K {
+				if err := cur.Receive(zeroTr); err != nil {
+					return nil, err
+				}
+			}
+			continue
 		}
+		var gains [][]float64
 		sys.InitialState(k, tr.X[0])
-		if withPlans {
+		{
 			plan, err := pl.Plan(b, tr.X[0], optSeed.Index(uint64(k)).Rand())
 			if err != nil {
 				return nil, err
@@ -134,15 +143,6 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 			for _, g := range gains {
 				out = append(out, g...)
 			}
-		}
-		if !withPlans {
-			// Later users report x ≡ 0 (fixed data, identical on both sides): only user 1 differs.
-			if k < K {
-				if err := cur.Receive(adversarialTrajectory(userZero, H)); err != nil {
-					return nil, err
-				}
-			}
-			continue
 		}
 		ur := users.Index(uint64(k)).Rand()
 		for h := 0; h < H; h++ {
@@ -167,7 +167,7 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 			out = append(out, acc[i]/wsum)
 		}
 	}
-	return out, nil
+	return out[:len(out):len(out)], nil
 }
 
 // AuditTargets returns the audit targets of the LQ family: Private-OFU-RL at (ε, δ) = (2, 1e−5)
@@ -190,11 +190,11 @@ func AuditTargets() []audit.Target {
 	}
 	const base = "Private-OFU-RL on LQ-E1, (ε,δ)=(2,1e-5), replace-one; user 1 "
 	specs := []spec{
-		{"lq/private-ofu-rl", base + "A: z=(1,0,0.83) vs B: orthogonal z; K=3; output: billboards after user 1", notBroken, userA, userB, 3, false, 100000},
+		{"lq/private-ofu-rl", base + "A: z=(1,0,0.83) vs B: orthogonal z; K=3; output: billboards after user 1", notBroken, userA, userB, 3, false, 200000},
 		{"lq/private-ofu-rl/zero-user", base + "A vs a user reporting zeros; K=3; output: billboards after user 1", notBroken, userA, userZero, 3, false, 20000},
 		{"lq/private-ofu-rl/long", base + "A vs B; K=1025; output: popcount-weighted average of the billboards after user 1", notBroken, userA, userB, 1025, true, 20000},
-		{"lq/private-ofu-rl/noise-div4", "BROKEN: node noise divided by 4; " + base + "A vs B; K=3", brokenNoiseDiv4, userA, userB, 3, false, 100000},
-		{"lq/private-ofu-rl/tree-redrawn", "BROKEN: counter noise redrawn at every release; " + base + "A vs B; K=1025, weighted average", brokenRedraw, userA, userB, 1025, true, 20000},
+		{"lq/private-ofu-rl/noise-div4", "BROKEN: node noise divided by 4; " + base + "A vs B; K=3", brokenNoiseDiv4, userA, userB, 3, false, 200000},
+		{"lq/private-ofu-rl/tree-redrawn", "BROKEN: counter noise redrawn at every release; " + base + "A vs B; K=1025, weighted average", brokenRedraw, userA, userB, 1025, true, 100000},
 		{"lq/private-ofu-rl/data-sigma", "BROKEN: noise level computed from user 1's element; " + base + "A vs zeros; K=3", brokenDataSigma, userA, userZero, 3, false, 20000},
 		{"lq/private-ofu-rl/raw-planner", "BROKEN: the planner reads the raw statistics; " + base + "A vs B; K=3", brokenRawPlanner, userA, userB, 3, false, 20000},
 	}

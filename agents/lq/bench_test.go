@@ -79,3 +79,16 @@ func BenchmarkRiccatiGradient(b *testing.B) {
 		ric.Gradient(x, g)
 	}
 }
+
+// BenchmarkAuditTargets measures one Run of every audit target (side 0).
+func BenchmarkAuditTargets(b *testing.B) {
+	for _, tg := range AuditTargets() {
+		b.Run(tg.Name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := tg.Run(0, rng.NewSeed(uint64(i))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ type Curator struct {
 	g, y       []float64 // exact sums (non-private, or the raw statistics of brokenRawPlanner)
 	e1, e2     []float64 // current element (full p×p and p×n)
 	packed     []float64
+	z, xn      []float64 // per-pair buffers
 	inserted   int
 	released   int
 
@@ -37,7 +38,7 @@ func NewCurator(pub Public, cfg Config, consts Constants, src1, src2 noise.Sourc
 	p, n := pub.N+pub.D, pub.N
 	c := &Curator{pub: pub, consts: consts, broken: cfg.broken, p: p, n: n,
 		g: make([]float64, p*p), y: make([]float64, p*n), e1: make([]float64, p*p), e2: make([]float64, p*n),
-		packed: make([]float64, noise.PackedLen(p))}
+		packed: make([]float64, noise.PackedLen(p)), z: make([]float64, p), xn: make([]float64, n)}
 	if !consts.Private {
 		return c, nil
 	}
@@ -90,15 +91,25 @@ func (c *Curator) makeCounters(scale float64) error {
 // Release returns the billboard for episode k = (number of users received) + 1.
 func (c *Curator) Release() *Billboard {
 	p, n := c.p, c.n
-	b := &Billboard{Episode: c.inserted + 1, T1: make([]float64, p*p), T2: make([]float64, p*n)}
+	b := &Billboard{T1: make([]float64, p*p), T2: make([]float64, p*n)}
+	c.releaseInto(b)
+	return b
+}
+
+// releaseInto writes the current release into b (whose slices must have the right lengths).
+func (c *Curator) releaseInto(b *Billboard) {
+	p := c.p
+	b.Episode = c.inserted + 1
 	c.released++
 	if !c.consts.Private || c.broken == brokenRawPlanner {
 		copy(b.T1, c.g)
 		copy(b.T2, c.y)
-		return b
+		return
 	}
 	if c.b1 == nil { // brokenDataSigma before the first insertion
-		return b
+		clear(b.T1)
+		clear(b.T2)
+		return
 	}
 	pk := c.b1.Prefix()
 	for i := 0; i < p; i++ {
@@ -108,7 +119,6 @@ func (c *Curator) Release() *Billboard {
 		}
 	}
 	copy(b.T2, c.b2.Prefix())
-	return b
 }
 
 // Receive takes user k's raw trajectory, applies the deterministic sensitivity enforcement
@@ -123,8 +133,7 @@ func (c *Curator) Receive(tr *Trajectory) error {
 	}
 	clear(c.e1)
 	clear(c.e2)
-	z := make([]float64, p)
-	xn := make([]float64, n)
+	z, xn := c.z, c.xn
 	for h := 0; h < H; h++ {
 		if len(tr.X[h]) != n || len(tr.X[h+1]) != n || len(tr.U[h]) != c.pub.D {
 			return fmt.Errorf("lq: trajectory step %d has wrong dimensions", h+1)
