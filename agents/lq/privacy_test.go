@@ -393,6 +393,15 @@ func TestWidthMultiplier(t *testing.T) {
 	if a != b {
 		t.Fatalf("constants changed with the multiplier: %+v vs %+v", a, b)
 	}
+	sys := lq.LQE1()
+	cur, _ := NewCurator(pub, cfg, a, nil, nil)
+	bb := cur.Release()
+	pa, _ := NewPlanner(pub, DefaultConfig(1, 1000), a).Plan(bb, []float64{1, 0}, rand.New(rand.NewPCG(1, 1)))
+	pb, _ := NewPlanner(pub, cfg, b).Plan(bb, []float64{1, 0}, rand.New(rand.NewPCG(1, 1)))
+	if math.Abs(pb.Set.Beta-0.01*pa.Set.Beta) > 1e-12*pa.Set.Beta {
+		t.Fatalf("β with multiplier 0.01: %v, without: %v", pb.Set.Beta, pa.Set.Beta)
+	}
+	_ = sys
 }
 
 func TestConfigBadInput(t *testing.T) {
