@@ -46,6 +46,7 @@ type Constants struct {
 	Guarantee string `json:"guarantee"`
 
 	capacity int // counter capacity max(1, K−1)
+	maxElems int // K−1: the most elements ever inserted
 }
 
 // ComputeConstants returns the constants of lq spec §3.2 for the public problem pub and the
@@ -63,6 +64,7 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 	p, n := float64(pub.N+pub.D), float64(pub.N)
 	c := Constants{Private: true, Neighbouring: cfg.Neighbouring, Calibration: "exact"}
 	c.capacity = max(1, K-1)
+	c.maxElems = K - 1
 	c.M = counter.Levels(c.capacity)
 	if want := max(1, int(math.Ceil(math.Log2(float64(K))))); c.M != want && K > 1 {
 		return Constants{}, fmt.Errorf("lq: internal: tree levels %d != ceil(log2 K) = %d", c.M, want)

@@ -128,6 +128,10 @@ func (c *Curator) releaseInto(b *Billboard) {
 // unconditionally.
 func (c *Curator) Receive(tr *Trajectory) error {
 	p, n, H := c.p, c.n, c.pub.H
+	if c.consts.Private && c.inserted >= c.consts.maxElems {
+		// Pitfall 6 of the spec: the calibration covers K−1 elements; the K-th is never inserted.
+		return fmt.Errorf("lq: curator holds %d elements already: nothing is released after episode K, so the K-th user's data must not be inserted", c.inserted)
+	}
 	if len(tr.X) != H+1 || len(tr.U) != H {
 		return fmt.Errorf("lq: trajectory has %d states and %d controls, want %d and %d", len(tr.X), len(tr.U), H+1, H)
 	}
@@ -178,10 +182,6 @@ func (c *Curator) Receive(tr *Trajectory) error {
 	}
 	c.inserted++
 	if !c.consts.Private {
-		return nil
-	}
-	if c.inserted > c.consts.capacity {
-		// Nothing is released after episode K: the K-th element is never inserted.
 		return nil
 	}
 	if c.b1 == nil { // brokenDataSigma: the noise level is computed from the data (wrong)

@@ -159,6 +159,15 @@ func TestPairScaling(t *testing.T) {
 	if err := cur.Receive(&Trajectory{}); err == nil {
 		t.Fatal("short trajectory accepted")
 	}
+	// K = 10: at most 9 elements; the 10th user's data is refused.
+	for i := 0; i < 9; i++ {
+		if err := cur.Receive(adversarialTrajectory(userA, sys.H)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cur.Receive(adversarialTrajectory(userA, sys.H)); err == nil || !strings.Contains(err.Error(), "episode K") {
+		t.Fatalf("K-th insertion: %v", err)
+	}
 }
 
 // counterStatistics runs the curator alone (K = 3: releases after user 1 at k = 2, 3) n times
