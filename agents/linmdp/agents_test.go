@@ -433,3 +433,51 @@ func TestSecureDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTieBreak: with a huge β every truncated Q equals H; TieBonus then picks the action with
+// the largest bonus (the least-explored direction), TieLowestIndex action 0, and
+// TieSeededRandom is reproducible from its seed.
+func TestTieBreak(t *testing.T) {
+	env := e2small(t)
+	d := env.D
+	// Λ = diag(1, 100, 100): direction e0 is the least explored.
+	l := make([]float64, d*d)
+	l[0], l[d+1], l[2*d+2] = 1, 10, 10
+	for _, c := range []struct {
+		tie  TieBreak
+		want func(s int) int
+	}{
+		{TieBonus, func(s int) int {
+			// the action whose φ has the largest weight on e0
+			best, ba := -1.0, 0
+			for a, f := range env.Phi[s] {
+				if f[0] > best {
+					best, ba = f[0], a
+				}
+			}
+			return ba
+		}},
+		{TieLowestIndex, func(int) int { return 0 }},
+	} {
+		p := newPlanner(env, 1e9, c.tie, nil)
+		p.planStep(0, Release{Chol: l})
+		for s := 0; s < env.N; s++ {
+			if got := p.act[0][s]; got != c.want(s) {
+				t.Errorf("%v: state %d action %d, want %d", c.tie, s, got, c.want(s))
+			}
+		}
+	}
+	r1, r2 := rng.NewSeed(9).Rand(), rng.NewSeed(9).Rand()
+	p1, p2 := newPlanner(env, 1e9, TieSeededRandom, r1), newPlanner(env, 1e9, TieSeededRandom, r2)
+	p1.planStep(0, Release{Chol: l})
+	p2.planStep(0, Release{Chol: l})
+	if !reflect.DeepEqual(p1.act, p2.act) {
+		t.Error("seeded-random tie-break not reproducible")
+	}
+	if p1.ties != env.N {
+		t.Errorf("%d tied states, want all %d", p1.ties, env.N)
+	}
+	if _, err := ParseTieBreak("coin"); err == nil {
+		t.Error("unknown tie-break parsed")
+	}
+}

@@ -84,7 +84,7 @@ type Config struct {
 }
 
 // Agent names accepted in Config.Agents.
-var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "rare-switch-reg", "luyo-batched", "batch-twin", "luyo-nonbatched"}
+var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "ngo-printed", "rare-switch-reg", "luyo-batched", "luyo-zcdp", "batch-twin", "luyo-nonbatched"}
 
 // ParseConfig parses and validates a YAML configuration (unknown fields are rejected).
 func ParseConfig(data []byte) (*Config, error) {

@@ -18,7 +18,7 @@ p: 0.05
 checkpoints: 10
 tie_break: bonus
 epsilons: [10, 100]
-agents: [lsvi-ucb, rare-switch, ngo, luyo-batched, batch-twin, luyo-nonbatched]
+agents: [lsvi-ucb, rare-switch, ngo, ngo-printed, rare-switch-reg, luyo-batched, luyo-zcdp, batch-twin, luyo-nonbatched]
 envs:
   - {name: E2s, kind: latentriver, m: 3, copies: 10, horizon: 6}
 beta_modes:

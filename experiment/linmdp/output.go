@@ -21,7 +21,7 @@ import (
 // Ngo et al. (Thm 16), 3/5 for Luyo et al.'s batched algorithm (Thm 8) and 3/4 for its
 // non-batched variant (Remark 7).
 var TheoryExponent = map[string]float64{
-	"lsvi-ucb": 0.5, "rare-switch": 0.5, "rare-switch-reg": 0.5, "batch-twin": 0.5, "ngo": 0.5, "luyo-batched": 0.6, "luyo-nonbatched": 0.75,
+	"lsvi-ucb": 0.5, "rare-switch": 0.5, "rare-switch-reg": 0.5, "batch-twin": 0.5, "ngo": 0.5, "ngo-printed": 0.5, "luyo-batched": 0.6, "luyo-zcdp": 0.6, "luyo-nonbatched": 0.75,
 }
 
 // CellSummary is the per-cell part of the manifest and summary.

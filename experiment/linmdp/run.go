@@ -127,6 +127,12 @@ func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.S
 		return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
 	case "ngo":
 		return agents.NewNgo(env, agents.NgoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
+	case "ngo-printed":
+		// [P]: the printed calibration; its Info reports the effective ε it actually spends.
+		return agents.NewNgo(env, agents.NgoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, Calibration: agents.CalibPrinted})
+	case "luyo-zcdp":
+		// Spec §4.6 zCDP recalibration of Alg. 2 (not in the paper).
+		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, Calibration: agents.LuyoZCDP})
 	case "rare-switch-reg":
 		// Noise off, but with the regulariser Ngo uses at this ε (λ = 2λ̃_Λ): separates the
 		// cost of the regulariser from the cost of the noise.
