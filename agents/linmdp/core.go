@@ -84,7 +84,10 @@ type Info struct {
 	Note        string         `json:"note,omitempty"`
 	Constants   map[string]any `json:"constants,omitempty"`
 	Repairs     int            `json:"psd_repairs"`
-	CapHit      int            `json:"cap_hit_episode,omitempty"`
+	// TieFraction is the fraction of (h, s) whose truncated Q ties at the maximum under the
+	// final policy; the tie-break decided those actions.
+	TieFraction float64 `json:"tie_fraction"`
+	CapHit      int     `json:"cap_hit_episode,omitempty"`
 }
 
 // Agent is a learner interacting with a finite-state linear MDP episode by episode.
@@ -253,16 +256,17 @@ type Release struct {
 
 // planner turns Releases into Q-functions and a greedy policy (post-processing only).
 type planner struct {
-	env  *model.MDP
-	H, d int
-	beta float64
-	tie  TieBreak
-	tieR *rand.Rand
-	act  [][]int     // [h][s]
-	val  [][]float64 // [h][s] V_h
-	w    []float64
-	tmp  []float64
-	ties int // steps (h,s) whose truncated Q tied at the maximum in the last plan
+	env   *model.MDP
+	H, d  int
+	beta  float64
+	tie   TieBreak
+	tieR  *rand.Rand
+	act   [][]int     // [h][s]
+	val   [][]float64 // [h][s] V_h
+	w     []float64
+	tmp   []float64
+	ties  int   // states whose truncated Q tied at the maximum, summed over all planSteps
+	tiesH []int // per h: tied states in the latest planStep of h
 	// Distinct feature vectors: fid[s][a] indexes uniq; the score and bonus are computed once
 	// per distinct vector (E2 has 3·50 pairs but 3m + mM distinct features at most).
 	uniq       [][]float64
@@ -291,6 +295,7 @@ func newPlanner(env *model.MDP, beta float64, tie TieBreak, tieR *rand.Rand) *pl
 	p.sc, p.bonusU = make([]float64, len(p.uniq)), make([]float64, len(p.uniq))
 	p.act = make([][]int, env.H)
 	p.val = make([][]float64, env.H)
+	p.tiesH = make([]int, env.H)
 	for h := range p.act {
 		p.act[h] = make([]int, env.N)
 		p.val[h] = make([]float64, env.N)
@@ -319,6 +324,7 @@ func (p *planner) planStep(h int, rel Release) {
 		p.sc[id] = sc
 		p.bonusU[id] = p.beta * math.Sqrt(invQuad(rel.Chol, d, f, p.tmp))
 	}
+	p.tiesH[h] = 0
 	for s := 0; s < p.env.N; s++ {
 		bestQ, bestB, bestU, ba := math.Inf(-1), 0.0, 0.0, 0
 		nt := 0
@@ -348,9 +354,20 @@ func (p *planner) planStep(h int, rel Release) {
 		}
 		if nt > 1 {
 			p.ties++
+			p.tiesH[h]++
 		}
 		p.act[h][s], p.val[h][s] = ba, bestQ
 	}
+}
+
+// tieFraction is the fraction of (h, s) whose truncated Q had a tie at the maximum in the
+// current policy (spec §6.6; with theory β nearly every state ties at H).
+func (p *planner) tieFraction() float64 {
+	t := 0
+	for _, x := range p.tiesH {
+		t += x
+	}
+	return float64(t) / float64(p.H*p.env.N)
 }
 
 // valueNext returns V_{h+1} for use in step h's target (nil at the last step).

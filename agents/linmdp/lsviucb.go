@@ -85,5 +85,5 @@ func (a *LSVIUCB) Updates() []Update { return a.updates }
 // Info implements Agent.
 func (a *LSVIUCB) Info() Info {
 	return Info{Agent: "lsvi-ucb", CBeta: a.cfg.CBeta, Beta: a.beta, Regulariser: a.cfg.Lambda, TieBreak: a.cfg.Tie.String(),
-		Repairs: a.repairs, Constants: map[string]any{"lambda": a.cfg.Lambda, "p": a.cfg.P, "K": a.cfg.K}}
+		Repairs: a.repairs, TieFraction: a.pl.tieFraction(), Constants: map[string]any{"lambda": a.cfg.Lambda, "p": a.cfg.P, "K": a.cfg.K}}
 }

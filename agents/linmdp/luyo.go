@@ -275,7 +275,7 @@ func (a *Luyo) Info() Info {
 		name = "luyo-nonbatched"
 	}
 	in := Info{Agent: name, NoiseOff: a.cfg.NoiseOff, CBeta: a.cfg.CBeta, Beta: a.beta, Regulariser: a.lambda + a.reg,
-		TieBreak: a.cfg.Tie.String(), Repairs: a.repairs}
+		TieBreak: a.cfg.Tie.String(), Repairs: a.repairs, TieFraction: a.pl.tieFraction()}
 	c := a.cons
 	if a.cfg.NoiseOff {
 		in.Agent = name + "-twin"

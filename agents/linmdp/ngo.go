@@ -332,7 +332,7 @@ func (a *Ngo) Updates() []Update { return a.updates }
 // Info implements Agent.
 func (a *Ngo) Info() Info {
 	in := Info{Agent: "ngo-private", NoiseOff: a.cfg.NoiseOff, CBeta: a.cfg.CBeta, Beta: a.beta, Regulariser: a.shift,
-		TieBreak: a.cfg.Tie.String(), Repairs: a.repairs, CapHit: a.capHit}
+		TieBreak: a.cfg.Tie.String(), Repairs: a.repairs, TieFraction: a.pl.tieFraction(), CapHit: a.capHit}
 	if a.cfg.NoiseOff {
 		in.Agent = "rare-switch"
 		in.Note = "noise off: not private"

@@ -44,6 +44,7 @@ type CellSummary struct {
 	Beta          float64 `json:"beta"`
 	Regulariser   float64 `json:"regulariser"`
 	Repairs       int     `json:"psd_repairs"`
+	TieFraction   float64 `json:"tie_fraction_final_policy"`
 	CapHitSeeds   int     `json:"cap_hit_seeds,omitempty"`
 	InfoFirstSeed any     `json:"info_first_seed"`
 	Runs          any     `json:"runs"`
@@ -89,6 +90,7 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 			s.UpdatesMean += float64(sr.Updates) / n
 			s.SpuriousMean += float64(sr.Spurious) / n
 			s.Repairs += sr.Info.Repairs
+			s.TieFraction += sr.Info.TieFraction / n
 			if sr.Info.CapHit > 0 {
 				s.CapHitSeeds++
 			}
@@ -254,7 +256,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 	cfg := r.Config
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: linear-MDP agents, K = %d, %d seeds, δ = %g, p = %g, tie-break %s\n\n", cfg.Name, cfg.Episodes, len(cfg.Seeds), cfg.Delta, cfg.P, cfg.TieBreak)
-	b.WriteString("Regret is exact pseudo-regret Σ_k V*_1(s_1) − V^{π_k}_1(s_1). \"learns\" means the mean per-episode regret of the last 10% of episodes is ≤ 0.8 × that of the first 10%. Growth = slope of log mean cumulative regret vs log k over the last decade [K/10, K] (1 = linear regret). Neither paper has experiments; these are the first numbers for these algorithms.\n\n")
+	b.WriteString("Regret is exact pseudo-regret Σ_k V*_1(s_1) − V^{π_k}_1(s_1). \"learns\" means the mean per-episode regret of the last 10% of episodes is ≤ 0.8 × that of the first 10%. Growth = slope of log mean cumulative regret vs log k over the last decade [K/10, K] (1 = linear regret). reg. = the regulariser of the matrices before data (bonus of an unexplored unit feature = β/√reg); ties = fraction of (h, s) where the final policy's truncated Q tied at the maximum (the tie-break chose); PSD repairs are in manifest.json. Neither paper has experiments; these are the first numbers for these algorithms.\n\n")
 	for _, e := range cfg.Envs {
 		fmt.Fprintf(&b, "## %s (V*_1 = %.4f, so linear regret is up to %.0f at K = %d)\n\n", e.Name, r.VStar[e.Name], r.VStar[e.Name]*float64(cfg.Episodes), cfg.Episodes)
 		for _, bm := range cfg.BetaModes {
@@ -266,7 +268,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 				}
 			}
 			fmt.Fprintf(&b, "### β mode %s: %s\n\n", bm.Name, desc)
-			header := []string{"agent", "c_beta", "β", "reg.", "R(K) mean [95% CI]", "per-ep. regret first→last 10%", "learns", "updates (spurious)", "growth (theory)", "privacy"}
+			header := []string{"agent", "c_beta", "β", "reg.", "ties", "R(K) mean [95% CI]", "per-ep. regret first→last 10%", "learns", "updates (spurious)", "growth (theory)", "privacy"}
 			var rows [][]string
 			var learn, inert []string
 			for _, s := range sums {
@@ -294,7 +296,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 				} else {
 					inert = append(inert, s.Cell.Label)
 				}
-				rows = append(rows, []string{s.Cell.Label, fmt.Sprintf("%.3g", s.Cell.CBeta), fmt.Sprintf("%.3g", s.Beta), fmt.Sprintf("%.3g", s.Regulariser),
+				rows = append(rows, []string{s.Cell.Label, fmt.Sprintf("%.3g", s.Cell.CBeta), fmt.Sprintf("%.3g", s.Beta), fmt.Sprintf("%.3g", s.Regulariser), fmt.Sprintf("%.2f", s.TieFraction),
 					fmt.Sprintf("%.0f [%.0f, %.0f]", s.FinalMean, s.FinalLo, s.FinalHi),
 					fmt.Sprintf("%.3f → %.3f", s.FirstMean, s.LastMean), yes, upd,
 					fmt.Sprintf("%s (%.2f)", fmtF(s.Growth), s.GrowthTheory), priv})
