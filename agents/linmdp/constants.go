@@ -32,8 +32,10 @@ func (c Calibration) String() string {
 // NgoConstants holds every constant of Ngo et al.'s Algorithm 1 (spec §3.2), computed from
 // public inputs before any data is seen.
 type NgoConstants struct {
-	K, H, D     int
-	Rho, P      float64
+	// K, H, D are the sizes; Rho the zCDP budget ρ; P the failure probability p.
+	K, H, D int
+	Rho, P  float64
+	// Calibration is [S] or [P].
 	Calibration Calibration
 	// L = ⌊log2 K⌋ + 1 tree levels.
 	L int
@@ -179,8 +181,10 @@ func (c LuyoCalibration) String() string {
 // LuyoConstants holds the constants of Luyo et al.'s Algorithm 2 (App. E.1 / spec §4.1),
 // computed from public inputs before any data is seen.
 type LuyoConstants struct {
-	K, H, D            int
-	Epsilon, Delta, P  float64
+	// K, H, D are the sizes; Epsilon, Delta the target; P the failure probability.
+	K, H, D           int
+	Epsilon, Delta, P float64
+	// Calibration is App. E.1 (paper) or spec §4.6 (zCDP).
 	Calibration        LuyoCalibration
 	Lambda             float64 // λ = d
 	B, B0              int     // number of batches, tree depth

@@ -62,25 +62,38 @@ func (e EnvSpec) Build() (*model.MDP, error) {
 // times √(regulariser) if MatchRegulariser, so that every agent gives an unexplored unit
 // feature the same bonus β/√regulariser as the non-private agent with λ = 1.
 type BetaMode struct {
-	Name             string  `yaml:"name" json:"name"`
-	CBeta            float64 `yaml:"c_beta,omitempty" json:"c_beta,omitempty"`
-	MatchCBeta       float64 `yaml:"match_c_beta,omitempty" json:"match_c_beta,omitempty"`
-	MatchRegulariser bool    `yaml:"match_regulariser,omitempty" json:"match_regulariser,omitempty"`
+	// Name labels the mode in outputs.
+	Name string `yaml:"name" json:"name"`
+	// CBeta is a multiplier used by every agent.
+	CBeta float64 `yaml:"c_beta,omitempty" json:"c_beta,omitempty"`
+	// MatchCBeta is the non-private multiplier every agent's β is matched to.
+	MatchCBeta float64 `yaml:"match_c_beta,omitempty" json:"match_c_beta,omitempty"`
+	// MatchRegulariser multiplies the matched β by √(the agent's regulariser).
+	MatchRegulariser bool `yaml:"match_regulariser,omitempty" json:"match_regulariser,omitempty"`
 }
 
 // Config is the experiment configuration.
 type Config struct {
-	Name        string     `yaml:"name" json:"name"`
-	Episodes    int        `yaml:"episodes" json:"episodes"`
-	Seeds       []uint64   `yaml:"seeds" json:"seeds"`
-	Delta       float64    `yaml:"delta" json:"delta"`
-	P           float64    `yaml:"p" json:"p"`
-	Checkpoints int        `yaml:"checkpoints" json:"checkpoints"`
-	TieBreak    string     `yaml:"tie_break" json:"tie_break"`
-	Epsilons    []float64  `yaml:"epsilons" json:"epsilons"`
-	Agents      []string   `yaml:"agents" json:"agents"`
-	Envs        []EnvSpec  `yaml:"envs" json:"envs"`
-	BetaModes   []BetaMode `yaml:"beta_modes" json:"beta_modes"`
+	// Name labels the block (its output directory in a suite).
+	Name string `yaml:"name" json:"name"`
+	// Episodes is K, known in advance by every agent.
+	Episodes int `yaml:"episodes" json:"episodes"`
+	// Seeds are the run seeds (one run per seed and curve).
+	Seeds []uint64 `yaml:"seeds" json:"seeds"`
+	// Delta is the δ of every private agent; P the failure probability p.
+	Delta float64 `yaml:"delta" json:"delta"`
+	P     float64 `yaml:"p" json:"p"`
+	// Checkpoints is the number of log-spaced episodes at which cumulative regret is kept.
+	Checkpoints int `yaml:"checkpoints" json:"checkpoints"`
+	// TieBreak is bonus (default), untruncated, lowest-index or seeded-random.
+	TieBreak string `yaml:"tie_break" json:"tie_break"`
+	// Epsilons are the ε of the private agents (and of their ε-dependent twins).
+	Epsilons []float64 `yaml:"epsilons" json:"epsilons"`
+	// Agents are agent names (see agentNames).
+	Agents []string `yaml:"agents" json:"agents"`
+	// Envs are the environments; BetaModes the β settings.
+	Envs      []EnvSpec  `yaml:"envs" json:"envs"`
+	BetaModes []BetaMode `yaml:"beta_modes" json:"beta_modes"`
 }
 
 // Agent names accepted in Config.Agents.
