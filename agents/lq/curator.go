@@ -219,11 +219,24 @@ type redrawCounter struct {
 	sum, out         []float64
 }
 
-func (r *redrawCounter) Dim() int             { return r.dim }
-func (r *redrawCounter) Capacity() int        { return r.capacity }
-func (r *redrawCounter) Len() int             { return r.t }
-func (r *redrawCounter) NodesInPrefix() int   { return bits.OnesCount(uint(r.t)) }
+// The methods of redrawCounter implement counter.Counter.
+
+// Dim implements counter.Counter.
+func (r *redrawCounter) Dim() int { return r.dim }
+
+// Capacity implements counter.Counter.
+func (r *redrawCounter) Capacity() int { return r.capacity }
+
+// Len implements counter.Counter.
+func (r *redrawCounter) Len() int { return r.t }
+
+// NodesInPrefix implements counter.Counter.
+func (r *redrawCounter) NodesInPrefix() int { return bits.OnesCount(uint(r.t)) }
+
+// NodesPerElement implements counter.Counter.
 func (r *redrawCounter) NodesPerElement() int { return counter.Levels(r.capacity) }
+
+// Insert implements counter.Counter.
 func (r *redrawCounter) Insert(x []float64) error {
 	if r.sum == nil {
 		r.sum, r.out = make([]float64, r.dim), make([]float64, r.dim)
@@ -234,6 +247,8 @@ func (r *redrawCounter) Insert(x []float64) error {
 	}
 	return nil
 }
+
+// Prefix implements counter.Counter.
 func (r *redrawCounter) Prefix() []float64 {
 	if r.sum == nil {
 		r.sum, r.out = make([]float64, r.dim), make([]float64, r.dim)

@@ -87,6 +87,11 @@ func TestConfigBadInput(t *testing.T) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
 	}
+	cfg, _ := DefaultConfig()
+	cfg.System = "../../model/lq/testdata/lqe1.yaml"
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("system file: %v", err)
+	}
 	if _, err := ParseConfig([]byte("episodes: 10\nbogus: 1\n")); err == nil {
 		t.Error("unknown field accepted")
 	}

@@ -26,14 +26,19 @@ const Version = "lq-1"
 
 // CurveSpec is one curve: an ε and a sensitivity convention.
 type CurveSpec struct {
-	Label        string  `json:"label"`
-	Epsilon      float64 `json:"-"`
-	EpsilonText  string  `json:"epsilon"`
-	Neighbouring string  `json:"neighbouring"`
+	// Label names the curve in files and figures.
+	Label string `json:"label"`
+	// Epsilon is ε (+Inf for the non-private baseline); EpsilonText its JSON form.
+	Epsilon     float64 `json:"-"`
+	EpsilonText string  `json:"epsilon"`
+	// Neighbouring is the sensitivity convention of the curve.
+	Neighbouring string `json:"neighbouring"`
 }
 
 // SeedRun is one (curve, seed) run.
 type SeedRun struct {
+	// Seed is the run seed; Cum the cumulative regret R(k), k = 1..K; Diag the diagnostics;
+	// Final = R(K).
 	Seed  uint64             `json:"seed"`
 	Cum   []float64          `json:"-"`
 	Diag  agents.Diagnostics `json:"diagnostics"`
@@ -46,6 +51,8 @@ type SeedRun struct {
 
 // CurveResult is a curve with all its seeds.
 type CurveResult struct {
+	// Spec is the curve, Constants its public constants and accounted guarantee, Runs one
+	// entry per seed.
 	Spec      CurveSpec        `json:"spec"`
 	Constants agents.Constants `json:"constants"`
 	Runs      []SeedRun        `json:"runs"`
@@ -53,6 +60,9 @@ type CurveResult struct {
 
 // Result is a whole experiment.
 type Result struct {
+	// Config is the experiment configuration; Extended reports the extended sweep; Episodes,
+	// Seeds and ReportAt are the values actually used; Zero is Z(k); Workers and Seconds
+	// describe the execution.
 	Config   *Config       `json:"config"`
 	Extended bool          `json:"extended"`
 	Episodes int           `json:"episodes"`
