@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -436,4 +437,52 @@ func TestConfigBadInput(t *testing.T) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
 	}
+}
+
+// TestSecureDefault: a private curator built without explicit noise sources uses the hardened
+// noise.Secure source.
+func TestSecureDefault(t *testing.T) {
+	pub := PublicOf(lq.LQE1())
+	cfg := DefaultConfig(1, 10)
+	consts, _ := ComputeConstants(pub, cfg)
+	cur, err := NewCurator(pub, cfg, consts, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []noise.Source{cur.src1, cur.src2} {
+		if s == nil || !s.Secure() {
+			t.Fatalf("default source %T is not secure", s)
+		}
+	}
+}
+
+// TestPlannerHoldsNoRawData walks the Planner type by reflection: it must not be able to hold
+// a Curator, a Trajectory or a counter (raw or noisy statistics other than the Billboard passed
+// to Plan).
+func TestPlannerHoldsNoRawData(t *testing.T) {
+	forbidden := map[reflect.Type]bool{
+		reflect.TypeOf(Curator{}): true, reflect.TypeOf(Trajectory{}): true, reflect.TypeOf(Billboard{}): true,
+	}
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type, string)
+	walk = func(ty reflect.Type, path string) {
+		if seen[ty] {
+			return
+		}
+		seen[ty] = true
+		if forbidden[ty] {
+			t.Fatalf("Planner can hold %v at %s", ty, path)
+		}
+		switch ty.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map, reflect.Chan:
+			walk(ty.Elem(), path+"[]")
+		case reflect.Interface:
+			t.Fatalf("Planner has an interface field at %s (could hold anything)", path)
+		case reflect.Struct:
+			for i := 0; i < ty.NumField(); i++ {
+				walk(ty.Field(i).Type, path+"."+ty.Field(i).Name)
+			}
+		}
+	}
+	walk(reflect.TypeOf(Planner{}), "Planner")
 }
