@@ -9,7 +9,7 @@ import (
 )
 
 // Planner computes user k's policy from the billboard and user k's own initial state only
-// (Algorithm 1 lines 3–6). It never sees raw statistics.
+// (Algorithm 1 lines 3–5 and the gains of line 7). It never sees raw statistics.
 type Planner struct {
 	pub    Public
 	cfg    Config

@@ -99,7 +99,7 @@ func Run(ctx context.Context, sys *lq.System, cfg Config, seed rng.Seed, progres
 		sys.InitialState(k, x1) // user k arrives with its private x_{k,1}
 		optSeed.Index(uint64(k)).Reseed(optPCG)
 		t0 := time.Now()
-		plan, err = pl.Plan(b, x1, optRand) // lines 4–6: Θ̂_k, β_k, Θ̃_k (eq. (9)), gains (eq. (10))
+		plan, err = pl.Plan(b, x1, optRand) // lines 4–5: C_k (Θ̂_k, β_k), Θ̃_k (eq. (9)); gains (eq. (10))
 		if err != nil {
 			return nil, fmt.Errorf("episode %d: %w", k, err)
 		}
@@ -137,7 +137,7 @@ func Run(ctx context.Context, sys *lq.System, cfg Config, seed rng.Seed, progres
 		if res.Regret[k-1], err = sys.Regret(plan.Gains, x1); err != nil {
 			return nil, err
 		}
-		// Lines 7–9: roll out the episode u_{k,h} = K_h(Θ̃_k) x_{k,h} (user k's own noise stream).
+		// Lines 6–8: roll out the episode u_{k,h} = K_h(Θ̃_k) x_{k,h} (user k's own noise stream).
 		users.Index(uint64(k)).Reseed(userPCG)
 		cost := 0.0
 		for h := 0; h < H; h++ {
@@ -154,7 +154,7 @@ func Run(ctx context.Context, sys *lq.System, cfg Config, seed rng.Seed, progres
 			sys.Step(tr.X[h], tr.U[h], w, tr.X[h+1])
 		}
 		res.RealisedCost[k-1] = cost
-		// Lines 10–11: insert Σ_h z̄ z̄ᵀ into B_1 and Σ_h z̄ x̄ᵀ into B_2; the K-th element is never
+		// Line 10: insert Σ_h z̄ z̄ᵀ into B_1 and Σ_h z̄ x̄ᵀ into B_2; the K-th element is never
 		// inserted (nothing is released after episode K).
 		if k < K {
 			if err := cur.Receive(tr); err != nil {
