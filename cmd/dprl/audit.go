@@ -95,6 +95,7 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			rep.Seed = seed
 			if err := rep.Write(out); err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}

@@ -133,7 +133,7 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 		Short: "List environments, agents and privatizers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(stdout, "Environments:")
+			fmt.Fprintln(stdout, "== Tabular MDPs ==\nEnvironments:")
 			fmt.Fprintln(stdout, "  riverswim   RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20")
 			fmt.Fprintln(stdout, "  garnet      seeded random Garnet-style MDP (--states, --actions, --branching, --reward-density, --env-seed)")
 			fmt.Fprintln(stdout, "  file        an MDP loaded from a JSON or YAML file (--env-file)")
@@ -150,7 +150,18 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 			fmt.Fprintln(stdout, "  paper       the paper's scales (3HL/ε, 3H/ε): ε under add/remove neighbours, 2ε under replace-one")
 			fmt.Fprintln(stdout, "  unit        scale 1/ε, reproduction only: NOT ε-private; outputs state the effective ε")
 			fmt.Fprintln(stdout, "\nBonus presets (--preset): theory (the paper's constants, eq. (31)), practical (tabular spec §2.6)")
-			fmt.Fprintln(stdout, "\nReproductions: qiao-fig1")
+			fmt.Fprintln(stdout, "\n== Linear MDPs ==")
+			listLinearMDP(stdout)
+			fmt.Fprintln(stdout, "\n== Linear mixture MDPs ==")
+			listLinearMixture(stdout)
+			fmt.Fprintln(stdout, "\n== Linear-quadratic control ==")
+			listLQ(stdout)
+			var names []string
+			for _, c := range reproductions(io.Discard, io.Discard) {
+				names = append(names, c.Name())
+			}
+			fmt.Fprintln(stdout, "\nReproductions (dprl reproduce <name>): "+strings.Join(names, ", "))
+			fmt.Fprintln(stdout, "Privacy audit: dprl audit --list | --all | --family <f> | <target>...")
 			return nil
 		},
 	}

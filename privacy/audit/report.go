@@ -14,7 +14,8 @@ import (
 
 // Report is the outcome of auditing a set of targets.
 type Report struct {
-	// Seed is the audit's root seed, Runs the runs per side used (0 = each target's own).
+	// Seed identifies the audit's root seed (RunAll records its digest; the CLI records its
+	// --seed value). Runs is the runs-per-side override (0 = each target's own).
 	Seed    uint64         `json:"seed"`
 	Runs    int            `json:"runs_per_side_override,omitempty"`
 	Results []Result       `json:"results"`
