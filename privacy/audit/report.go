@@ -68,7 +68,7 @@ func (r *Report) Markdown() string {
 	fmt.Fprintf(&b, "| target | claimed ε | δ | audited ε lower bound | confidence | runs/side | verdict | best event |\n")
 	fmt.Fprintf(&b, "|---|---:|---:|---:|---:|---:|---|---|\n")
 	for _, x := range r.Results {
-		fmt.Fprintf(&b, "| %s | %g | %g | %.3f | %g | %d | %s | %s (%.4f vs %.4f) |\n", x.Target, x.Claim.Epsilon, x.Claim.Delta,
+		fmt.Fprintf(&b, "| %s | %.4g | %g | %.3f | %g | %d | %s | %s (%.4f vs %.4f) |\n", x.Target, x.Claim.Epsilon, x.Claim.Delta,
 			x.EpsilonLB, x.Conf, x.Runs, x.Verdict(), strings.ReplaceAll(x.Event, "|", "/"), x.PD, x.PDp)
 	}
 	if len(r.Canary) > 0 {
@@ -85,7 +85,7 @@ func (r *Report) Markdown() string {
 			case c.Violation:
 				v = "VIOLATION"
 			}
-			fmt.Fprintf(&b, "| %s | %g | %d | %d | %d | %.3f | %g | %s |\n", c.Target, c.Claim.Epsilon, c.Canaries, c.Guesses, c.Correct, c.EpsilonLB, c.Conf, v)
+			fmt.Fprintf(&b, "| %s | %.4g | %d | %d | %d | %.3f | %g | %s |\n", c.Target, c.Claim.Epsilon, c.Canaries, c.Guesses, c.Correct, c.EpsilonLB, c.Conf, v)
 		}
 	}
 	verdict := "every correct target passed and every broken variant was flagged"
