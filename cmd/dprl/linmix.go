@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,23 +75,10 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			opts := lmexp.Options{Workers: workers}
-			if !quiet {
-				last := int64(-1)
-				start := time.Now()
-				opts.Progress = func(done, total int64) {
-					pct := done * 10 / max(total, 1)
-					if pct != last {
-						last = pct
-						el := time.Since(start).Seconds()
-						eta := 0.0
-						if done > 0 {
-							eta = el * float64(total-done) / float64(done)
-						}
-						fmt.Fprintf(stderr, "dprl: %s: %d/%d episodes (%d%%), elapsed %.0fs, eta %.0fs\n", cfg.Name, done, total, pct*10, el, eta)
-					}
-				}
-			}
+			var finish func()
+			opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
 			res, err := lmexp.Run(ctx, cfg, opts)
+			finish()
 			if err != nil {
 				return err
 			}

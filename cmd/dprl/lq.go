@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -81,18 +80,10 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			opts := explq.Options{Workers: workers, Extended: extended}
-			if !quiet {
-				start := time.Now()
-				last := int64(-1)
-				opts.Progress = func(done, total int64) {
-					pct := done * 10 / max(total, 1)
-					if pct != last {
-						last = pct
-						fmt.Fprintf(stderr, "dprl: lq: %d/%d episodes (%d%%), elapsed %.0fs\n", done, total, pct*10, time.Since(start).Seconds())
-					}
-				}
-			}
+			var finish func()
+			opts.Progress, finish = progress(stderr, "lq", "episodes", quiet)
 			res, err := explq.Run(ctx, cfg, opts)
+			finish()
 			if err != nil {
 				return err
 			}

@@ -9,11 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
@@ -77,40 +74,10 @@ func execute(cfg *experiment.Config, workers int, out string, stderr io.Writer, 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	opts := experiment.Options{Workers: workers}
-	var bar *progressbar.ProgressBar
-	if !quiet {
-		if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			opts.Progress = func(done, total int64) {
-				if bar == nil {
-					bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(stderr),
-						progressbar.OptionSetDescription(cfg.Name), progressbar.OptionShowCount(),
-						progressbar.OptionSetPredictTime(true), progressbar.OptionShowIts(),
-						progressbar.OptionSetItsString("episodes"), progressbar.OptionThrottle(200*time.Millisecond))
-				}
-				_ = bar.Set64(done)
-			}
-		} else {
-			last := int64(-1)
-			start := time.Now()
-			opts.Progress = func(done, total int64) {
-				pct := done * 10 / max(total, 1)
-				if pct != last {
-					last = pct
-					el := time.Since(start).Seconds()
-					eta := 0.0
-					if done > 0 {
-						eta = el * float64(total-done) / float64(done)
-					}
-					fmt.Fprintf(stderr, "dprl: %s: %d/%d episodes (%d%%), elapsed %.0fs, eta %.0fs\n", cfg.Name, done, total, pct*10, el, eta)
-				}
-			}
-		}
-	}
+	var finish func()
+	opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
 	res, err := experiment.Run(ctx, cfg, opts)
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
-	}
+	finish()
 	if err != nil {
 		return nil, nil, err
 	}
