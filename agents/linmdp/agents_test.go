@@ -2,6 +2,7 @@ package linmdp
 
 import (
 	"context"
+	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -43,14 +44,14 @@ func TestCholeskyMatchesGonum(t *testing.T) {
 			a[i*d+i] += 0.5
 		}
 		l := make([]float64, d*d)
-		if !cholesky(a, d, l) {
+		if !smallmat.Cholesky(a, d, l) {
 			t.Fatal("PD matrix rejected")
 		}
 		var ch mat.Cholesky
 		if !ch.Factorize(mat.NewSymDense(d, append([]float64(nil), a...))) {
 			t.Fatal("gonum rejects")
 		}
-		if got, want := logDetChol(l, d), ch.LogDet(); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
+		if got, want := smallmat.LogDet(l, d), ch.LogDet(); math.Abs(got-want) > 1e-10*math.Max(1, math.Abs(want)) {
 			t.Errorf("d=%d logdet %g, gonum %g", d, got, want)
 		}
 		b := make([]float64, d)
@@ -58,7 +59,7 @@ func TestCholeskyMatchesGonum(t *testing.T) {
 			b[i] = r.NormFloat64()
 		}
 		x := make([]float64, d)
-		cholSolve(l, d, b, x)
+		smallmat.Solve(l, d, b, x)
 		var xv mat.VecDense
 		if err := ch.SolveVecTo(&xv, mat.NewVecDense(d, b)); err != nil {
 			t.Fatal(err)
@@ -68,12 +69,12 @@ func TestCholeskyMatchesGonum(t *testing.T) {
 				t.Errorf("d=%d solve differs at %d: %g vs %g", d, i, x[i], xv.AtVec(i))
 			}
 		}
-		q := invQuad(l, d, b, make([]float64, d))
+		q := smallmat.InvQuad(l, d, b, make([]float64, d))
 		if want := mat.Dot(mat.NewVecDense(d, b), &xv); math.Abs(q-want) > 1e-9*math.Max(1, want) {
 			t.Errorf("invQuad %g, want %g", q, want)
 		}
 	}
-	if cholesky([]float64{1, 2, 2, 1}, 2, make([]float64, 4)) {
+	if smallmat.Cholesky([]float64{1, 2, 2, 1}, 2, make([]float64, 4)) {
 		t.Error("indefinite matrix accepted")
 	}
 }

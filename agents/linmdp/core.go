@@ -2,6 +2,7 @@ package linmdp
 
 import (
 	"fmt"
+	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"math/rand/v2"
 
@@ -311,7 +312,7 @@ func clip(x, H float64) float64 { return math.Min(math.Max(x, 0), H) }
 func (p *planner) planStep(h int, rel Release) {
 	d := p.d
 	if rel.Y != nil {
-		cholSolve(rel.Chol, d, rel.Y, p.w)
+		smallmat.Solve(rel.Chol, d, rel.Y, p.w)
 	} else {
 		clear(p.w)
 	}
@@ -322,7 +323,7 @@ func (p *planner) planStep(h int, rel Release) {
 			sc += x * p.w[i]
 		}
 		p.sc[id] = sc
-		p.bonusU[id] = p.beta * math.Sqrt(invQuad(rel.Chol, d, f, p.tmp))
+		p.bonusU[id] = p.beta * math.Sqrt(smallmat.InvQuad(rel.Chol, d, f, p.tmp))
 	}
 	p.tiesH[h] = 0
 	for s := 0; s < p.env.N; s++ {

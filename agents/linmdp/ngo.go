@@ -2,6 +2,7 @@ package linmdp
 
 import (
 	"fmt"
+	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"math/bits"
 
@@ -217,8 +218,8 @@ func (a *Ngo) BeginEpisode(k int) {
 		for i := 0; i < d; i++ {
 			a.scratch[i*d+i] += a.shift
 		}
-		if cholesky(a.scratch, d, a.l2) {
-			exLD[h] = logDetChol(a.l2, d)
+		if smallmat.Cholesky(a.scratch, d, a.l2) {
+			exLD[h] = smallmat.LogDet(a.l2, d)
 		} else {
 			exLD[h] = a.exRef[h]
 		}
@@ -316,7 +317,7 @@ func (a *Ngo) EndEpisode() {
 		if guardPD(m, d, a.shift/2, a.relChol[h], a.scratch) { // P3: floor = c_shift·λ̃_Λ
 			a.repairs++
 		}
-		a.relLD[h] = logDetChol(a.relChol[h], d)
+		a.relLD[h] = smallmat.LogDet(a.relChol[h], d)
 	}
 }
 

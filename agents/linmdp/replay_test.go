@@ -1,6 +1,7 @@
 package linmdp
 
 import (
+	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"reflect"
 	"testing"
@@ -83,8 +84,8 @@ func TestBillboardReplay(t *testing.T) {
 				if trig {
 					for h := H - 1; h >= 0; h-- {
 						m := rels[k-2][h]
-						cholesky(m, d, chol)
-						ref[h] = logDetChol(chol, d)
+						smallmat.Cholesky(m, d, chol)
+						ref[h] = smallmat.LogDet(chol, d)
 						pl.planStep(h, Release{Chol: append([]float64(nil), chol...), Y: a.ylog[yi]})
 						yi++
 					}
@@ -97,8 +98,8 @@ func TestBillboardReplay(t *testing.T) {
 			}
 			if nUp < a.umax {
 				for h := 0; h < H; h++ {
-					cholesky(rels[k-1][h], d, chol)
-					cur[h] = logDetChol(chol, d)
+					smallmat.Cholesky(rels[k-1][h], d, chol)
+					cur[h] = smallmat.LogDet(chol, d)
 				}
 			}
 		}

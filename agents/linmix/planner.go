@@ -1,6 +1,7 @@
 package linmix
 
 import (
+	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"math/rand/v2"
 
@@ -146,5 +147,5 @@ func (p *planner) greedy(h, s int) float64 {
 func (p *planner) meanBonus(bb *Billboard, h, r int, x []float64, beta float64) (mean, bonus float64) {
 	L, w := bb.factor(h, r)
 	d := len(x)
-	return dot(x, w), beta * math.Sqrt(invNormSq(L, d, x, p.tmp))
+	return dot(x, w), beta * math.Sqrt(smallmat.InvQuad(L, d, x, p.tmp))
 }

@@ -3,6 +3,7 @@ package linmix
 import (
 	"errors"
 	"fmt"
+	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 
 	"github.com/dprl/dprl/privacy/noise"
@@ -142,10 +143,10 @@ type releaser struct {
 func (rl *releaser) release(b *Billboard, h, r int, lam, u []float64, sp regSpec) {
 	d := sp.dim
 	L, w := b.factor(h, r)
-	if !cholesky(lam, d, L) {
+	if !smallmat.Cholesky(lam, d, L) {
 		rl.fallbacks++
 		clampEigen(lam, d, sp.floor)
-		if !cholesky(lam, d, L) {
+		if !smallmat.Cholesky(lam, d, L) {
 			// Numerically degenerate even after clamping: release floor·I.
 			clear(L)
 			for i := 0; i < d; i++ {
@@ -156,8 +157,8 @@ func (rl *releaser) release(b *Billboard, h, r int, lam, u []float64, sp regSpec
 	if cap(rl.tmp) < d {
 		rl.tmp = make([]float64, d)
 	}
-	forward(L, d, u, rl.tmp[:d])
-	backward(L, d, rl.tmp[:d], w)
+	smallmat.Forward(L, d, u, rl.tmp[:d])
+	smallmat.Backward(L, d, rl.tmp[:d], w)
 }
 
 // central is the trusted JDP curator (Luyo Alg. 1 server in JDP mode; Zhou's PRIVATIZER): it

@@ -1,6 +1,10 @@
 package linmix
 
-import "math"
+import (
+	"math"
+
+	"github.com/dprl/dprl/internal/smallmat"
+)
 
 // Privacy-preserving UCRL-VTR+ (Luyo et al. Alg. 3, App. D), as reconstructed in the spec §4
 // (the printed algorithm's typos — D² in both matrices, ψ_V for ψ_{V²}, f for g — resolved as
@@ -33,8 +37,8 @@ func (p *planner) leavesPlus(bb *Billboard, tr *trajectory, lv *Leaves) {
 		Lh, wh := bb.factor(h, 0)
 		Lt, wt := bb.factor(h, 1)
 		varEst := min(H*H, max(0, dot(x2, wt))) - math.Pow(min(H, max(0, dot(x, wh))), 2)
-		e := min(H*H, 2*H*p.bCheck*math.Sqrt(invNormSq(Lh, p.d, x, p.tmp))) +
-			min(H*H, p.bTilde*math.Sqrt(invNormSq(Lt, p.d, x2, p.tmp)))
+		e := min(H*H, 2*H*p.bCheck*math.Sqrt(smallmat.InvQuad(Lh, p.d, x, p.tmp))) +
+			min(H*H, p.bTilde*math.Sqrt(smallmat.InvQuad(Lt, p.d, x2, p.tmp)))
 		sig := math.Sqrt(max(H*H/d, varEst+e))
 		y := vn[s1]
 		for i := range x {
