@@ -1,15 +1,12 @@
 package linmdp
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // File is the on-disk form of a linear MDP (JSON or YAML; unknown fields are rejected):
@@ -52,24 +49,8 @@ func Load(path string) (*MDP, error) {
 // Parse reads a linear MDP in the File format; format is "json", "yaml" or "yml".
 func Parse(data []byte, format string) (*MDP, error) {
 	var f File
-	switch format {
-	case "json":
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("linear-mdp file: %w", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("linear-mdp file: trailing data after the JSON object")
-		}
-	case "yaml", "yml":
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("linear-mdp file: %w", err)
-		}
-	default:
-		return nil, fmt.Errorf("linear-mdp file: unknown format %q (allowed: json, yaml, yml)", format)
+	if err := strictdecode.Decode(data, format, &f); err != nil {
+		return nil, fmt.Errorf("linear-mdp file: %w", err)
 	}
 	if f.Horizon < 1 || f.Horizon > 100000 {
 		return nil, fmt.Errorf("linear-mdp file: horizon must be in [1, 100000], got %d", f.Horizon)

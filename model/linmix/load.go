@@ -1,15 +1,12 @@
 package linmix
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // File is the on-disk form of a linear mixture MDP (JSON or YAML; unknown fields rejected):
@@ -63,24 +60,8 @@ func Load(path string) (*MDP, error) {
 // Parse reads a linear mixture MDP in the File format; format is "json", "yaml" or "yml".
 func Parse(data []byte, format string) (*MDP, error) {
 	var f File
-	switch format {
-	case "json":
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("linmix file: %w", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("linmix file: trailing data after the JSON object")
-		}
-	case "yaml", "yml":
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("linmix file: %w", err)
-		}
-	default:
-		return nil, fmt.Errorf("linmix file: unknown format %q (allowed: json, yaml, yml)", format)
+	if err := strictdecode.Decode(data, format, &f); err != nil {
+		return nil, fmt.Errorf("linmix file: %w", err)
 	}
 	return f.MDP()
 }

@@ -2,13 +2,12 @@ package lq
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // Parse decodes a system description (the fields of Config) from YAML or JSON (JSON is valid
@@ -16,19 +15,12 @@ import (
 // Unknown fields are rejected.
 func Parse(data []byte) (*System, error) {
 	var cfg Config
-	trim := bytes.TrimSpace(data)
-	if len(trim) > 0 && trim[0] == '{' {
-		dec := json.NewDecoder(bytes.NewReader(trim))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("lq: parsing JSON system: %w", err)
-		}
-	} else {
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&cfg); err != nil {
-			return nil, fmt.Errorf("lq: parsing YAML system: %w", err)
-		}
+	format, what := "yaml", "YAML"
+	if trim := bytes.TrimSpace(data); len(trim) > 0 && trim[0] == '{' {
+		format, what = "json", "JSON"
+	}
+	if err := strictdecode.Decode(data, format, &cfg); err != nil {
+		return nil, fmt.Errorf("lq: parsing %s system: %w", what, err)
 	}
 	return NewSystem(cfg)
 }

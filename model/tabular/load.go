@@ -1,14 +1,14 @@
 package tabular
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dprl/dprl/internal/strictdecode"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -56,24 +56,8 @@ func Load(path string) (*MDP, error) {
 // Parse reads an MDP in the File format; format is "json", "yaml" or "yml".
 func Parse(data []byte, format string) (*MDP, error) {
 	var f File
-	switch format {
-	case "json":
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("mdp file: %w", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("mdp file: trailing data after the JSON object")
-		}
-	case "yaml", "yml":
-		dec := yaml.NewDecoder(bytes.NewReader(data))
-		dec.KnownFields(true)
-		if err := dec.Decode(&f); err != nil {
-			return nil, fmt.Errorf("mdp file: %w", err)
-		}
-	default:
-		return nil, fmt.Errorf("mdp file: unknown format %q (allowed: json, yaml, yml)", format)
+	if err := strictdecode.Decode(data, format, &f); err != nil {
+		return nil, fmt.Errorf("mdp file: %w", err)
 	}
 	return f.MDP()
 }
