@@ -17,9 +17,9 @@ import (
 // Claim is the privacy guarantee a target claims for the pair of inputs it is audited on.
 type Claim struct {
 	// Epsilon is the claimed ε (> 0).
-	Epsilon float64
+	Epsilon float64 `json:"epsilon"`
 	// Delta is the claimed δ (0 for pure DP, < 1).
-	Delta float64
+	Delta float64 `json:"delta"`
 }
 
 // Target is a randomized algorithm together with two neighbouring inputs D (side 0) and D′
