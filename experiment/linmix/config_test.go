@@ -1,0 +1,53 @@
+package linmix
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultConfig(t *testing.T) {
+	c, err := DefaultConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Episodes != 20000 || len(c.Seeds) != 3 || len(c.Envs) != 2 {
+		t.Errorf("embedded config changed: K = %d, %d seeds, %d envs", c.Episodes, len(c.Seeds), len(c.Envs))
+	}
+	if _, err := c.curves(); err != nil {
+		t.Errorf("embedded curves do not build: %v", err)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	base := string(DefaultConfigYAML())
+	for _, c := range []struct{ from, to, want string }{
+		{"episodes: 20000", "episodes: 5", "episodes"},
+		{"delta: ", "delta: 2 #", "delta"},
+		{"beta_mults:", "bogus: 1\nbeta_mults:", "bogus"},
+	} {
+		if !strings.Contains(base, c.from) {
+			t.Fatalf("embedded config lacks %q", c.from)
+		}
+		_, err := ParseConfig([]byte(strings.Replace(base, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q → %q: error %v, want one naming %q", c.from, c.to, err, c.want)
+		}
+	}
+}
+
+func TestCheckpoints(t *testing.T) {
+	for _, c := range []struct{ K, points int }{{10, 20}, {1000, 40}, {20000, 400}} {
+		cp := Checkpoints(c.K, c.points)
+		if cp[0] != 1 || cp[len(cp)-1] != c.K {
+			t.Errorf("K=%d: checkpoints %d..%d, want 1..K", c.K, cp[0], cp[len(cp)-1])
+		}
+		for i := 1; i < len(cp); i++ {
+			if cp[i] <= cp[i-1] {
+				t.Fatalf("K=%d: not strictly increasing at %d", c.K, i)
+			}
+		}
+		if len(cp) > c.points+2 {
+			t.Errorf("K=%d: %d checkpoints for %d points", c.K, len(cp), c.points)
+		}
+	}
+}
