@@ -36,6 +36,15 @@ type TreeConfig struct {
 // disjoint union of the dyadic blocks selected by the 1-bits of t, and each block ("node") gets
 // its noise once, when it is completed. Memory is O(Dim·L); each Insert costs amortized O(Dim)
 // (the noisy prefix is maintained incrementally) plus Dim noise draws.
+//
+// Floating point (practical-privacy spec §7): every node is released as Source.Add*(exact node
+// sum, scale), so with noise.Secure the node's exact sum is rounded to the grid of the node's
+// noise and grid noise is added; the prefix is a sum of grid values, hence on the grid, and a
+// post-processing of the node releases. The rounding raises a node's sensitivity from Δ to at
+// most Δ + n·γ (ℓ1) or Δ + √n·γ (ℓ2), n the number of coordinates one element can change:
+// the counter's ε (Laplace) grows by at most L·noise.RoundingSlackL1(b, n) and its μ = √L·Δ₂/σ
+// (Gaussian) by at most √L·noise.RoundingSlackL2(σ, n) (multiplier-scaled coordinates have their
+// own, proportionally scaled, grid). With noise.Seeded nothing is rounded.
 type Tree struct {
 	cfg      TreeConfig
 	levels   int

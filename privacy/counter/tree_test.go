@@ -223,3 +223,111 @@ func TestTreeStatisticalPrivacy(t *testing.T) {
 		t.Errorf("broken counter (noise halved) not flagged: min p-value %g", p)
 	}
 }
+
+// countingSource counts the noise draws a mechanism makes (a node redrawn at a release, or a
+// prefix noised afresh, shows up as extra draws).
+type countingSource struct {
+	noise.Source
+	draws int
+}
+
+func (c *countingSource) AddLaplace(x, b float64) float64 {
+	c.draws++
+	return c.Source.AddLaplace(x, b)
+}
+
+func (c *countingSource) AddGaussian(x, s float64) float64 {
+	c.draws++
+	return c.Source.AddGaussian(x, s)
+}
+
+// TestTreeNodeNoiseDrawnOnce: each Insert completes exactly one node and draws exactly Dim
+// noise values for it; releasing (Prefix) draws nothing; and, since node noise is reused, the
+// releases at t − 1 and t, t odd, differ by exactly the new leaf node (whose noise is the
+// only fresh draw): with a zero stream, Prefix(2^j + 1) − Prefix(2^j) equals the node value drawn
+// by a twin source with the same key. A tree that redraws live nodes at a release fails.
+func TestTreeNodeNoiseDrawnOnce(t *testing.T) {
+	const dim, T = 3, 16
+	for _, cal := range []noise.Calibration{noise.LaplaceNoise(0.8), noise.GaussianNoise(1.3)} {
+		src := &countingSource{Source: noise.NewSecureFromKey([32]byte{4})}
+		c, err := NewTree(TreeConfig{Dim: dim, Capacity: T, Node: cal}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		twin := noise.NewSecureFromKey([32]byte{4}) // replays the node draws in order
+		zero := make([]float64, dim)
+		prev := make([]float64, dim)
+		for i := 1; i <= T; i++ {
+			if err := c.Insert(zero); err != nil {
+				t.Fatal(err)
+			}
+			node := make([]float64, dim)
+			for k := range node {
+				node[k] = cal.Add(0, 1, twin)
+			}
+			_ = c.Prefix()
+			_ = c.Prefix()
+			if src.draws != i*dim {
+				t.Fatalf("%s: %d draws after %d insertions, want %d (one node of %d coordinates per insertion)", cal, src.draws, i, i*dim, dim)
+			}
+			p := c.Prefix()
+			if i%2 == 1 { // odd i: the live nodes of i−1 stay, one leaf node is added
+				for k := range p {
+					want := prev[k] + node[k]
+					if i == 1 {
+						want = node[k]
+					}
+					if p[k] != want {
+						t.Fatalf("%s: Prefix(%d)[%d] = %g, want Prefix(%d) + new node = %g: node noise was not reused", cal, i, k, p[k], i-1, want)
+					}
+				}
+			}
+			if i&(i-1) == 0 && i > 1 { // i = 2^j: one node covering everything, drawn just now
+				for k := range p {
+					if p[k] != node[k] {
+						t.Fatalf("%s: Prefix(%d)[%d] = %g, want the single covering node %g", cal, i, k, p[k], node[k])
+					}
+				}
+			}
+			copy(prev, p)
+		}
+	}
+}
+
+// TestTreeSecureReleasesOnGrid: with the Secure source every node is the node's exact sum
+// rounded to the grid plus grid noise, so every released prefix of float data is an exact
+// multiple of the grid step of its coordinate's noise scale (practical-privacy spec §7).
+func TestTreeSecureReleasesOnGrid(t *testing.T) {
+	const dim, T = 4, 13
+	scales := []float64{1, math.Sqrt2, 1, 1 / math.Sqrt2}
+	for _, cal := range []noise.Calibration{noise.LaplaceNoise(0.37), noise.GaussianNoise(2.1)} {
+		for _, cs := range [][]float64{nil, scales} {
+			c, err := NewTree(TreeConfig{Dim: dim, Capacity: T, Node: cal, CoordScale: cs}, noise.NewSecureFromKey([32]byte{5}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := make([]float64, dim)
+			for i := 1; i <= T; i++ {
+				for k := range x {
+					x[k] = 0.1*float64(i) + 0.01*float64(k) + 1e-9
+				}
+				if err := c.Insert(x); err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range c.Prefix() {
+					m := 1.0
+					if cs != nil {
+						m = cs[k]
+					}
+					g := noise.LaplaceGranularity(cal.Scale * m)
+					if cal.Kind == noise.Gaussian {
+						g = noise.GaussianGranularity(cal.Scale * m)
+					}
+					if q := v / g; q != math.Trunc(q) {
+						t.Fatalf("%s scales %v: Prefix(%d)[%d] = %g is not on the grid %g", cal, cs, i, k, v, g)
+					}
+				}
+			}
+		}
+	}
+}
