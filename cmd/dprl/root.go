@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,31 +34,6 @@ func isCobraUsage(err error) bool {
 	s := err.Error()
 	return strings.HasPrefix(s, "unknown command") || strings.HasPrefix(s, "unknown flag") ||
 		strings.Contains(s, "accepts ") || strings.HasPrefix(s, "invalid argument")
-}
-
-// parseSeeds parses "1-5", "1,2,7" or "3".
-func parseSeeds(s string) ([]uint64, error) {
-	var out []uint64
-	for _, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		if lo, hi, ok := strings.Cut(part, "-"); ok {
-			a, err1 := strconv.ParseUint(lo, 10, 64)
-			b, err2 := strconv.ParseUint(hi, 10, 64)
-			if err1 != nil || err2 != nil || b < a || b-a > 10000 {
-				return nil, badInput("--seeds: bad range %q (want e.g. 1-5, at most 10001 seeds)", part)
-			}
-			for x := a; x <= b; x++ {
-				out = append(out, x)
-			}
-			continue
-		}
-		v, err := strconv.ParseUint(part, 10, 64)
-		if err != nil {
-			return nil, badInput("--seeds: %q is not a non-negative integer (want e.g. 1-5 or 1,2,3)", part)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // execute runs an experiment with a progress bar on a terminal and plain log lines otherwise,
