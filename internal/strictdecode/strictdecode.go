@@ -1,6 +1,7 @@
 // Package strictdecode decodes the JSON and YAML files dprl reads (models, systems,
-// experiment configurations) strictly: unknown fields are errors, and so is anything after
-// the first JSON value.
+// experiment configurations) strictly, and the same way in both formats: unknown fields,
+// duplicate keys (at any depth) and anything after the first document or value are errors, and
+// so is an empty input.
 package strictdecode
 
 import (
@@ -14,23 +15,89 @@ import (
 )
 
 // Decode decodes data in the given format ("json", "yaml" or "yml") into v, rejecting unknown
-// fields and trailing JSON data.
+// fields, duplicate keys, a second document (YAML "---") or trailing JSON value, and empty
+// input.
 func Decode(data []byte, format string, v any) error {
 	switch format {
 	case "json":
+		if len(bytes.TrimSpace(data)) == 0 {
+			return errors.New("empty JSON input")
+		}
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(v); err != nil {
 			return err
 		}
 		if _, err := dec.Token(); err != io.EOF {
-			return errors.New("trailing data after the JSON object")
+			return errors.New("more than one JSON value (trailing data after the first)")
 		}
-		return nil
+		// The value decoded, so it is well-formed and at most encoding/json's maximum depth.
+		return duplicateJSONKeys(data)
 	case "yaml", "yml":
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
-		return dec.Decode(v)
+		if err := dec.Decode(v); err != nil {
+			if err == io.EOF {
+				return errors.New("empty YAML document")
+			}
+			return err
+		}
+		// yaml.v3 rejects duplicate mapping keys itself ("mapping key ... already defined").
+		var rest yaml.Node
+		if err := dec.Decode(&rest); err != io.EOF {
+			return errors.New("more than one YAML document (a second document after ---)")
+		}
+		return nil
 	}
 	return fmt.Errorf("unknown format %q (allowed: json, yaml, yml)", format)
+}
+
+// duplicateJSONKeys reports the first object key that occurs twice in one object of the
+// well-formed JSON value data (encoding/json silently keeps the last one). It walks the
+// tokens with an explicit stack, so its memory is linear in the input.
+func duplicateJSONKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top != nil && top.keys != nil && top.expectKey {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			key, _ := tok.(string)
+			if top.keys[key] {
+				return fmt.Errorf("duplicate key %q in a JSON object (offset %d)", key, dec.InputOffset())
+			}
+			top.keys[key] = true
+			top.expectKey = false
+			continue
+		}
+		if top != nil && top.keys != nil {
+			top.expectKey = true // this token starts the value; the next one is a key or '}'
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{keys: map[string]bool{}, expectKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
 }

@@ -5,9 +5,17 @@ import (
 	"testing"
 )
 
+// TestDecode: the JSON and YAML decoders agree on what is rejected: unknown fields, duplicate
+// keys (at any depth), more than one document or value, and type errors.
 func TestDecode(t *testing.T) {
+	type In struct {
+		B int `json:"b" yaml:"b"`
+	}
 	type T struct {
-		A int `json:"a" yaml:"a"`
+		A  int            `json:"a" yaml:"a"`
+		N  *In            `json:"n,omitempty" yaml:"n,omitempty"`
+		M  map[string]int `json:"m,omitempty" yaml:"m,omitempty"`
+		Xs []In           `json:"xs,omitempty" yaml:"xs,omitempty"`
 	}
 	for _, c := range []struct {
 		data, format, want string
@@ -15,10 +23,34 @@ func TestDecode(t *testing.T) {
 		{`{"a": 1}`, "json", ""},
 		{"a: 1\n", "yaml", ""},
 		{"a: 1\n", "yml", ""},
+		{"---\na: 1\n", "yaml", ""},
+		{"---\na: 1\n...\n", "yaml", ""},
+		{`{"a": 1, "n": {"b": 2}, "m": {"x": 1, "y": 2}, "xs": [{"b": 1}, {"b": 1}]}`, "json", ""},
+		{"a: 1\nn: {b: 2}\nm: {x: 1, y: 2}\nxs: [{b: 1}, {b: 1}]\n", "yaml", ""},
+		{`{"a": 1} `, "json", ""},
+
 		{`{"a": 1, "b": 2}`, "json", "unknown field"},
 		{"a: 1\nb: 2\n", "yaml", "not found"},
-		{`{"a": 1} {"a": 2}`, "json", "trailing data"},
+
+		{`{"a": 1, "a": 1}`, "json", `duplicate key "a"`},
+		{"a: 1\na: 1\n", "yaml", `"a" already defined`},
+		{`{"a": 1, "n": {"b": 1, "b": 2}}`, "json", `duplicate key "b"`},
+		{"a: 1\nn: {b: 1, b: 2}\n", "yaml", `"b" already defined`},
+		{`{"a": 1, "m": {"x": 1, "x": 2}}`, "json", `duplicate key "x"`},
+		{"a: 1\nm: {x: 1, x: 2}\n", "yaml", `"x" already defined`},
+		{`{"a": 1, "xs": [{"b": 1, "b": 1}]}`, "json", `duplicate key "b"`},
+		{"a: 1\nxs: [{b: 1, b: 1}]\n", "yaml", `"b" already defined`},
+
+		{`{"a": 1} {"a": 2}`, "json", "more than one"},
+		{`{"a": 1} x`, "json", "more than one"},
+		{"a: 1\n---\na: 2\n", "yaml", "more than one"},
+		{"a: 1\n---\nb: 2\n", "yaml", "more than one"},
+		{"a: 1\n--- x\n", "yaml", "more than one"},
+
 		{`{"a": "x"}`, "json", "cannot unmarshal"},
+		{"a: x\n", "yaml", "cannot unmarshal"},
+		{"", "json", "empty"},
+		{"", "yaml", "empty"},
 		{"a: 1", "toml", "unknown format"},
 	} {
 		var v T
