@@ -90,7 +90,11 @@ func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r i
 		a.srv = newLocalServer(H, a.specs)
 		a.rnd = &Randomizer{specs: a.specs, src: src("ldp", 0, 0), dataScale: cfg.knobs.dataScale}
 	default:
-		a.cur = newCentral(H, cfg.Episodes, a.specs, src)
+		cur, err := newCentral(H, cfg.Episodes, a.specs, src)
+		if err != nil {
+			return nil, err
+		}
+		a.cur = cur
 		a.cur.raw = cfg.knobs.raw
 		a.cur.dataScale = cfg.knobs.dataScale
 		for i := range a.cur.mt {
@@ -221,7 +225,8 @@ func (a *Agent) setup() error {
 			if cfg.StrictSensitivity {
 				conv = "strict replace-one sensitivities (P8)"
 			}
-			c.Privacy = fmt.Sprintf("(ε=%.4g, δ=%g)-%s by zCDP composition of the 4H counters; paper's simple composition: ε=%.6g; %s", zcdp, cfg.Delta, cfg.Mode, simple, conv)
+			c.EpsilonZeroOut, c.EpsilonReplaceOne = ZhouNeighbourEpsilons(p, zc)
+			c.Privacy = fmt.Sprintf("(ε=%.4g, δ=%g)-%s by zCDP composition of the 4H counters; paper's simple composition: ε=%.6g; %s; zero-out ε=%.4g, replace-one ε=%.4g", zcdp, cfg.Delta, cfg.Mode, simple, conv, c.EpsilonZeroOut, c.EpsilonReplaceOne)
 		}
 	}
 	if cfg.Mode == None {
@@ -248,11 +253,38 @@ func (a *Agent) setup() error {
 		}
 	}
 	c.NoiseKind = kind
+	c.GridSlack = gridSlack(a.specs)
 	for _, sp := range a.specs {
 		c.Shift = append(c.Shift, sp.shift)
 		c.Ridge = append(c.Ridge, sp.ridge)
 	}
 	return nil
+}
+
+// gridSlack returns Constants.GridSlack for the final (public) specs.
+func gridSlack(specs []regSpec) float64 {
+	worst := 0.0
+	for _, sp := range specs {
+		n := noise.PackedLen(sp.dim)
+		for _, st := range []struct {
+			cal   noise.Calibration
+			n     int
+			delta float64
+			mult  float64
+		}{{sp.mat, n, sp.maxX * sp.maxX, math.Sqrt2}, {sp.vec, sp.dim, sp.maxX * sp.maxY, 1}} {
+			if st.cal.Off() {
+				continue
+			}
+			// The largest per-coordinate multiplier (√2 on a SumSqrt2 diagonal) has the coarsest grid.
+			switch st.cal.Kind {
+			case noise.Laplace:
+				worst = max(worst, float64(st.n)*noise.LaplaceGranularity(st.cal.Scale*st.mult)/st.delta)
+			case noise.Gaussian:
+				worst = max(worst, math.Sqrt(float64(st.n))*noise.GaussianGranularity(st.cal.Scale*st.mult)/st.delta)
+			}
+		}
+	}
+	return worst
 }
 
 func luyoPrivacy(cfg *Config, c *Constants) string {
@@ -355,8 +387,7 @@ func (a *Agent) EpisodeIn(env *model.MDP) (float64, error) {
 	if a.srv != nil {
 		return regret, a.srv.Receive(a.rnd.Privatize(a.lv))
 	}
-	a.cur.observe(a.lv)
-	return regret, nil
+	return regret, a.cur.observe(a.lv)
 }
 
 func (a *Agent) userPlay(env *model.MDP) {

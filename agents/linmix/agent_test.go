@@ -123,10 +123,15 @@ func TestNoiseTreeVariance(t *testing.T) {
 	var sum, sumD [K + 1]float64
 	src := noise.NewSeeded(rand.New(rand.NewPCG(9, 9)))
 	for rep := 0; rep < n; rep++ {
-		tr := newNoiseTree(noise.PackedLen(d), K, noise.GaussianNoise(sigma), scales, src)
+		tr, err := newNoiseTree(noise.PackedLen(d), K, noise.GaussianNoise(sigma), scales, src)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var prev []float64
 		for k := 1; k <= K; k++ {
-			tr.append()
+			if err := tr.append(nil); err != nil {
+				t.Fatal(err)
+			}
 			off := tr.sum[noise.PackedIndex(d, 0, 1)]
 			sum[k] += off * off
 			dg := tr.sum[0]

@@ -180,11 +180,15 @@ func auditRun(cfg Config, side int, seed rng.Seed) ([]float64, error) {
 	if a.cfg.Mode == LDP {
 		return a.rnd.Privatize(lv).Values(), nil
 	}
-	a.cur.observe(lv)
+	if err := a.cur.observe(lv); err != nil {
+		return nil, err
+	}
 	out := releasedStats(nil, a.cur)
 	fixedLeaves(lv, a.specs)
 	for k := 2; k <= a.cfg.Episodes; k++ {
-		a.cur.observe(lv)
+		if err := a.cur.observe(lv); err != nil {
+			return nil, err
+		}
 		out = releasedStats(out, a.cur)
 	}
 	return out, nil

@@ -223,6 +223,19 @@ type Constants struct {
 	EffectiveEpsilon float64
 	// Covered reports whether the nominal guarantee is covered by the analysis used.
 	Covered bool
+	// EpsilonZeroOut and EpsilonReplaceOne are, for Zhou's agents (whose paper calibration is
+	// stated under zero-out neighbours), the ε at the configured δ that the noise actually
+	// added provides under zero-out and under replace-one neighbours (ZhouNeighbourEpsilons);
+	// 0 for the other algorithms, whose calibrations are stated under replace-one.
+	EpsilonZeroOut, EpsilonReplaceOne float64
+	// GridSlack bounds the relative increase of every statistic's sensitivity caused by the
+	// Secure source rounding the statistic to its noise's grid (practical-privacy spec §7):
+	// the Secure releases are the calibrated mechanisms at sensitivity ≤ Δ·(1 + GridSlack),
+	// i.e. at noise scale ≥ σ/(1 + GridSlack). It is n·γ/Δ (Laplace, ℓ1) or √n·γ/Δ (Gaussian,
+	// ℓ2) maximised over the statistics, with n the statistic's length, γ its grid step and Δ
+	// the zero-out bound maxX² (Gram) or maxX·maxY (target), which is ≤ the Δ of every
+	// calibration. Seeded runs (NewSeeded) do not round.
+	GridSlack float64
 }
 
 // params returns the public parameters for the environment m.

@@ -318,6 +318,30 @@ func ZhouJDP(p Params) ZhouConstants { return zhouPrivate(p, true, false) }
 // ZhouLDP returns the LDP constants derived in the spec §5.7 [D].
 func ZhouLDP(p Params) ZhouConstants { return zhouPrivate(p, false, false) }
 
+// ZhouNeighbourEpsilons derives, from the noise levels zc actually uses (whichever sensitivity
+// convention they were calibrated for), the (ε, δ) guarantee of the 4H counters under both
+// neighbouring relations (privacy spec §1.2, §3.6 row 004): each counter touched m = zc.M times
+// (K0 for JDP, 1 for a user's LDP report) is m·Δ²/(2σ²)-zCDP, the 4H counters compose, and
+// ρ-zCDP gives ε = ρ + 2√(ρ ln(1/δ)). Zero-out sensitivities are Zhou's (d1H², √d1·H², 1, 1)
+// for (Σφφᵀ, ΣφV, Σϕϕᵀ, Σϕr); replace-one multiplies the PSD Gram counters' by √2
+// (‖e − e′‖_F² ≤ ‖e‖_F² + ‖e′‖_F²) and the vector counters' by 2 (triangle inequality), so ρ
+// triples: under Zhou's own calibration the replace-one ε is well above the nominal one.
+func ZhouNeighbourEpsilons(p Params, zc ZhouConstants) (zeroOut, replaceOne float64) {
+	H, d1 := float64(p.H), float64(p.D)
+	m := float64(zc.M)
+	zo := [4]float64{d1 * H * H, math.Sqrt(d1) * H * H, 1, 1}
+	mult := [4]float64{math.Sqrt2, 2, math.Sqrt2, 2}
+	sig := [4]float64{zc.SigmaP1, zc.SigmaP2, zc.SigmaR1, zc.SigmaR2}
+	var rz, rr float64
+	for i := range zo {
+		rz += H * m * zo[i] * zo[i] / (2 * sig[i] * sig[i])
+		ro := zo[i] * mult[i]
+		rr += H * m * ro * ro / (2 * sig[i] * sig[i])
+	}
+	conv := func(rho float64) float64 { return rho + 2*math.Sqrt(rho*math.Log(1/p.Delta)) }
+	return conv(rz), conv(rr)
+}
+
 // ZhouAccount returns the privacy actually provided by Zhou's calibration over the 4H
 // counters (Thm 6.4): the paper-style simple composition ε + ε²/(16H·log(4H/δ)) and the zCDP
 // composition ρ = ε²/(16H·log(4H/δ)) converted at δ: ρ + 2√(ρ·log(1/δ)) (spec §5.5 [D]).

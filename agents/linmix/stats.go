@@ -46,9 +46,28 @@ func newLeaves(H int, specs []regSpec) *Leaves {
 
 // guard projects X onto the ball of radius maxX and clips y to [0, maxY] (spec P3(b)): if the
 // assumptions hold it is a no-op, and it makes the sensitivity bounds — hence the privacy
-// guarantee — unconditional.
+// guarantee — unconditional, for every input a buggy or hostile client can send. Non-finite
+// inputs are mapped to safe in-range values before any noise: a regressor with a NaN or ±Inf
+// entry becomes X = 0 (the user contributes nothing), y = NaN becomes 0 and y = +Inf becomes
+// maxY; a finite regressor whose squared norm overflows is rescaled through its largest entry.
 func guard(x []float64, y float64, sp regSpec) float64 {
 	n := math.Sqrt(dot(x, x))
+	if math.IsNaN(n) || math.IsInf(n, 0) {
+		m := 0.0
+		for _, v := range x {
+			m = max(m, math.Abs(v))
+		}
+		if math.IsNaN(m) || math.IsInf(m, 0) {
+			clear(x)
+			n = 0
+		} else { // finite entries, overflowing squares: ‖x‖ = m·‖x/m‖
+			s := 0.0
+			for _, v := range x {
+				s += (v / m) * (v / m)
+			}
+			n = m * math.Sqrt(s)
+		}
+	}
 	if n > sp.maxX {
 		f := sp.maxX / n
 		for i := range x {
@@ -174,7 +193,10 @@ type central struct {
 	bb    *Billboard
 	rl    releaser
 	lam   [][]float64
-	uu    [][]float64
+	uu    [][]float64 // released Σ X y statistic (what the billboard's w̃ is computed from)
+	stat  [][]float64 // released Σ X Xᵀ statistic, packed, before λ and the shift are added
+	leafM []float64   // scratch: packed X Xᵀ of the current leaf (Secure form)
+	leafV []float64   // scratch: X y of the current leaf (Secure form)
 	k     int
 	// broken variants (audit only)
 	raw       bool    // planner reads raw statistics: release without tree noise
@@ -182,7 +204,7 @@ type central struct {
 	lastNorm  float64 // |X_1|/maxX of the latest leaf (used by dataScale)
 }
 
-func newCentral(H, K int, specs []regSpec, src func(name string, h, r int) noise.Source) *central {
+func newCentral(H, K int, specs []regSpec, src func(name string, h, r int) noise.Source) (*central, error) {
 	c := &central{specs: specs, H: H, bb: newBillboard(H, specs)}
 	for h := 0; h < H; h++ {
 		for r, sp := range specs {
@@ -191,21 +213,41 @@ func newCentral(H, K int, specs []regSpec, src func(name string, h, r int) noise
 			c.u = append(c.u, make([]float64, d))
 			c.lam = append(c.lam, make([]float64, d*d))
 			c.uu = append(c.uu, make([]float64, d))
+			c.stat = append(c.stat, make([]float64, noise.PackedLen(d)))
 			var scales []float64
 			if sp.sym != noise.Mirror {
 				scales = noise.SymScales(d, sp.sym)
 			}
-			c.mt = append(c.mt, newNoiseTree(noise.PackedLen(d), K, sp.mat, scales, src("mat", h, r)))
-			c.vt = append(c.vt, newNoiseTree(d, K, sp.vec, nil, src("vec", h, r)))
+			mt, err := newNoiseTree(noise.PackedLen(d), K, sp.mat, scales, src("mat", h, r))
+			if err != nil {
+				return nil, err
+			}
+			vt, err := newNoiseTree(d, K, sp.vec, nil, src("vec", h, r))
+			if err != nil {
+				return nil, err
+			}
+			c.mt, c.vt = append(c.mt, mt), append(c.vt, vt)
 		}
 	}
-	return c
+	c.leafM = make([]float64, noise.PackedLen(maxDim(specs)))
+	c.leafV = make([]float64, maxDim(specs))
+	return c, nil
 }
 
-// observe appends user k's leaves (already guarded by the user; guarded again here) and
-// releases the billboard for episode k+1, which contains episodes 1..k and the tree noise of
-// the prefix of length k (Luyo Alg. 1's index convention, spec §3.1 and P1).
-func (c *central) observe(lv *Leaves) {
+func maxDim(specs []regSpec) int {
+	d := 0
+	for _, sp := range specs {
+		d = max(d, sp.dim)
+	}
+	return d
+}
+
+// observe appends user k's leaves (already guarded by the user; guarded again here, which is
+// the privacy boundary) and releases the billboard for episode k+1, which contains episodes
+// 1..k and the tree noise of the prefix of length k (Luyo Alg. 1's index convention, spec §3.1
+// and P1). With a Secure source the released statistic is the trees' grid prefix (see
+// noiseTree); with a Seeded one it is the exact sums plus the trees' noise.
+func (c *central) observe(lv *Leaves) error {
 	c.k++
 	nreg := len(c.specs)
 	for h := 0; h < c.H; h++ {
@@ -227,8 +269,24 @@ func (c *central) observe(lv *Leaves) {
 				u[a] += xa * y
 			}
 			c.lastNorm = math.Abs(x[0]) / sp.maxX
-			c.mt[i].append()
-			c.vt[i].append()
+			var lm, lvec []float64
+			if c.mt[i].onGrid() || c.vt[i].onGrid() {
+				lm, lvec = c.leafM[:noise.PackedLen(d)], c.leafV[:d]
+				idx := 0
+				for a := 0; a < d; a++ {
+					for b := a; b < d; b++ {
+						lm[idx] = x[a] * x[b]
+						idx++
+					}
+					lvec[a] = x[a] * y
+				}
+			}
+			if err := c.mt[i].append(lm); err != nil {
+				return err
+			}
+			if err := c.vt[i].append(lvec); err != nil {
+				return err
+			}
 			lam, uu := c.lam[i], c.uu[i]
 			copy(lam, g)
 			copy(uu, u)
@@ -237,11 +295,21 @@ func (c *central) observe(lv *Leaves) {
 				if c.dataScale {
 					f = c.lastNorm
 				}
-				addPacked(lam, d, c.mt[i].sum, f)
-				for a := range uu {
-					uu[a] += f * c.vt[i].sum[a]
+				if rel := c.mt[i].released(); rel != nil {
+					clear(lam)
+					addPacked(lam, d, rel, 1)
+				} else {
+					addPacked(lam, d, c.mt[i].sum, f)
+				}
+				if rel := c.vt[i].released(); rel != nil {
+					copy(uu, rel)
+				} else {
+					for a := range uu {
+						uu[a] += f * c.vt[i].sum[a]
+					}
 				}
 			}
+			packUpper(c.stat[i], lam, d)
 			for a := 0; a < d; a++ {
 				lam[a*d+a] += sp.ridge + sp.shift
 			}
@@ -249,6 +317,19 @@ func (c *central) observe(lv *Leaves) {
 		}
 	}
 	c.bb.k = c.k + 1
+	return nil
+}
+
+// packUpper writes the upper triangle of the symmetric d×d matrix a into p (noise.PackedIndex
+// order).
+func packUpper(p, a []float64, d int) {
+	idx := 0
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			p[idx] = a[i*d+j]
+			idx++
+		}
+	}
 }
 
 // addPacked adds f times the packed upper triangle p (row-major, noise.PackedIndex order) to
