@@ -30,13 +30,10 @@ type GarnetConfig struct {
 // random partition of [0,1] (sorted uniforms); a random RewardDensity fraction of pairs get a
 // Uniform(0,1) mean reward. The start state is 0.
 func Garnet(cfg GarnetConfig) (*MDP, error) {
+	if err := CheckSize("garnet.", cfg.S, cfg.A, cfg.H); err != nil {
+		return nil, err
+	}
 	switch {
-	case cfg.S < 1:
-		return nil, fmt.Errorf("garnet.states: must be >= 1, got %d", cfg.S)
-	case cfg.A < 1:
-		return nil, fmt.Errorf("garnet.actions: must be >= 1, got %d", cfg.A)
-	case cfg.H < 1:
-		return nil, fmt.Errorf("garnet.horizon: must be >= 1, got %d", cfg.H)
 	case cfg.Branching < 1 || cfg.Branching > cfg.S:
 		return nil, fmt.Errorf("garnet.branching: must be in [1, S=%d], got %d", cfg.S, cfg.Branching)
 	case !(cfg.RewardDensity >= 0 && cfg.RewardDensity <= 1):

@@ -43,6 +43,34 @@ type File struct {
 	Reward      any `json:"reward" yaml:"reward"`
 }
 
+// MaxEntries bounds H·S·A·S, the number of entries of the per-step transition tables that
+// every tabular agent allocates for a run (counts N_h(s,a,s'), released counts, estimates;
+// about five such float64 arrays per run, so ≈ 640 MiB per run at the limit). Files and Garnet
+// configurations beyond it are refused before anything is allocated.
+const MaxEntries = 1 << 24
+
+// maxDim bounds each of S, A and H on its own (so that their products cannot overflow).
+const maxDim = 1 << 16
+
+// CheckSize checks S, A and H against their bounds ([1, 65536] each, and H·S·A·S ≤
+// MaxEntries) without allocating anything; prefix is prepended to the field names (e.g.
+// "garnet.").
+func CheckSize(prefix string, S, A, H int) error {
+	switch {
+	case S < 1 || S > maxDim:
+		return fmt.Errorf("%sstates: must be in [1, %d], got %d", prefix, maxDim, S)
+	case A < 1 || A > maxDim:
+		return fmt.Errorf("%sactions: must be in [1, %d], got %d", prefix, maxDim, A)
+	case H < 1 || H > maxDim:
+		return fmt.Errorf("%shorizon: must be in [1, %d], got %d", prefix, maxDim, H)
+	}
+	// Each factor is at most 2^16, so the product fits in 64 bits.
+	if n := uint64(S) * uint64(A) * uint64(S) * uint64(H); n > MaxEntries {
+		return fmt.Errorf("%sstates*actions*states*horizon = %d exceeds the limit 2^24 entries (%d·%d·%d·%d; every agent allocates tables of this size)", prefix, n, S, A, S, H)
+	}
+	return nil
+}
+
 // Load reads an MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
 	data, err := os.ReadFile(path)
@@ -65,15 +93,8 @@ func Parse(data []byte, format string) (*MDP, error) {
 // MDP converts and validates the file contents.
 func (f *File) MDP() (*MDP, error) {
 	S, A, H := f.States, f.Actions, f.Horizon
-	switch {
-	case S < 1 || S > 1<<16:
-		return nil, fmt.Errorf("states: must be in [1, 65536], got %d", S)
-	case A < 1 || A > 1<<16:
-		return nil, fmt.Errorf("actions: must be in [1, 65536], got %d", A)
-	case H < 1 || H > 1<<16:
-		return nil, fmt.Errorf("horizon: must be in [1, 65536], got %d", H)
-	case S*S*A > 1<<26:
-		return nil, fmt.Errorf("states, actions: S*S*A = %d exceeds the limit 2^26", S*S*A)
+	if err := CheckSize("", S, A, H); err != nil {
+		return nil, err
 	}
 	m := &MDP{Name: f.Name, S: S, A: A, H: H, Init: f.Init}
 	if m.Name == "" {

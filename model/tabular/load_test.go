@@ -156,6 +156,23 @@ func FuzzParse(f *testing.F) {
 		f.Add(data, strings.TrimPrefix(filepath.Ext(p), "."))
 	}
 	f.Add([]byte(`{"states":1,"actions":1,"horizon":1,"homogeneous":true,"init":[1],"transitions":[[[1]]],"reward":[[0]]}`), "json")
+	// Every form: homogeneous or per-step tables, deterministic or Bernoulli rewards, in both
+	// formats.
+	for _, homog := range []bool{true, false} {
+		for _, kind := range []RewardKind{Deterministic, Bernoulli} {
+			m, err := Garnet(GarnetConfig{S: 3, A: 2, H: 2, Branching: 2, Homogeneous: homog, RewardDensity: 0.5, Rewards: kind, Seed: 1})
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, format := range []string{"json", "yaml"} {
+				data, err := Marshal(m, format)
+				if err != nil {
+					f.Fatal(err)
+				}
+				f.Add(data, format)
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte, format string) {
 		m, err := Parse(data, format)
 		if err != nil {
