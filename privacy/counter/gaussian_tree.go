@@ -1,0 +1,105 @@
+package counter
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/dprl/dprl/privacy/noise"
+)
+
+// GaussianTree is the binary mechanism with Gaussian node noise (Dwork, Naor, Pitassi &
+// Rothblum 2010; Chan, Shi & Song 2011, Alg. 2; practical-privacy spec §3): the prefix [1, t]
+// is the disjoint union of the dyadic blocks ("nodes") selected by the 1-bits of t, every node
+// gets one i.i.d. N(0, σ²) draw per coordinate when it is completed, and that noisy value is
+// reused by every prefix containing the node.
+//
+// As a GaussianCounter its encoder C is the node-membership matrix: every element enters at
+// most L = Levels(Capacity) nodes (exactly L for the first element), so SensitivityFactor = √L,
+// and the prefix after t insertions carries popcount(t) draws: StdAt(t) = σ·√popcount(t).
+// Memory O(L·Dim); each Insert costs amortized O(Dim) plus Dim draws.
+//
+// With a Secure source, elements are rounded to the grid γ·Z (see SecureSensitivity), node
+// sums of rounded elements and the discrete-Gaussian node noise are exact grid values, and
+// every prefix is an exact sum of them.
+type GaussianTree struct {
+	gaussBase
+	levels   int
+	alpha    [][]float64 // exact node sums α_i of the most recent node at level i
+	alphaHat [][]float64 // noisy node values α̂_i
+	prefix   []float64
+	z        []float64
+	created  int
+}
+
+// NewGaussianTree returns a Gaussian binary-mechanism counter drawing its node noise from
+// src (src may be nil when cfg.Sigma = 0).
+func NewGaussianTree(cfg GaussianConfig, src noise.Source) (*GaussianTree, error) {
+	c := &GaussianTree{}
+	if err := c.init(cfg, src); err != nil {
+		return nil, err
+	}
+	c.levels = Levels(cfg.Capacity)
+	c.alpha = make([][]float64, c.levels)
+	c.alphaHat = make([][]float64, c.levels)
+	for i := range c.alpha {
+		c.alpha[i] = make([]float64, cfg.Dim)
+		c.alphaHat[i] = make([]float64, cfg.Dim)
+	}
+	c.prefix = make([]float64, cfg.Dim)
+	c.z = make([]float64, cfg.Dim)
+	return c, nil
+}
+
+// Levels returns L = Levels(Capacity).
+func (c *GaussianTree) Levels() int { return c.levels }
+
+// NodesPerElement implements Counter: L.
+func (c *GaussianTree) NodesPerElement() int { return c.levels }
+
+// NodesInPrefix implements Counter: popcount(t).
+func (c *GaussianTree) NodesInPrefix() int { return bits.OnesCount(uint(c.t)) }
+
+// NodesCreated returns the number of noisy nodes created so far (one per Insert).
+func (c *GaussianTree) NodesCreated() int { return c.created }
+
+// SensitivityFactor implements GaussianCounter: √L.
+func (c *GaussianTree) SensitivityFactor() float64 { return math.Sqrt(float64(c.levels)) }
+
+// StdAt implements GaussianCounter: σ·√popcount(t).
+func (c *GaussianTree) StdAt(t int) float64 {
+	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 { return float64(bits.OnesCount(uint(t))) })
+}
+
+// PrefixStd implements GaussianCounter.
+func (c *GaussianTree) PrefixStd() float64 { return c.StdAt(c.t) }
+
+// Prefix implements Counter.
+func (c *GaussianTree) Prefix() []float64 { return c.prefix }
+
+// Insert implements Counter.
+func (c *GaussianTree) Insert(x []float64) error {
+	xr, err := c.element(x)
+	if err != nil {
+		return err
+	}
+	c.t++
+	i := bits.TrailingZeros(uint(c.t))
+	a, ah := c.alpha[i], c.alphaHat[i]
+	copy(a, xr)
+	p := c.prefix
+	// Levels j < i are exactly the 1-bits of t−1 below i: they merge into level i.
+	for j := 0; j < i; j++ {
+		aj, ahj := c.alpha[j], c.alphaHat[j]
+		for k := range a {
+			a[k] += aj[k]
+			p[k] -= ahj[k]
+		}
+	}
+	c.draw(c.z)
+	for k, v := range a {
+		ah[k] = v + c.z[k]
+		p[k] += ah[k]
+	}
+	c.created++
+	return nil
+}
