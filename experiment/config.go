@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -78,7 +79,13 @@ type Config struct {
 	Bonus    BonusSpec   `yaml:"bonus,omitempty" json:"bonus"`
 	Curves   []CurveSpec `yaml:"curves" json:"curves"`
 	// Noise is "seeded" (default for experiments) or "secure".
-	Noise string `yaml:"noise,omitempty" json:"noise"`
+	Noise string `yaml:"noise,omitempty" json:"noise,omitempty"`
+	// Summary selects a summary written into the run directory before the manifest:
+	// "qiao-fig1" (summary.md and summary.claims.json of the Figure 1 claims) or "" (none).
+	Summary string `yaml:"summary,omitempty" json:"summary,omitempty"`
+	// Inputs are the files this configuration was read from (set by LoadConfig, with the
+	// SHA-256 of the bytes parsed); they are recorded in the manifest.
+	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
 // ParseConfig reads a YAML (or JSON, which is YAML) experiment config, rejecting unknown fields.
@@ -102,10 +109,18 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(data)
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	c.Inputs = []rundir.Input{rundir.HashBytes("config", path, data)}
+	return c, nil
 }
 
 func (c *Config) defaults() {
+	if c.Name == "" {
+		c.Name = "run"
+	}
 	if c.Beta == 0 {
 		c.Beta = 0.1
 	}
@@ -145,6 +160,12 @@ func (c *Config) defaultLabel(cv CurveSpec) string {
 
 // Validate checks the config; errors name the field and the allowed range.
 func (c *Config) Validate() error {
+	if err := rundir.CheckName("name", c.Name); err != nil {
+		return err
+	}
+	if c.Summary != "" && c.Summary != "qiao-fig1" {
+		return fmt.Errorf("summary: must be qiao-fig1 or empty, got %q", c.Summary)
+	}
 	if c.Episodes < 1 || c.Episodes > 100_000_000 {
 		return fmt.Errorf("episodes: must be in [1, 1e8], got %d", c.Episodes)
 	}
@@ -183,6 +204,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("curves: at least one curve is required")
 	}
 	labels := map[string]bool{}
+	files := map[string]string{}
+	groups := map[string]string{}
 	for i, cv := range c.Curves {
 		f := fmt.Sprintf("curves[%d]", i)
 		info, err := agents.Lookup(cv.Agent)
@@ -209,8 +232,21 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s.label: duplicate label %q", f, cv.Label)
 		}
 		labels[cv.Label] = true
-		if strings.ContainsAny(cv.Label, "/\\\x00") {
-			return fmt.Errorf("%s.label: must not contain / or \\", f)
+		if err := rundir.CheckName(f+".label", cv.Label); err != nil {
+			return err
+		}
+		if other, ok := files[sanitize(cv.Label)]; ok {
+			return fmt.Errorf("%s.label: %q and %q would both be written to curves/%s.csv; rename one", f, other, cv.Label, sanitize(cv.Label))
+		}
+		files[sanitize(cv.Label)] = cv.Label
+		for j, g := range cv.Groups {
+			if err := rundir.CheckName(fmt.Sprintf("%s.groups[%d]", f, j), g); err != nil {
+				return err
+			}
+			if other, ok := groups[sanitize(g)]; ok && other != g {
+				return fmt.Errorf("%s.groups[%d]: %q and %q would both be drawn into regret-%s; rename one", f, j, other, g, sanitize(g))
+			}
+			groups[sanitize(g)] = g
 		}
 	}
 	return nil

@@ -1,47 +1,60 @@
 package experiment
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 
 	"gonum.org/v1/plot/vg"
 
-	"github.com/dprl/dprl/internal/atomicfile"
+	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/rundir"
+	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/report"
 )
 
 // Version is the dprl version recorded in manifests.
-const Version = "0.1.0"
+const Version = rundir.Version
 
 // CurveSummary is the per-curve part of a manifest.
 type CurveSummary struct {
 	CurveResult
 	// CSV is the file holding the curve's per-episode cumulative regret.
 	CSV string `json:"csv"`
-	// FinalMean and the 95% confidence interval of the final cumulative regret.
-	FinalMean float64 `json:"final_mean"`
-	FinalLo   float64 `json:"final_ci95_lo"`
-	FinalHi   float64 `json:"final_ci95_hi"`
+	// FinalMean and the 95% confidence interval of the final cumulative regret; the
+	// interval is null for a single seed (see Undefined).
+	FinalMean rundir.Number `json:"final_mean"`
+	FinalLo   rundir.Number `json:"final_ci95_lo"`
+	FinalHi   rundir.Number `json:"final_ci95_hi"`
+	// Undefined says why a number above is null.
+	Undefined rundir.Undefined `json:"undefined,omitempty"`
+}
+
+// CI formats the final 95 % interval for text output ("n=1, no CI" for one seed).
+func (c CurveSummary) CI() string {
+	return rundir.FormatCI(len(c.Runs), "%.1f", float64(c.FinalLo), float64(c.FinalHi))
 }
 
 // Manifest is written as manifest.json into the run directory, last, so that its presence
 // means the run directory is complete.
 type Manifest struct {
-	Dprl      string         `json:"dprl_version"`
-	Go        string         `json:"go_version"`
-	Build     string         `json:"build,omitempty"`
-	Command   []string       `json:"command,omitempty"`
-	Config    *Config        `json:"config"`
-	Env       string         `json:"env"`
-	VStar     float64        `json:"v_star"`
-	Workers   int            `json:"workers"`
-	Seconds   float64        `json:"wall_seconds"`
-	Curves    []CurveSummary `json:"curves"`
-	Figures   []string       `json:"figures"`
+	rundir.Provenance
+	Command []string `json:"command,omitempty"`
+	// Config is the configuration actually used: a file environment's own H, no parameter
+	// the run did not use (Garnet parameters of other environments, ε and calibration of
+	// non-private curves).
+	Config *Config `json:"config"`
+	Env    string  `json:"env"`
+	// NoLearning is the per-episode regret of the uniformly random policy (the no-learning
+	// reference line of the figures).
+	NoLearning float64        `json:"no_learning_regret_per_episode"`
+	VStar      float64        `json:"v_star"`
+	Workers    int            `json:"workers"`
+	Seconds    float64        `json:"wall_seconds"`
+	Curves     []CurveSummary `json:"curves"`
+	Figures    []string       `json:"figures"`
+	// Files lists every file of the run directory other than the manifest.
+	Files     []string       `json:"files"`
 	Extra     map[string]any `json:"extra,omitempty"`
 	Precision string         `json:"precision"`
 }
@@ -63,9 +76,76 @@ func (r *Result) Bands() ([]report.Band, error) {
 	return out, nil
 }
 
+// used returns the configuration actually used by the run: the environment's own H, only the
+// parameters of the chosen environment, and no privacy fields on non-private curves.
+func (r *Result) used() *Config {
+	c := *r.Config
+	c.Inputs = nil
+	e := c.Env
+	c.Env = EnvConfig{Name: e.Name, Horizon: r.Horizon}
+	switch e.Name {
+	case "garnet":
+		c.Env.States, c.Env.Actions, c.Env.Branching, c.Env.Density, c.Env.EnvSeed = e.States, e.Actions, e.Branching, e.Density, e.EnvSeed
+	case "file":
+		c.Env.Path = e.Path
+	}
+	if c.Env.Horizon == 0 {
+		c.Env.Horizon = e.Horizon
+	}
+	c.Curves = make([]CurveSpec, len(r.Config.Curves))
+	private := false
+	for i, cv := range r.Config.Curves {
+		if info, err := agents.Lookup(cv.Agent); err == nil && info.Model == agents.NonPrivate {
+			cv.Epsilon, cv.Calibration, cv.EMode = 0, "", ""
+		} else {
+			private = true
+		}
+		c.Curves[i] = cv
+	}
+	if !private {
+		c.Noise = ""
+	}
+	return &c
+}
+
+// noLearning returns the expected per-episode regret of an agent that never learns: it plays
+// uniformly random actions (Q̃ ≡ H with random ties). Every (h, s) is visited at most once per
+// episode, so this is V*_1 − V^{uniform}_1 of the stochastic uniform policy.
+func noLearning(m *model.MDP, vstar float64) float64 {
+	next := make([]float64, m.S)
+	cur := make([]float64, m.S)
+	for h := m.H - 1; h >= 0; h-- {
+		for s := 0; s < m.S; s++ {
+			v := 0.0
+			for a := 0; a < m.A; a++ {
+				q := m.Reward(h, s, a)
+				for s2, p := range m.Trans(h, s, a) {
+					q += p * next[s2]
+				}
+				v += q / float64(m.A)
+			}
+			cur[s] = v
+		}
+		next, cur = cur, next
+	}
+	v := 0.0
+	for s, p := range m.Init {
+		v += p * next[s]
+	}
+	return vstar - v
+}
+
 // Write stores the result in dir: one CSV per curve (curves/<label>.csv), one PNG and SVG
-// figure per curve group, and manifest.json (written last). Every file is written atomically.
+// figure per curve group, the summary of the configuration's Summary kind (qiao-fig1:
+// summary.md and summary.claims.json), and manifest.json, written last. Every file is written
+// atomically. dir must not hold an earlier run unless r.Output.Force is set (rundir.Prepare).
 func (r *Result) Write(dir string, command []string, extra map[string]any) (*Manifest, error) {
+	if err := r.Output.Validate(); err != nil {
+		return nil, err
+	}
+	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return nil, err
 	}
@@ -80,13 +160,11 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		episodes[k] = k + 1
 		x[k] = float64(k + 1)
 	}
-	man := &Manifest{Dprl: Version, Go: runtime.Version(), Command: command, Config: r.Config, Env: r.Env,
-		VStar: r.VStar, Workers: r.Workers, Seconds: r.Seconds, Extra: extra,
+	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Config: r.used(), Env: r.Env,
+		VStar: r.VStar, Workers: r.Workers, Seconds: r.Seconds, Extra: extra, NoLearning: r.NoLearning,
 		Precision: "CSV values are shortest round-trip decimal representations of float64"}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		man.Build = bi.Main.Version
-	}
 	groups := map[string][]report.Curve{}
+	finals := map[string][]float64{}
 	var order []string
 	for i, c := range r.Curves {
 		names := make([]string, len(c.Runs))
@@ -96,50 +174,97 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 			runs[j] = s.Cum
 		}
 		rel := filepath.Join("curves", sanitize(c.Spec.Label)+".csv")
-		if err := report.WriteCurveCSV(filepath.Join(dir, rel), episodes, runs, names, bands[i]); err != nil {
+		path, err := rundir.Within(dir, rel)
+		if err != nil {
 			return nil, err
 		}
+		if err := report.WriteCurveCSV(path, episodes, runs, names, bands[i]); err != nil {
+			return nil, err
+		}
+		man.Files = append(man.Files, rel)
 		b := bands[i]
-		man.Curves = append(man.Curves, CurveSummary{CurveResult: c, CSV: rel,
-			FinalMean: b.Mean[K-1], FinalLo: b.Lo[K-1], FinalHi: b.Hi[K-1]})
+		cs := CurveSummary{CurveResult: c, CSV: rel, FinalMean: rundir.Number(b.Mean[K-1])}
+		cs.FinalLo, cs.FinalHi = rundir.CI(b.N, b.Lo[K-1], b.Hi[K-1])
+		if b.N == 1 {
+			cs.Undefined = rundir.Undefined{"final_ci95_lo": rundir.NoCI, "final_ci95_hi": rundir.NoCI}
+		}
+		man.Curves = append(man.Curves, cs)
 		for _, g := range c.Spec.Groups {
 			if _, ok := groups[g]; !ok {
 				order = append(order, g)
 			}
-			groups[g] = append(groups[g], report.Curve{Label: curveLegend(c), X: x, Band: b,
-				Dashes: c.Privacy.Model != "none" && !c.Privacy.PrivateAtNominal})
+			groups[g] = append(groups[g], report.Curve{Label: curveLegend(c), X: x, Band: b, Style: curveStyle(c.Privacy)})
+			finals[g] = append(finals[g], b.Mean[K-1])
 		}
+	}
+	ci := "mean ± 95% CI"
+	if len(r.Config.Seeds) == 1 {
+		ci = "1 seed: " + rundir.NoCI
 	}
 	for _, g := range order {
 		name := "regret"
 		if g != "main" {
 			name = "regret-" + sanitize(g)
 		}
-		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, bonus %s, mean ± 95%% CI", r.Config.Name, r.Env, K, len(r.Config.Seeds), r.Curves[0].Bonus.Preset)
+		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, bonus %s, %s", r.Config.Name, r.Env, K, len(r.Config.Seeds), r.Curves[0].Bonus.Preset, ci)
 		if g != "main" {
 			title += " [" + g + "]"
 		}
-		if err := report.PlotCurves(filepath.Join(dir, name), title, "episode", "cumulative regret", groups[g], report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch}); err != nil {
+		curves := groups[g]
+		if r.NoLearning > 0 {
+			ref := make([]float64, K)
+			for k := range ref {
+				ref[k] = r.NoLearning * float64(k+1)
+			}
+			curves = append(curves, report.Curve{Label: fmt.Sprintf("no learning (uniform policy, %.4g/episode)", r.NoLearning), X: x,
+				Band: report.Band{Mean: ref}, Style: report.StyleReference})
+		}
+		opts := report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: r.Output.UseLogY(finals[g])}
+		path, err := rundir.Within(dir, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := report.PlotCurves(path, title, "episode", "cumulative regret", curves, opts); err != nil {
 			return nil, err
 		}
 		man.Figures = append(man.Figures, name+".png", name+".svg")
 	}
-	data, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return nil, err
+	man.Files = append(man.Files, man.Figures...)
+	if r.Config.Summary == "qiao-fig1" {
+		claims, text, err := writeQiaoSummary(r, filepath.Join(dir, "summary.md"))
+		if err != nil {
+			return nil, err
+		}
+		r.qiao = &qiaoOutput{dir: dir, claims: claims, text: text}
+		man.Files = append(man.Files, "summary.md", "summary.claims.json")
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(data, '\n'), 0o644); err != nil {
+	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
 		return nil, err
 	}
 	return man, nil
 }
 
-// curveLegend labels a curve, stating its effective ε when it is not private at the nominal ε.
+// curveStyle is the line style of a curve: solid for non-private agents, dashed for private
+// agents that are private at their nominal ε, dotted for agents whose calibration is not
+// private at the nominal ε (the legend states their effective ε). The same convention holds
+// in every family.
+func curveStyle(p agents.PrivacyReport) report.Style {
+	switch {
+	case p.Model == "none":
+		return report.StyleNonPrivate
+	case p.PrivateAtNominal:
+		return report.StylePrivate
+	}
+	return report.StyleNotPrivateAtNominal
+}
+
+// curveLegend labels a curve, stating its effective ε and the neighbouring relation when it is
+// not private at the nominal ε.
 func curveLegend(c CurveResult) string {
 	l := c.Spec.Label
 	p := c.Privacy
 	if p.Model != "none" && !p.PrivateAtNominal {
-		l += fmt.Sprintf(" (eff. eps=%.4g)", p.EpsilonReplaceOne)
+		l += " (" + report.EffectiveEpsilon(p.EpsilonReplaceOne, "replace-one") + ")"
 	}
 	return l
 }

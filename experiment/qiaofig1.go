@@ -3,12 +3,14 @@ package experiment
 import (
 	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/report"
 )
@@ -82,7 +84,7 @@ func QiaoClaims(res *Result, calibration string) ([]Claim, error) {
 	}
 	sort.Float64s(eps)
 	K := len(ucb)
-	half := K / 2
+	half := max(K/2, 1)
 	at := func(c []float64, k int) float64 { return c[k-1] }
 	jdp := func(e float64) []float64 { return mean[curveKey{"dp-ucbvi-jdp", e, calibration}] }
 	ldp := func(e float64) []float64 { return mean[curveKey{"dp-ucbvi-ldp", e, calibration}] }
@@ -182,11 +184,8 @@ func QiaoSummary(res *Result) (string, map[string][]Claim, error) {
 	fmt.Fprintf(&b, "RiverSwim (variant A, tabular spec §7.2), H=%d, K=%d, seeds %v, β=%g, bonus preset %q (multiplier %g). "+
 		"Regret is exact (policy evaluation on the known MDP). Wall time %.1f s on %d workers.\n\n",
 		res.Config.Env.Horizon, K, res.Config.Seeds, res.Config.Beta, res.Curves[0].Bonus.Preset, res.Curves[0].Bonus.Multiplier, res.Seconds, res.Workers)
-	noLearn := 0.0
-	if len(res.Curves) > 0 {
-		noLearn = 3.353475 * float64(K)
-	}
-	fmt.Fprintf(&b, "Reference: an agent that never learns (Q̃ ≡ H, random ties) has regret %.0f (= 3.353475·K).\n\n", noLearn)
+	noLearn := res.NoLearning * float64(K)
+	fmt.Fprintf(&b, "Reference: an agent that never learns (Q̃ ≡ H, random ties: the uniformly random policy) has regret %.0f (= %.6g·K).\n\n", noLearn, res.NoLearning)
 	fmt.Fprintf(&b, "## Final cumulative regret\n\n")
 	rows := [][]string{}
 	for i, c := range res.Curves {
@@ -203,7 +202,7 @@ func QiaoSummary(res *Result) (string, map[string][]Claim, error) {
 			fb += r.Diagnostics.LPFallbacks
 		}
 		rows = append(rows, []string{c.Spec.Label, fmt.Sprintf("%.1f", bands[i].Mean[K-1]),
-			fmt.Sprintf("[%.1f, %.1f]", bands[i].Lo[K-1], bands[i].Hi[K-1]), fmt.Sprintf("%.1f", bands[i].Mean[K/2-1]),
+			rundir.FormatCI(bands[i].N, "%.1f", bands[i].Lo[K-1], bands[i].Hi[K-1]), fmt.Sprintf("%.1f", bands[i].Mean[max(K/2, 1)-1]),
 			status, fmt.Sprintf("%.4g", c.Runs[0].LastE), fmt.Sprint(fb)})
 	}
 	if err := report.WriteMarkdownTable(&b, []string{"curve", "R(K) mean", "95% CI", "R(K/2) mean", "privacy", "E at K", "LP fallbacks"}, rows); err != nil {
@@ -254,18 +253,35 @@ func QiaoSummary(res *Result) (string, map[string][]Claim, error) {
 	return b.String(), claims, nil
 }
 
-// WriteQiaoSummary writes summary.md and summary.claims.json and returns the claims and the
-// Markdown text.
+// qiaoOutput is the qiao-fig1 summary that Result.Write wrote into dir.
+type qiaoOutput struct {
+	dir    string
+	claims map[string][]Claim
+	text   string
+}
+
+// WriteQiaoSummary returns the claims and the Markdown text of summary.md and
+// summary.claims.json at path. Result.Write writes them itself, before the manifest, when the
+// configuration's Summary is "qiao-fig1" (the embedded configuration); then WriteQiaoSummary
+// only returns them. Otherwise it writes them, and fails if path's directory already holds a
+// manifest (the manifest must be the last file of a run directory: set Summary instead).
 func WriteQiaoSummary(res *Result, path string) (map[string][]Claim, string, error) {
+	if q := res.qiao; q != nil && filepath.Clean(q.dir) == filepath.Dir(filepath.Clean(path)) && filepath.Base(path) == "summary.md" {
+		return q.claims, q.text, nil
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "manifest.json")); err == nil {
+		return nil, "", fmt.Errorf("%s: the run directory already has its manifest; set summary: qiao-fig1 in the configuration so Write writes the summary before it", path)
+	}
+	return writeQiaoSummary(res, path)
+}
+
+// writeQiaoSummary writes summary.md and summary.claims.json.
+func writeQiaoSummary(res *Result, path string) (map[string][]Claim, string, error) {
 	s, claims, err := QiaoSummary(res)
 	if err != nil {
 		return nil, "", err
 	}
-	data, err := json.MarshalIndent(claims, "", "  ")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := atomicfile.WriteBytes(strings.TrimSuffix(path, ".md")+".claims.json", append(data, '\n'), 0o644); err != nil {
+	if err := rundir.WriteJSON(strings.TrimSuffix(path, ".md")+".claims.json", claims); err != nil {
 		return nil, "", err
 	}
 	return claims, s, atomicfile.WriteBytes(path, []byte(s), 0o644)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -48,6 +49,16 @@ type Result struct {
 	Curves  []CurveResult `json:"curves"`
 	Seconds float64       `json:"wall_seconds"`
 	Workers int           `json:"workers"`
+	// Horizon is the H actually used (a file environment's own H).
+	Horizon int `json:"horizon"`
+	// Inputs are the files read (config, model file) with their SHA-256.
+	Inputs []rundir.Input `json:"-"`
+	// Output controls Write (Force, LogY); Run copies it from Options.Output.
+	Output rundir.Options `json:"-"`
+	// NoLearning is the expected per-episode regret of the uniformly random policy.
+	NoLearning float64 `json:"no_learning_regret_per_episode"`
+	// qiao is the qiao-fig1 summary written by Write.
+	qiao *qiaoOutput
 }
 
 // Options control execution (not results).
@@ -56,6 +67,9 @@ type Options struct {
 	Workers int
 	// Progress, if non-nil, is called with (episodes done, episodes total) from time to time.
 	Progress func(done, total int64)
+	// Output is handed to the result's Write: Force (replace an earlier run in the output
+	// directory), Inputs (extra input files to record) and LogY.
+	Output rundir.Options
 }
 
 // Run executes every (curve, seed) pair of cfg. The result does not depend on opts.
@@ -68,7 +82,19 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	res := &Result{Config: cfg, Env: m.Name, VStar: model.NewRegret(m).OptimalValue(), Workers: workers}
+	if err := opts.Output.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, Env: m.Name, VStar: model.NewRegret(m).OptimalValue(), Workers: workers, Horizon: m.H, Output: opts.Output}
+	res.NoLearning = noLearning(m, res.VStar)
+	res.Inputs = append(append(res.Inputs, cfg.Inputs...), opts.Output.Inputs...)
+	if cfg.Env.Name == "file" {
+		in, err := rundir.HashFile("env", cfg.Env.Path)
+		if err != nil {
+			return nil, fmt.Errorf("env.path: %w", err)
+		}
+		res.Inputs = append(res.Inputs, in)
+	}
 	res.Curves = make([]CurveResult, len(cfg.Curves))
 	type job struct{ c, s int }
 	var jobs []job

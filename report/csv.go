@@ -36,6 +36,10 @@ const csvPerm = 0o644
 // entries, runNames must name every run, and the names must be non-empty,
 // unique and distinct from the fixed column names. Header fields are quoted
 // following RFC 4180 where needed.
+//
+// A band of a single run (band.N == 1) has no confidence interval: the
+// ci95_lo and ci95_hi columns are then left out (band.Lo and band.Hi may be
+// empty), so a one-seed file never claims an interval.
 func WriteCurveCSV(path string, episodes []int, runs [][]float64, runNames []string, band Band) error {
 	if err := checkCurveCSV(episodes, runs, runNames, band); err != nil {
 		return fmt.Errorf("report: WriteCurveCSV %s: %w", path, err)
@@ -43,7 +47,11 @@ func WriteCurveCSV(path string, episodes []int, runs [][]float64, runNames []str
 	header := make([]string, 0, len(runNames)+4)
 	header = append(header, colEpisode)
 	header = append(header, runNames...)
-	header = append(header, colMean, colLo, colHi)
+	withCI := band.N != 1
+	header = append(header, colMean)
+	if withCI {
+		header = append(header, colLo, colHi)
+	}
 
 	err := atomicfile.WriteFile(path, func(w io.Writer) error {
 		cw := csv.NewWriter(w)
@@ -65,10 +73,12 @@ func WriteCurveCSV(path string, episodes []int, runs [][]float64, runNames []str
 			}
 			row = append(row, ',')
 			row = strconv.AppendFloat(row, band.Mean[t], 'g', -1, 64)
-			row = append(row, ',')
-			row = strconv.AppendFloat(row, band.Lo[t], 'g', -1, 64)
-			row = append(row, ',')
-			row = strconv.AppendFloat(row, band.Hi[t], 'g', -1, 64)
+			if withCI {
+				row = append(row, ',')
+				row = strconv.AppendFloat(row, band.Lo[t], 'g', -1, 64)
+				row = append(row, ',')
+				row = strconv.AppendFloat(row, band.Hi[t], 'g', -1, 64)
+			}
 			row = append(row, '\n')
 			if _, err := w.Write(row); err != nil {
 				return err
@@ -97,6 +107,9 @@ func checkCurveCSV(episodes []int, runs [][]float64, runNames []string, band Ban
 		name string
 		v    []float64
 	}{{"mean", band.Mean}, {"lo", band.Lo}, {"hi", band.Hi}} {
+		if band.N == 1 && c.name != "mean" && len(c.v) == 0 {
+			continue
+		}
 		if len(c.v) != T {
 			return fmt.Errorf("band %s has %d values for %d episodes", c.name, len(c.v), T)
 		}

@@ -10,7 +10,7 @@ import (
 
 func TestWriteCurveCSVRoundTrip(t *testing.T) {
 	awkward := []float64{0.1, 1.0 / 3, math.Pi, 1e-300, math.MaxFloat64, math.SmallestNonzeroFloat64,
-		-0.0, 123456789012345680, math.Inf(1), math.Inf(-1), math.NaN(), 5e-324}
+		math.Copysign(0, -1), 123456789012345680, math.Inf(1), math.Inf(-1), math.NaN(), 5e-324}
 	tests := []struct {
 		name     string
 		episodes []int
@@ -79,10 +79,14 @@ func TestWriteCurveCSVRoundTrip(t *testing.T) {
 					t.Errorf("episode[%d] = %d, want %d", i, episodes[i], tc.episodes[i])
 				}
 			}
-			if len(cols) != len(tc.names)+3 {
-				t.Errorf("read columns %v, want %d", keys(cols), len(tc.names)+3)
-			}
 			want := map[string][]float64{"mean": band.Mean, "ci95_lo": band.Lo, "ci95_hi": band.Hi}
+			if band.N == 1 { // one run: no CI columns
+				delete(want, "ci95_lo")
+				delete(want, "ci95_hi")
+			}
+			if len(cols) != len(tc.names)+len(want) {
+				t.Errorf("read columns %v, want %d", keys(cols), len(tc.names)+len(want))
+			}
 			for i, name := range tc.names {
 				want[name] = tc.runs[i]
 			}
@@ -237,5 +241,53 @@ func BenchmarkWriteCurveCSV(b *testing.B) {
 		if err := WriteCurveCSV(path, eps, runs, names, band); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestWriteCurveCSVNegativeZero: −0 is written as "-0" and reads back with its sign bit set, in
+// run columns and band columns alike. (The literal -0.0 is +0 in Go: the constant is folded
+// before conversion, so the value must come from math.Copysign.)
+func TestWriteCurveCSVNegativeZero(t *testing.T) {
+	negZero := math.Copysign(0, -1)
+	if !math.Signbit(negZero) {
+		t.Fatal("math.Copysign(0, -1) is not −0")
+	}
+	path := filepath.Join(t.TempDir(), "z.csv")
+	band := Band{Mean: []float64{negZero}, Lo: []float64{negZero}, Hi: []float64{0}, N: 2}
+	if err := WriteCurveCSV(path, []int{1}, [][]float64{{negZero}, {0}}, []string{"a", "b"}, band); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "episode,a,b,mean,ci95_lo,ci95_hi\n1,-0,0,-0,-0,0\n"; string(data) != want {
+		t.Errorf("file %q, want %q", data, want)
+	}
+	_, cols, err := ReadCurveCSV(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, neg := range map[string]bool{"a": true, "b": false, "mean": true, "ci95_lo": true, "ci95_hi": false} {
+		if got := cols[name][0]; got != 0 || math.Signbit(got) != neg {
+			t.Errorf("%s = %v (sign bit %v), want zero with sign bit %v", name, got, math.Signbit(got), neg)
+		}
+	}
+}
+
+// TestWriteCurveCSVOneRun: a single run has no confidence interval, so its file has no CI
+// columns.
+func TestWriteCurveCSVOneRun(t *testing.T) {
+	b, err := MeanBand([][]float64{{1, 3}}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "one.csv")
+	if err := WriteCurveCSV(path, []int{1, 2}, [][]float64{{1, 3}}, []string{"seed_1"}, b); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if want := "episode,seed_1,mean\n1,1,1\n2,3,3\n"; string(data) != want {
+		t.Errorf("file %q, want %q", data, want)
 	}
 }

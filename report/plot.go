@@ -6,10 +6,10 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -24,17 +24,17 @@ const (
 	DefaultPlotHeight = 4.5 * vg.Inch
 	// DefaultMaxPoints is the default maximum number of points drawn per curve.
 	DefaultMaxPoints = 2000
-	// MaxInsideLegend is the largest number of curves whose legend is drawn
-	// inside the data area (top left); with more curves the legend is placed
-	// in a column to the right of the plot.
-	MaxInsideLegend = 6
+	// MaxInsideLegend is kept for compatibility: legends are never drawn
+	// inside the data area any more (they would cover data); every legend is
+	// placed in a column to the right of the axes.
+	MaxInsideLegend = 0
 )
 
 // Styling constants.
 const (
 	lineWidth    = 1.5   // points; width of the mean line
 	bandAlpha    = 0.2   // opacity of the confidence band fill
-	paletteSize  = 12    // number of colours in paletteColor
+	tableauSize  = 10    // figures with at most this many curves use Tableau 10
 	plotFilePerm = 0o644 // permission of the written image files
 	legendPad    = 6     // points; padding around an outside legend
 	minLegendPt  = 5     // points; smallest legend font when shrinking
@@ -44,12 +44,85 @@ const (
 // Curve is one configuration to plot: the mean of Band against X as a line,
 // and the confidence interval [Band.Lo, Band.Hi] as a translucent band in the
 // same colour. Band.Lo and Band.Hi may both be empty to draw the line alone.
-// Dashes selects a dashed line.
+// Style says what kind of curve it is and so how its line is drawn.
 type Curve struct {
-	Label  string
-	X      []float64
-	Band   Band
+	Label string
+	X     []float64
+	Band  Band
+	// Style selects the line: see Style. The zero value is StyleNonPrivate
+	// (solid), or StylePrivate (dashed) when the legacy Dashes is set.
+	Style Style
+	// Dashes is the legacy form of Style: StylePrivate.
 	Dashes bool
+}
+
+// Style is the meaning of a curve, which fixes its line style in every
+// family's figures, so a line style always means what the caption says.
+type Style int
+
+// Line styles. A figure's title gets a caption line naming the styles it
+// uses (StyleCaption).
+const (
+	// StyleNonPrivate: a non-private agent; solid line.
+	StyleNonPrivate Style = iota
+	// StylePrivate: a private agent, private at its nominal ε; dashed line.
+	StylePrivate
+	// StyleNotPrivateAtNominal: a "private" agent whose calibration does not
+	// give its nominal ε (its label states the effective ε); dotted line.
+	StyleNotPrivateAtNominal
+	// StyleReference: a reference line (no learning, zero control); black,
+	// dash-dot, drawn without a band.
+	StyleReference
+)
+
+// styleDashes are the dash patterns of the styles.
+var styleDashes = map[Style][]vg.Length{
+	StyleNonPrivate:          nil,
+	StylePrivate:             {vg.Points(7), vg.Points(3)},
+	StyleNotPrivateAtNominal: {vg.Points(1.5), vg.Points(2.5)},
+	StyleReference:           {vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)},
+}
+
+// styleNames are the caption words of the styles.
+var styleNames = map[Style]string{
+	StyleNonPrivate:          "solid = non-private",
+	StylePrivate:             "dashed = private",
+	StyleNotPrivateAtNominal: "dotted = not private at the nominal ε",
+	StyleReference:           "black dash-dot = reference",
+}
+
+// Dashes returns the dash pattern of the style (nil for a solid line).
+func (s Style) Dashes() []vg.Length { return styleDashes[s] }
+
+// style resolves the legacy Dashes flag.
+func (c Curve) style() Style {
+	if c.Style == StyleNonPrivate && c.Dashes {
+		return StylePrivate
+	}
+	return c.Style
+}
+
+// StyleCaption returns the caption line naming the styles used by curves,
+// e.g. "line style: solid = non-private, dashed = private".
+func StyleCaption(curves []Curve) string {
+	used := map[Style]bool{}
+	for _, c := range curves {
+		used[c.style()] = true
+	}
+	var parts []string
+	for s := StyleNonPrivate; s <= StyleReference; s++ {
+		if used[s] {
+			parts = append(parts, styleNames[s])
+		}
+	}
+	return "line style: " + strings.Join(parts, ", ")
+}
+
+// EffectiveEpsilon is the one wording of an effective-ε label in every
+// family: the value and the neighbouring relation it holds under, e.g.
+// "ε_eff = 2 (replace-one)".
+func EffectiveEpsilon(eps float64, relation string) string {
+	return fmt.Sprintf("ε_eff = %.4g (%s)", eps, relation)
 }
 
 // PlotOptions controls PlotCurves. The zero value gives linear axes, a
@@ -70,29 +143,70 @@ type PlotOptions struct {
 	MaxPoints int
 }
 
-// paletteColor returns the i-th colour of a fixed palette of paletteSize
-// distinguishable colours (the Tableau 10 palette followed by black and navy),
-// cycling for larger i.
-func paletteColor(i int) color.NRGBA {
-	rgb := [paletteSize]uint32{
-		0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b,
-		0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf, 0x000000, 0x000080,
-	}
-	v := rgb[i%paletteSize]
-	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
+// palette is Tableau 10, for figures of at most tableauSize curves. Black is
+// kept for reference lines.
+var palette = [tableauSize]uint32{
+	0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd, 0x8c564b, 0xe377c2, 0x7f7f7f, 0xbcbd22, 0x17becf,
 }
 
-// curveDashes returns the dash pattern of curve i. Curves that request dashes
-// get a plain dashed line; curves beyond the palette additionally cycle
-// through plotutil's dash patterns so that lines sharing a colour differ.
-func curveDashes(i int, dashed bool) []vg.Length {
-	if cycle := i / paletteSize; cycle > 0 {
-		return plotutil.Dashes(cycle)
+// paletteColor returns the colour of curve i of n: the i-th Tableau 10 colour
+// when n ≤ 10; otherwise n colours evenly spaced in hue with three
+// alternating lightness levels, so no two curves of a figure share a colour.
+func paletteColor(i, n int) color.NRGBA {
+	if n <= tableauSize {
+		v := palette[i]
+		return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 	}
-	if dashed {
-		return []vg.Length{vg.Points(6), vg.Points(3)}
+	h := float64(i) / float64(n)
+	l := []float64{0.35, 0.55, 0.72}[i%3]
+	return hsl(h, 0.75, l)
+}
+
+// hsl converts hue h ∈ [0,1), saturation s and lightness l to a colour.
+func hsl(h, s, l float64) color.NRGBA {
+	c := (1 - math.Abs(2*l-1)) * s
+	hp := h * 6
+	x := c * (1 - math.Abs(math.Mod(hp, 2)-1))
+	var r, g, b float64
+	switch int(hp) % 6 {
+	case 0:
+		r, g = c, x
+	case 1:
+		r, g = x, c
+	case 2:
+		g, b = c, x
+	case 3:
+		g, b = x, c
+	case 4:
+		r, b = x, c
+	default:
+		r, b = c, x
 	}
-	return nil
+	m := l - c/2
+	u := func(v float64) uint8 { return uint8(math.Round(255 * math.Min(1, math.Max(0, v+m)))) }
+	return color.NRGBA{R: u(r), G: u(g), B: u(b), A: 0xff}
+}
+
+// curveColors assigns the colours of a figure's curves: reference curves are
+// black, the others get distinct palette colours in order.
+func curveColors(curves []Curve) []color.NRGBA {
+	n := 0
+	for _, c := range curves {
+		if c.style() != StyleReference {
+			n++
+		}
+	}
+	out := make([]color.NRGBA, len(curves))
+	k := 0
+	for i, c := range curves {
+		if c.style() == StyleReference {
+			out[i] = color.NRGBA{A: 0xff}
+			continue
+		}
+		out[i] = paletteColor(k, n)
+		k++
+	}
+	return out
 }
 
 // PlotCurves draws curves on one set of axes and writes the figure to
@@ -101,15 +215,19 @@ func curveDashes(i int, dashed bool) []vg.Length {
 // replaced when writing the SVG fails).
 //
 // Each curve is drawn as its mean line over a translucent band [Lo, Hi] of
-// the same colour, with a legend entry showing both. The legend is placed at
-// the top left inside the axes for up to MaxInsideLegend curves and in a
-// column to the right of the axes otherwise (its font is shrunk if needed to
-// fit the height). Curves are downsampled to opts.MaxPoints points.
+// the same colour, with a legend entry showing both. No two curves of a
+// figure share a colour (reference curves are black); the line style follows
+// the curve's Style, and the title gets a caption line naming the styles
+// used. The legend is always a column to the right of the axes, so it never
+// covers data (its font is shrunk if needed to fit the height). Curves are
+// downsampled to opts.MaxPoints points. With LogY a curve without positive
+// values stays in the legend, marked as not drawn.
 //
 // It is an error if curves is empty, if a curve has no points, if a curve's
 // X, Band.Mean, Band.Lo and Band.Hi lengths disagree (Lo and Hi may both be
 // empty), if values are NaN or infinite, if a curve has no point that can be
-// drawn on the requested log axes, or if opts is invalid.
+// drawn on the requested log x axis or no curve has a point that can be drawn
+// on a log y axis, or if opts is invalid.
 func PlotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, opts PlotOptions) error {
 	if err := plotCurves(pathNoExt, title, xlabel, ylabel, curves, opts); err != nil {
 		return fmt.Errorf("report: PlotCurves %s: %w", pathNoExt, err)
@@ -119,25 +237,56 @@ func PlotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 
 // plotCurves implements PlotCurves without the error prefix.
 func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, opts PlotOptions) error {
-	opts, err := withDefaults(opts)
+	p, legend, err := buildPlot(title, xlabel, ylabel, curves, opts)
 	if err != nil {
 		return err
 	}
-	if len(curves) == 0 {
-		return errors.New("no curves")
-	}
-	prepared := make([]preparedCurve, len(curves))
-	for i, c := range curves {
-		if prepared[i], err = prepareCurve(c, opts); err != nil {
+	opts, _ = withDefaults(opts)
+	for _, format := range []string{"png", "svg"} {
+		wt, _, err := render(p, legend, opts.Width, opts.Height, format)
+		if err != nil {
 			return err
 		}
+		err = atomicfile.WriteFile(pathNoExt+"."+format, func(w io.Writer) error {
+			_, err := wt.WriteTo(w)
+			return err
+		}, plotFilePerm)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildPlot validates the curves and builds the plot and its legend.
+func buildPlot(title, xlabel, ylabel string, curves []Curve, opts PlotOptions) (*plot.Plot, plot.Legend, error) {
+	opts, err := withDefaults(opts)
+	if err != nil {
+		return nil, plot.Legend{}, err
+	}
+	if len(curves) == 0 {
+		return nil, plot.Legend{}, errors.New("no curves")
+	}
+	prepared := make([]preparedCurve, len(curves))
+	drawable := 0
+	for i, c := range curves {
+		if prepared[i], err = prepareCurve(c, opts); err != nil {
+			return nil, plot.Legend{}, err
+		}
+		if len(prepared[i].x) > 0 {
+			drawable++
+		}
+	}
+	if drawable == 0 {
+		return nil, plot.Legend{}, fmt.Errorf("curve %q has no positive points to draw on a log axis", curves[0].Label)
 	}
 	if opts.LogY {
 		clampLogBands(prepared)
 	}
+	colors := curveColors(curves)
 
 	p := plot.New()
-	p.Title.Text = title
+	p.Title.Text = title + "\n" + StyleCaption(curves)
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
 	if opts.LogX {
@@ -147,6 +296,7 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 	if opts.LogY {
 		p.Y.Scale = plot.LogScale{}
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text += " (log scale)"
 	}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 0xdd}
@@ -161,8 +311,8 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 	lines := make([]*plotter.Line, len(prepared))
 	bands := make([]*plotter.Polygon, len(prepared))
 	for i, pc := range prepared {
-		col := paletteColor(i)
-		if pc.lo != nil {
+		col := colors[i]
+		if pc.lo != nil && pc.style != StyleReference {
 			ring := make(plotter.XYs, 0, 2*len(pc.x))
 			for j := range pc.x {
 				ring = append(ring, plotter.XY{X: pc.x[j], Y: pc.lo[j]})
@@ -172,7 +322,7 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 			}
 			poly, err := plotter.NewPolygon(ring)
 			if err != nil {
-				return fmt.Errorf("curve %q band: %w", pc.label, err)
+				return nil, plot.Legend{}, fmt.Errorf("curve %q band: %w", pc.label, err)
 			}
 			fill := col
 			fill.A = uint8(math.Round(bandAlpha * 0xff))
@@ -181,19 +331,27 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 			bands[i] = poly
 			p.Add(poly)
 		}
+		style := draw.LineStyle{Color: col, Width: vg.Points(lineWidth), Dashes: pc.style.Dashes()}
+		if len(pc.x) == 0 {
+			// Nothing to draw on the log axis: listed in the legend, saying so.
+			lines[i] = &plotter.Line{LineStyle: style}
+			continue
+		}
 		xys := make(plotter.XYs, len(pc.x))
 		for j := range pc.x {
 			xys[j] = plotter.XY{X: pc.x[j], Y: pc.mean[j]}
 		}
 		line, err := plotter.NewLine(xys)
 		if err != nil {
-			return fmt.Errorf("curve %q: %w", pc.label, err)
+			return nil, plot.Legend{}, fmt.Errorf("curve %q: %w", pc.label, err)
 		}
-		line.LineStyle = draw.LineStyle{Color: col, Width: vg.Points(lineWidth), Dashes: curveDashes(i, pc.dashes)}
+		line.LineStyle = style
 		lines[i] = line
 	}
 	for i, line := range lines {
-		p.Add(line)
+		if len(prepared[i].x) > 0 {
+			p.Add(line)
+		}
 		if bands[i] != nil {
 			legend.Add(prepared[i].label, bands[i], line)
 		} else {
@@ -202,28 +360,7 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 	}
 	widenDegenerateLogRange(&p.X, opts.LogX)
 	widenDegenerateLogRange(&p.Y, opts.LogY)
-
-	outside := len(curves) > MaxInsideLegend
-	if !outside {
-		legend.XOffs = vg.Points(4)
-		legend.YOffs = -vg.Points(4)
-		p.Legend = legend
-	}
-
-	for _, format := range []string{"png", "svg"} {
-		wt, err := render(p, legend, outside, opts.Width, opts.Height, format)
-		if err != nil {
-			return err
-		}
-		err = atomicfile.WriteFile(pathNoExt+"."+format, func(w io.Writer) error {
-			_, err := wt.WriteTo(w)
-			return err
-		}, plotFilePerm)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return p, legend, nil
 }
 
 // withDefaults validates opts and fills in defaults for zero fields.
@@ -249,7 +386,7 @@ func withDefaults(opts PlotOptions) (PlotOptions, error) {
 // preparedCurve holds the points of one curve that will actually be drawn.
 type preparedCurve struct {
 	label           string
-	dashes          bool
+	style           Style
 	x, mean, lo, hi []float64 // lo and hi are nil when there is no band
 }
 
@@ -278,15 +415,18 @@ func prepareCurve(c Curve, opts PlotOptions) (preparedCurve, error) {
 		idx = append(idx, i)
 	}
 	if len(idx) == 0 {
-		return preparedCurve{}, fmt.Errorf("curve %q has no positive points to draw on a log axis", c.Label)
+		if opts.LogX {
+			return preparedCurve{}, fmt.Errorf("curve %q has no positive points to draw on a log axis", c.Label)
+		}
+		return preparedCurve{label: c.Label + " (no positive values: not drawn on the log axis)", style: c.style()}, nil
 	}
 	idx = downsample(idx, opts.MaxPoints, opts.LogX)
 
 	pc := preparedCurve{
-		label:  c.Label,
-		dashes: c.Dashes,
-		x:      make([]float64, len(idx)),
-		mean:   make([]float64, len(idx)),
+		label: c.Label,
+		style: c.style(),
+		x:     make([]float64, len(idx)),
+		mean:  make([]float64, len(idx)),
 	}
 	hasBand := false
 	for _, i := range idx {
@@ -376,26 +516,16 @@ func widenDegenerateLogRange(a *plot.Axis, log bool) {
 	}
 }
 
-// render draws p (and, when outside is set, legend in a column to the right
-// of it) on a w × h canvas in format. Any panic raised by the plotting
-// library while drawing is converted into an error.
-func render(p *plot.Plot, legend plot.Legend, outside bool, w, h vg.Length, format string) (wt io.WriterTo, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			wt, err = nil, fmt.Errorf("rendering %s: %v", format, r)
-		}
-	}()
-	if !outside {
-		return p.WriterTo(w, h, format)
-	}
-	cw, err := draw.NewFormattedCanvas(w, h, format)
-	if err != nil {
-		return nil, err
-	}
-	dc := draw.New(cw)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
+// Layout is where a figure's parts go on the canvas (canvas coordinates, origin
+// bottom left): the plot (axes, title, data) and the legend column beside it.
+type Layout struct {
+	Plot, Legend vg.Rectangle
+}
 
+// layout computes the layout of p and its legend on a w × h canvas, shrinking
+// the legend font if the legend is taller than the canvas. The legend is
+// always a column to the right of the plot, so it never covers data.
+func layout(dc draw.Canvas, p *plot.Plot, legend *plot.Legend, w, h vg.Length) (Layout, error) {
 	pad := vg.Points(legendPad)
 	top := pad
 	if p.Title.Text != "" {
@@ -408,9 +538,36 @@ func render(p *plot.Plot, legend plot.Legend, outside bool, w, h vg.Length, form
 	}
 	lw := legend.Rectangle(dc).Size().X + 2*pad
 	if lw > w/2 {
-		return nil, fmt.Errorf("legend (%v wide) does not fit beside the plot (%v wide); shorten the labels or widen the plot", lw, w)
+		return Layout{}, fmt.Errorf("legend (%v wide) does not fit beside the plot (%v wide); shorten the labels or widen the plot", lw, w)
 	}
-	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-	legend.Draw(draw.Crop(dc, w-lw+pad, -pad, pad, -top))
-	return cw, nil
+	return Layout{
+		Plot:   vg.Rectangle{Min: vg.Point{X: 0, Y: 0}, Max: vg.Point{X: w - lw, Y: h}},
+		Legend: vg.Rectangle{Min: vg.Point{X: w - lw + pad, Y: pad}, Max: vg.Point{X: w - pad, Y: h - top}},
+	}, nil
+}
+
+// render draws p with legend in a column to the right of it on a w × h
+// canvas in format and returns the layout used. Any panic raised by the
+// plotting library while drawing is converted into an error.
+func render(p *plot.Plot, legend plot.Legend, w, h vg.Length, format string) (wt io.WriterTo, lay Layout, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			wt, err = nil, fmt.Errorf("rendering %s: %v", format, r)
+		}
+	}()
+	cw, err := draw.NewFormattedCanvas(w, h, format)
+	if err != nil {
+		return nil, Layout{}, err
+	}
+	dc := draw.New(cw)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	lay, err = layout(dc, p, &legend, w, h)
+	if err != nil {
+		return nil, Layout{}, err
+	}
+	pad := vg.Points(legendPad)
+	p.Draw(draw.Crop(dc, 0, lay.Plot.Max.X-w, 0, 0))
+	legend.Draw(draw.Crop(dc, lay.Legend.Min.X, -pad, pad, lay.Legend.Max.Y-h))
+	return cw, lay, nil
 }

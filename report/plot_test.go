@@ -225,3 +225,107 @@ func BenchmarkPlotCurves(b *testing.B) {
 		}
 	}
 }
+
+// colourDistance is the Euclidean distance of two colours in RGB space (0–441).
+func colourDistance(a, b [3]float64) float64 {
+	return math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2]))
+}
+
+// TestPaletteDistinct: a figure of N curves gets N distinct colours, clearly apart, for every
+// N up to well beyond the largest figure any reproduction draws (linear-mixture: 24 curves);
+// reference curves are black and take no palette colour.
+func TestPaletteDistinct(t *testing.T) {
+	for n := 1; n <= 64; n++ {
+		curves := make([]Curve, n+1)
+		for i := range curves[:n] {
+			curves[i].Style = Style(i % 3)
+		}
+		curves[n].Style = StyleReference
+		cols := curveColors(curves)
+		if c := cols[n]; c.R != 0 || c.G != 0 || c.B != 0 {
+			t.Fatalf("n=%d: reference curve colour %v, want black", n, c)
+		}
+		minD := 35.0 // clearly distinguishable up to the largest reproduction figure (24 curves)
+		if n > 24 {
+			minD = 12 // still distinct beyond
+		}
+		for i := 0; i < n; i++ {
+			a := [3]float64{float64(cols[i].R), float64(cols[i].G), float64(cols[i].B)}
+			if colourDistance(a, [3]float64{}) < minD {
+				t.Errorf("n=%d: curve %d colour %v is (near) the reference black", n, i, cols[i])
+			}
+			for j := 0; j < i; j++ {
+				b := [3]float64{float64(cols[j].R), float64(cols[j].G), float64(cols[j].B)}
+				if d := colourDistance(a, b); d < minD {
+					t.Errorf("n=%d: curves %d and %d share a colour (%v vs %v, distance %.1f)", n, j, i, cols[j], cols[i], d)
+				}
+			}
+		}
+	}
+}
+
+// TestLineStyles: the line style is fixed by what the curve is, the same in every family, and
+// the caption names exactly the styles present.
+func TestLineStyles(t *testing.T) {
+	if StyleNonPrivate.Dashes() != nil {
+		t.Error("non-private curves must be solid")
+	}
+	seen := map[string]Style{}
+	for _, s := range []Style{StylePrivate, StyleNotPrivateAtNominal, StyleReference} {
+		d := fmt.Sprint(s.Dashes())
+		if s.Dashes() == nil {
+			t.Errorf("style %d is solid", s)
+		}
+		if o, ok := seen[d]; ok {
+			t.Errorf("styles %d and %d share dashes %s", o, s, d)
+		}
+		seen[d] = s
+	}
+	if (Curve{Dashes: true}).style() != StylePrivate {
+		t.Error("legacy Dashes must mean private")
+	}
+	got := StyleCaption([]Curve{{Style: StylePrivate}, {Style: StyleNonPrivate}})
+	if got != "line style: solid = non-private, dashed = private" {
+		t.Errorf("caption %q", got)
+	}
+	if e := EffectiveEpsilon(2, "replace-one"); e != "ε_eff = 2 (replace-one)" {
+		t.Errorf("effective-ε label %q", e)
+	}
+}
+
+// TestLegendOutsideData: for any number of curves the legend lies entirely to the right of
+// the plot area (so it cannot cover data) and inside the canvas.
+func TestLegendOutsideData(t *testing.T) {
+	for _, n := range []int{1, 3, 6, 14, 24} {
+		curves := regretCurves(t, n, 50)
+		p, legend, err := buildPlot("t", "x", "y", curves, PlotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, h := 11*vg.Inch, 6*vg.Inch
+		_, lay, err := render(p, legend, w, h, "png")
+		if err != nil {
+			t.Fatalf("n=%d: %v", n, err)
+		}
+		if lay.Legend.Min.X < lay.Plot.Max.X {
+			t.Errorf("n=%d: legend starts at x=%v inside the plot (ends at %v)", n, lay.Legend.Min.X, lay.Plot.Max.X)
+		}
+		if lay.Legend.Max.X > w || lay.Legend.Min.Y < 0 || lay.Legend.Max.Y > h || lay.Plot.Max.X <= w/2 {
+			t.Errorf("n=%d: layout %+v outside a %v × %v canvas or plot too narrow", n, lay, w, h)
+		}
+	}
+}
+
+// TestLogYKeepsNonPositiveCurve: with a log y axis a zero-regret curve is not silently dropped:
+// it stays in the legend, marked as not drawn.
+func TestLogYKeepsNonPositiveCurve(t *testing.T) {
+	curves := regretCurves(t, 2, 20)
+	curves = append(curves, Curve{Label: "zero", X: curves[0].X, Band: Band{Mean: make([]float64, 20)}})
+	if _, _, err := buildPlot("t", "x", "y", curves, PlotOptions{LogY: true}); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := prepareCurve(curves[2], PlotOptions{LogY: true, MaxPoints: 10})
+	if err != nil || !strings.Contains(pc.label, "not drawn") || len(pc.x) != 0 {
+		t.Errorf("zero curve on log y: %+v, %v; want it listed as not drawn", pc, err)
+	}
+}

@@ -1,0 +1,385 @@
+// Package rundir holds what every experiment family shares about its run directory: the
+// provenance recorded in each manifest (dprl and Go versions, the git commit from the build
+// information, the SHA-256 of every input file), the preparation of the directory (a run never
+// leaves a mix of its files and an earlier run's), the validation of output names taken from
+// configurations, and JSON numbers that may be undefined (NaN/Inf never reach JSON).
+//
+// The manifest of every family is written last, after every other file (curves, figures,
+// summaries); its presence means the run directory is complete.
+package rundir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	"github.com/dprl/dprl/internal/atomicfile"
+)
+
+// Version is the dprl version recorded in every manifest.
+const Version = "0.1.0"
+
+// Unknown is recorded for a provenance field the build does not carry (for example the git
+// commit of a test binary or of a build outside a git checkout).
+const Unknown = "unknown"
+
+// Input is one file a run read (a configuration or a model file), with its SHA-256.
+type Input struct {
+	// Role says what the file is ("config", "env", "system", …).
+	Role string `json:"role"`
+	// Path is the path as given by the user.
+	Path string `json:"path"`
+	// SHA256 is the hex SHA-256 of the file's bytes.
+	SHA256 string `json:"sha256"`
+}
+
+// HashFile returns the Input record of the file at path.
+func HashFile(role, path string) (Input, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Input{}, fmt.Errorf("%s file: %w", role, err)
+	}
+	defer f.Close() // read-only
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return Input{}, fmt.Errorf("%s file %s: %w", role, path, err)
+	}
+	return Input{Role: role, Path: path, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// HashBytes returns the Input record of a file whose bytes were already read (hash what was
+// parsed, not what the file holds later).
+func HashBytes(role, path string, data []byte) Input {
+	s := sha256.Sum256(data)
+	return Input{Role: role, Path: path, SHA256: hex.EncodeToString(s[:])}
+}
+
+// Provenance is the part of every manifest that says what produced the run.
+type Provenance struct {
+	// Dprl is the dprl version (Version) and Go the Go toolchain version.
+	Dprl string `json:"dprl_version"`
+	Go   string `json:"go_version"`
+	// Module is the main module's version from the build information ("(devel)" for a build
+	// from a checkout), or Unknown.
+	Module string `json:"module_version"`
+	// GitCommit is vcs.revision and GitModified vcs.modified ("true"/"false") of the build
+	// information, Unknown when the build carries none (go test, go run, builds outside git).
+	GitCommit   string `json:"git_commit"`
+	GitModified string `json:"git_modified"`
+	// Inputs are the files the run read, each with its SHA-256 (empty when none).
+	Inputs []Input `json:"inputs"`
+}
+
+// NewProvenance returns the provenance of this binary with the given inputs (sorted by role
+// then path; duplicates removed).
+func NewProvenance(inputs []Input) Provenance {
+	bi, ok := debug.ReadBuildInfo()
+	return provenance(bi, ok, inputs)
+}
+
+// provenance builds a Provenance from build information (testable without a real build).
+func provenance(bi *debug.BuildInfo, ok bool, inputs []Input) Provenance {
+	p := Provenance{Dprl: Version, Go: runtime.Version(), Module: Unknown, GitCommit: Unknown, GitModified: Unknown}
+	if ok && bi != nil {
+		if bi.Main.Version != "" {
+			p.Module = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				if s.Value != "" {
+					p.GitCommit = s.Value
+				}
+			case "vcs.modified":
+				if s.Value != "" {
+					p.GitModified = s.Value
+				}
+			}
+		}
+	}
+	seen := map[Input]bool{}
+	p.Inputs = []Input{}
+	for _, in := range inputs {
+		if !seen[in] {
+			seen[in] = true
+			p.Inputs = append(p.Inputs, in)
+		}
+	}
+	sort.SliceStable(p.Inputs, func(i, j int) bool {
+		if p.Inputs[i].Role != p.Inputs[j].Role {
+			return p.Inputs[i].Role < p.Inputs[j].Role
+		}
+		return p.Inputs[i].Path < p.Inputs[j].Path
+	})
+	return p
+}
+
+// Options are the output options shared by every family.
+type Options struct {
+	// Force lets a run replace an earlier run in its output directory: the files an earlier
+	// dprl run wrote there are removed first (see Prepare). Without it such a directory is
+	// refused. The CLI exposes it as --force.
+	Force bool
+	// Inputs are files read before the run (the configuration file); the family adds the model
+	// files it loads itself.
+	Inputs []Input
+	// LogY selects the y axis of regret figures: "auto" (default: logarithmic when the final
+	// values of the curves differ by more than a factor AutoLogRatio), "log" or "linear". The
+	// CLI exposes it as --log-y auto|log|linear.
+	LogY string
+}
+
+// AutoLogRatio is the ratio of the largest to the smallest positive final value beyond which
+// LogY "auto" draws a logarithmic y axis.
+const AutoLogRatio = 100
+
+// Validate checks the options; errors name the field.
+func (o Options) Validate() error {
+	switch o.LogY {
+	case "", "auto", "log", "linear":
+		return nil
+	}
+	return fmt.Errorf("log-y: must be auto, log or linear, got %q", o.LogY)
+}
+
+// UseLogY resolves LogY for curves whose final values are finals (non-positive values are
+// ignored; they cannot be drawn on a log axis and do not make curves differ in magnitude).
+func (o Options) UseLogY(finals []float64) bool {
+	switch o.LogY {
+	case "log":
+		return true
+	case "linear":
+		return false
+	}
+	lo, hi := 0.0, 0.0
+	for _, v := range finals {
+		if v > 0 {
+			if lo == 0 || v < lo {
+				lo = v
+			}
+			hi = max(hi, v)
+		}
+	}
+	return lo > 0 && hi/lo > AutoLogRatio
+}
+
+// ErrEarlierRun is wrapped by Prepare's error when the directory holds an earlier run and
+// Force is not set; it is a bad-input error (exit status 2).
+var ErrEarlierRun = errors.New("output directory holds an earlier run")
+
+// ownedFile reports whether a file name is one a dprl run writes into a run directory (or a
+// leftover temporary file of internal/atomicfile).
+func ownedFile(name string) bool {
+	switch name {
+	case "manifest.json", "summary.md", "summary.claims.json":
+		return true
+	}
+	if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") {
+		return true
+	}
+	switch filepath.Ext(name) {
+	case ".png", ".svg", ".csv":
+		return true
+	}
+	return false
+}
+
+// owned lists the entries of dir (relative paths) that an earlier dprl run wrote: owned files,
+// and subdirectories (curves/, suite blocks) holding any, recursively up to depth levels.
+func owned(dir string, depth int) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type().IsRegular() && ownedFile(e.Name()):
+			out = append(out, p)
+		case e.IsDir() && depth > 0:
+			sub, err := owned(p, depth-1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+		}
+	}
+	return out, nil
+}
+
+// Prepare makes dir ready for a run and creates it. A directory that does not exist or holds
+// no file of an earlier run is fine. Otherwise, without force, Prepare refuses with an error
+// wrapping ErrEarlierRun and naming a few of the files; with force it removes exactly those
+// files (manifest, summaries, figures, CSVs, leftover temporary files, in the directory and in
+// its subdirectories such as curves/ and suite blocks) and then every subdirectory left empty,
+// leaving any other file alone. Call it before computing, so a bad --out fails fast; the
+// families' Write methods call it again.
+func Prepare(dir string, force bool) error {
+	if dir == "" {
+		return errors.New("out: the output directory must not be empty")
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("out: cannot create %s: %w", dir, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("out: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("out: %s exists and is not a directory", dir)
+	}
+	files, err := owned(dir, 3)
+	if err != nil {
+		return fmt.Errorf("out: %w", err)
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	if !force {
+		show := files
+		if len(show) > 3 {
+			show = show[:3]
+		}
+		return fmt.Errorf("out: %s: %w (%d files, e.g. %s); choose a new directory or pass --force to remove the earlier run's files",
+			dir, ErrEarlierRun, len(files), strings.Join(show, ", "))
+	}
+	for _, f := range files {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("out: removing the earlier run's %s: %w", f, err)
+		}
+	}
+	return removeEmptyDirs(dir, true)
+}
+
+// removeEmptyDirs removes the empty subdirectories of dir (deepest first); dir itself is kept
+// when root is set.
+func removeEmptyDirs(dir string, root bool) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := removeEmptyDirs(filepath.Join(dir, e.Name()), false); err != nil {
+				return err
+			}
+		}
+	}
+	if root {
+		return nil
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
+		return os.Remove(dir)
+	}
+	return nil
+}
+
+// CheckName checks a name taken from a configuration that becomes part of a file or
+// directory name: it must be non-empty, at most 100 bytes, contain no path separator, NUL or
+// other control character, and be neither "." nor ".." (so it can never escape the run
+// directory). field names the configuration field in the error.
+func CheckName(field, name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%s: must not be empty", field)
+	case len(name) > 100:
+		return fmt.Errorf("%s: must be at most 100 bytes, got %d", field, len(name))
+	case name == "." || name == "..":
+		return fmt.Errorf("%s: %q is not allowed (it names a directory, not a file)", field, name)
+	case strings.ContainsAny(name, `/\`):
+		return fmt.Errorf("%s: %q must not contain a path separator (/ or \\)", field, name)
+	case filepath.IsAbs(name):
+		return fmt.Errorf("%s: %q must not be an absolute path", field, name)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%s: %q must not contain NUL or control characters", field, name)
+		}
+	}
+	return nil
+}
+
+// Within returns filepath.Join(dir, rel) after checking that rel is local (it stays inside
+// dir): a last line of defence for every file a run writes.
+func Within(dir, rel string) (string, error) {
+	if !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("output file %q would leave the run directory", rel)
+	}
+	return filepath.Join(dir, rel), nil
+}
+
+// Number is a float64 for JSON output that may be undefined: NaN and ±Inf marshal as null
+// (encoding/json refuses them), finite values exactly as a float64. A struct holding Numbers
+// states why a null is null in an "undefined" map (field → reason), see Undefined.
+type Number float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Number) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// Defined reports whether n is finite.
+func (n Number) Defined() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// Undefined collects, per JSON field, why a number is undefined (null).
+type Undefined map[string]string
+
+// Set records reason for field when v is not finite, and returns v as a Number.
+func (u *Undefined) Set(field string, v float64, reason string) Number {
+	n := Number(v)
+	if !n.Defined() {
+		if *u == nil {
+			*u = Undefined{}
+		}
+		(*u)[field] = reason
+	}
+	return n
+}
+
+// NoCI is the reason recorded, and the text printed, for the confidence interval of a single
+// run.
+const NoCI = "n=1, no CI"
+
+// CI returns the 95 % confidence interval at index i of a band as JSON numbers: both are NaN
+// (null) with a single run (band.N == 1), where no interval exists.
+func CI(n int, lo, hi float64) (Number, Number) {
+	if n == 1 {
+		return Number(math.NaN()), Number(math.NaN())
+	}
+	return Number(lo), Number(hi)
+}
+
+// FormatCI formats a 95 % interval for text ("[lo, hi]" with verb, or NoCI for one run).
+func FormatCI(n int, verb string, lo, hi float64) string {
+	if n == 1 {
+		return NoCI
+	}
+	return fmt.Sprintf("["+verb+", "+verb+"]", lo, hi)
+}
+
+// WriteJSON marshals v (indented) and writes it atomically to path.
+func WriteJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return atomicfile.WriteBytes(path, append(data, '\n'), 0o644)
+}
