@@ -295,7 +295,6 @@ func TestQiaoSummaryOneSeed(t *testing.T) {
 	}
 }
 
-
 // TestNoLearningRiverSwim: the no-learning reference (uniform random policy) of RiverSwim
 // H=20 is the 3.353475 per episode of tabular spec §7 that the summary used to hard-code.
 func TestNoLearningRiverSwim(t *testing.T) {
