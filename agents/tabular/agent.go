@@ -74,6 +74,9 @@ func (l *ldpServer) Policy() (*model.Policy, error) {
 }
 
 func (l *ldpServer) Receive(m Message) error {
+	if rj, ok := m.(rejected); ok {
+		return fmt.Errorf("ldp client: %w", rj.err)
+	}
 	r, ok := m.(*Report)
 	if !ok {
 		return fmt.Errorf("ldp server: accepts only privatized reports, got %T", m)
@@ -169,9 +172,8 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		}
 		ag.Client, ag.Server, ag.Privacy = rawClient{}, &curatorServer{cur: c, planner: planner, pol: pol}, c.Report()
 	case LDP:
-		b, rep := cfg.Privacy.scales(H, K, false)
 		src := st.Noise("local/report")
-		rep.Secure = src.Secure()
+		b, rep := cfg.Privacy.scales(H, K, src.Secure())
 		srv, err := NewLocalServer(S, A, H, K, cfg.Privacy, b)
 		if err != nil {
 			return nil, err

@@ -313,7 +313,11 @@ func TestLDPReportDense(t *testing.T) {
 	var n int
 	for k := 0; k < 200; k++ {
 		m.Rollout(pol, users(k), traj)
-		vis, tr, rw := z.Randomize(traj).Values()
+		rep, err := z.Randomize(traj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vis, tr, rw := rep.Values()
 		clean := make([]float64, len(vis))
 		for h := 0; h < m.H; h++ {
 			clean[(h*m.S+traj.S[h])*m.A+traj.A[h]] = 1

@@ -69,7 +69,10 @@ func AuditTargets() []audit.Target {
 				Description: "RiverSwim H=1, strict calibration ε=1: the changed user's privatized report, left bank vs right bank",
 				Run: func(side int, seed rng.Seed) ([]float64, error) {
 					tr := auditTrajectories()[side]
-					rep := auditRandomizer(kind, tr, seed.Child("noise").Rand()).Randomize(tr)
+					rep, err := auditRandomizer(kind, tr, seed.Child("noise").Rand()).Randomize(tr)
+					if err != nil {
+						return nil, err
+					}
 					n, nt, r := rep.Values()
 					return append(append(n, nt...), r...), nil
 				},
@@ -85,7 +88,11 @@ func AuditTargets() []audit.Target {
 						if in {
 							tr = trs[1]
 						}
-						n, nt, r := auditRandomizer(kind, tr, src).Randomize(tr).Values()
+						rep, err := auditRandomizer(kind, tr, src).Randomize(tr)
+						if err != nil {
+							return nil, err
+						}
+						n, nt, r := rep.Values()
 						scores[i] = rightBankEvidence(n, nt, r)
 					}
 					return scores, nil

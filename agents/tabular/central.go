@@ -50,28 +50,32 @@ func NewCentral(S, A, H, K int, priv PrivacyConfig, src Sources) (*Central, erro
 		return nil, err
 	}
 	c := &Central{S: S, A: A, H: H, K: K, priv: priv, bb: newBillboard(S, A, H)}
-	c.b, c.report = priv.scales(H, K, false)
 	n := H * S * A
 	c.x1, c.x2, c.x3 = make([]float64, n), make([]float64, n*S), make([]float64, n)
-	if K > 1 {
-		var err error
-		mk := func(dim int, name string) counter.Counter {
-			if err != nil {
-				return nil
-			}
-			s := src(name)
-			var t *counter.Tree
-			t, err = counter.NewTree(counter.TreeConfig{Dim: dim, Capacity: K - 1, Node: noise.LaplaceNoise(c.b)}, s)
-			if s != nil {
-				c.report.Secure = s.Secure()
-			}
-			return t
-		}
-		c.f1, c.f2, c.f3 = mk(n, "central/visits"), mk(n*S, "central/transitions"), mk(n, "central/rewards")
+	if K <= 1 {
+		c.b, c.report = priv.scales(H, K, false)
+		c.refresh()
+		return c, nil
+	}
+	// The kind of source is public: a Secure one rounds to its grid, which the scale accounts
+	// for (PrivacyReport.GridStep); the scale is fixed before any data is seen.
+	names := []string{"central/visits", "central/transitions", "central/rewards"}
+	srcs := make([]noise.Source, len(names))
+	secure := false
+	for i, name := range names {
+		srcs[i] = src(name)
+		secure = secure || (srcs[i] != nil && srcs[i].Secure())
+	}
+	c.b, c.report = priv.scales(H, K, secure)
+	var cs [3]counter.Counter
+	for i, dim := range []int{n, n * S, n} {
+		t, err := counter.NewTree(counter.TreeConfig{Dim: dim, Capacity: K - 1, Node: noise.LaplaceNoise(c.b)}, srcs[i])
 		if err != nil {
 			return nil, err
 		}
+		cs[i] = t
 	}
+	c.f1, c.f2, c.f3 = cs[0], cs[1], cs[2]
 	c.refresh()
 	return c, nil
 }
@@ -79,15 +83,21 @@ func NewCentral(S, A, H, K int, priv PrivacyConfig, src Sources) (*Central, erro
 // Report returns the accountant's statement of the guarantee.
 func (c *Central) Report() PrivacyReport { return c.report }
 
-// Ingest implements Curator. It returns an error after K−1 insertions.
+// Ingest implements Curator. It returns an error after K−1 insertions. It is the JDP privacy
+// boundary: states and actions are validated (an error, nothing ingested) and rewards clipped
+// to [0, 1] (NaN → 0) here, not in the model, so a hostile client cannot exceed the
+// sensitivity the calibration assumes.
 func (c *Central) Ingest(t *model.Trajectory) error {
 	if c.f1 == nil {
 		return fmt.Errorf("central privatizer: K = 1, no data is ever released")
 	}
+	if err := validateTrajectory(t, c.S, c.A, c.H); err != nil {
+		return fmt.Errorf("central privatizer: %w", err)
+	}
 	S, A := c.S, c.A
 	for h := 0; h < c.H; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]
-		c.x1[i], c.x3[i], c.x2[i*S+t.S[h+1]] = 1, t.R[h], 1
+		c.x1[i], c.x3[i], c.x2[i*S+t.S[h+1]] = 1, clipReward(t.R[h]), 1
 	}
 	err := c.f1.Insert(c.x1)
 	if err == nil {
@@ -138,6 +148,9 @@ func NewIdentity(S, A, H int) (*Identity, error) {
 
 // Ingest implements Curator.
 func (c *Identity) Ingest(t *model.Trajectory) error {
+	if err := validateTrajectory(t, c.S, c.A, c.H); err != nil {
+		return fmt.Errorf("curator: %w", err)
+	}
 	S, A := c.S, c.A
 	for h := 0; h < c.H; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]

@@ -2,6 +2,7 @@ package tabular
 
 import (
 	"fmt"
+	"math"
 
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
@@ -39,11 +40,31 @@ func NewRandomizer(S, A, H int, bL float64, src noise.Source) *Randomizer {
 }
 
 // Encode implements Client: the dense noisy report of t. Every entry, including the zero
-// ones, gets noise (spec pitfall 14). The report buffer is reused by the next call.
-func (z *Randomizer) Encode(t *model.Trajectory) Message { return z.Randomize(t) }
+// ones, gets noise (spec pitfall 14). The report buffer is reused by the next call. An invalid
+// trajectory (see validateTrajectory) is encoded as a rejection that the server turns into an
+// error; nothing about it is noised or sent.
+func (z *Randomizer) Encode(t *model.Trajectory) Message {
+	r, err := z.Randomize(t)
+	if err != nil {
+		return rejected{err}
+	}
+	return r
+}
 
-// Randomize returns the dense noisy report of t (see Encode).
-func (z *Randomizer) Randomize(t *model.Trajectory) *Report {
+// rejected is the message of a client whose trajectory failed validation: the server returns
+// its error (the error names the field and the allowed range).
+type rejected struct{ err error }
+
+func (rejected) message() {}
+
+// Randomize returns the dense noisy report of t (see Encode). This is the LDP privacy
+// boundary: states and actions are validated (an error, before anything is noised) and
+// rewards are clipped to [0, 1] here (clipReward), so a buggy or hostile client's report has
+// exactly the sensitivity the calibration assumes.
+func (z *Randomizer) Randomize(t *model.Trajectory) (*Report, error) {
+	if err := validateTrajectory(t, z.S, z.A, z.H); err != nil {
+		return nil, err
+	}
 	r := &z.rep
 	clear(r.n)
 	clear(r.nt)
@@ -51,13 +72,44 @@ func (z *Randomizer) Randomize(t *model.Trajectory) *Report {
 	S, A := z.S, z.A
 	for h := 0; h < z.H; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]
-		r.n[i], r.r[i], r.nt[i*S+t.S[h+1]] = 1, t.R[h], 1
+		r.n[i], r.r[i], r.nt[i*S+t.S[h+1]] = 1, clipReward(t.R[h]), 1
 	}
 	c := noise.LaplaceNoise(z.b)
 	c.AddVec(r.n, z.src)
 	c.AddVec(r.nt, z.src)
 	c.AddVec(r.r, z.src)
-	return r
+	return r, nil
+}
+
+// validateTrajectory checks a user's trajectory at the privacy boundary: H+1 states in
+// [0, S), H actions in [0, A) and H rewards. An index out of range would otherwise panic or,
+// worse, land in another (h, s, a) stream.
+func validateTrajectory(t *model.Trajectory, S, A, H int) error {
+	if t == nil || len(t.S) != H+1 || len(t.A) != H || len(t.R) != H {
+		return fmt.Errorf("trajectory: want %d states, %d actions and %d rewards", H+1, H, H)
+	}
+	for h, s := range t.S {
+		if s < 0 || s >= S {
+			return fmt.Errorf("trajectory.S[%d]: state must be in [0, %d]", h, S-1)
+		}
+	}
+	for h, a := range t.A {
+		if a < 0 || a >= A {
+			return fmt.Errorf("trajectory.A[%d]: action must be in [0, %d]", h, A-1)
+		}
+	}
+	return nil
+}
+
+// clipReward maps a reported reward into [0, 1], the range the calibration assumes (tabular
+// spec §2.1): values outside are clipped and NaN becomes 0. Clipping rather than rejecting
+// keeps the boundary total — no error path, and hence no observable side channel, depends on
+// the reward.
+func clipReward(r float64) float64 {
+	if !(r > 0) { // NaN, −Inf, negative
+		return 0
+	}
+	return math.Min(r, 1)
 }
 
 // LocalServer is the Local Privatizer's server side: it only ever receives Reports and keeps

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/noise"
 )
 
 // Model is the trust model of an agent.
@@ -160,6 +161,13 @@ type PrivacyReport struct {
 	EMode string `json:"e_mode,omitempty"`
 	// Secure reports whether the noise came from a hardened source.
 	Secure bool `json:"secure_noise"`
+	// GridStep is the grid γ of the Secure source's Laplace noise (0 for Seeded sources).
+	// Rounding a statistic to the grid adds up to γ per changed coordinate to its ℓ1
+	// sensitivity (practical-privacy spec §7); since every coordinate a user changes moves by
+	// at most 1, the Secure releases satisfy ε·(1 + γ), and the ε fields above include that
+	// factor. To keep the nominal guarantee the Secure scale is the calibrated scale times
+	// (1 + γ) (secureScale).
+	GridStep float64 `json:"grid_step,omitempty"`
 }
 
 // String summarises the report in one line, stating the effective ε when the run is not
@@ -205,14 +213,38 @@ func (p PrivacyConfig) scales(H, K int, secure bool) (float64, PrivacyReport) {
 	case Unit:
 		b = 1 / p.Epsilon
 	}
+	slack := 1.0
+	if secure {
+		b = secureScale(b)
+		rep.GridStep = noise.LaplaceGranularity(b)
+		slack += rep.GridStep
+	}
 	rep.Nominal = p.Epsilon
 	rep.Calibration = p.Calibration.String()
 	rep.Scale = b
-	// Accountant (spec §8.1–8.3): each family contributes Δ1·L/b per step, H steps, 3 families.
-	rep.EpsilonZeroOut = accounting.LaplaceEpsilon(base, b)
+	// Accountant (spec §8.1–8.3): each family contributes Δ1·L/b per step, H steps, 3 families;
+	// with the Secure source every changed coordinate's sensitivity 1 becomes 1 + γ.
+	rep.EpsilonZeroOut = accounting.LaplaceEpsilon(base*slack, b)
 	rep.EpsilonReplaceOne = 2 * rep.EpsilonZeroOut
 	rep.PrivateAtNominal = rep.EpsilonReplaceOne <= p.Epsilon*(1+1e-12)
 	return b, rep
+}
+
+// secureScale returns the Laplace scale b' ≥ b(1 + γ(b')) with γ = noise.LaplaceGranularity:
+// a Secure release at scale b' with per-coordinate sensitivity 1 + γ is as private as the
+// calibrated release at scale b with sensitivity 1. The fixed point is reached in a few steps
+// (γ is a power of two, non-decreasing in the scale); if the grid is coarser than the scale
+// allows (b ≳ 2^28), the last iterate is returned and the report's ε states the shortfall.
+func secureScale(b float64) float64 {
+	bs := b
+	for i := 0; i < 64; i++ {
+		g := noise.LaplaceGranularity(bs)
+		if bs >= b*(1+g) {
+			break
+		}
+		bs = b * (1 + g)
+	}
+	return bs
 }
 
 // eBound returns E for a release summing c Laplace(b) draws per count, for a run of K

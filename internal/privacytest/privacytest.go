@@ -123,3 +123,37 @@ func Reach(root any, match func(reflect.Value) bool) (string, bool) {
 	}
 	return walk(reflect.ValueOf(root), strings.TrimPrefix(reflect.TypeOf(root).String(), "*"))
 }
+
+// NoiseOrSeed reports whether v is a noise source (any value implementing noise.Source) or an
+// rng.Seed: state no LDP server has any use for, since with it the server could regenerate
+// noise. (A server may own other random streams, e.g. for tie-breaking; SharedState checks
+// that none of them is a user's.)
+func NoiseOrSeed(v reflect.Value) bool {
+	t := v.Type()
+	src := reflect.TypeOf((*noise.Source)(nil)).Elem()
+	if t == reflect.TypeOf(rng.Seed{}) {
+		return true
+	}
+	if t.Kind() == reflect.Interface {
+		return false
+	}
+	return t.Implements(src) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(src))
+}
+
+// SharedState returns the path (from server) of a pointer to randomness state that is also
+// reachable from client, e.g. the users' noise generator, or "" and false if they share none.
+func SharedState(client, server any) (string, bool) {
+	ptrs := map[uintptr]bool{}
+	Reach(client, func(v reflect.Value) bool {
+		if v.Kind() == reflect.Pointer && !v.IsNil() && RandomState(v) {
+			ptrs[v.Pointer()] = true
+		}
+		return false
+	})
+	if len(ptrs) == 0 {
+		return "", false
+	}
+	return Reach(server, func(v reflect.Value) bool {
+		return v.Kind() == reflect.Pointer && !v.IsNil() && ptrs[v.Pointer()]
+	})
+}
