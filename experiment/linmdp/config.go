@@ -13,6 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
 )
 
@@ -81,19 +82,21 @@ type Config struct {
 	// Seeds are the run seeds (one run per seed and curve).
 	Seeds []uint64 `yaml:"seeds" json:"seeds"`
 	// Delta is the δ of every private agent; P the failure probability p.
-	Delta float64 `yaml:"delta" json:"delta"`
+	Delta float64 `yaml:"delta" json:"delta,omitempty"`
 	P     float64 `yaml:"p" json:"p"`
 	// Checkpoints is the number of log-spaced episodes at which cumulative regret is kept.
 	Checkpoints int `yaml:"checkpoints" json:"checkpoints"`
 	// TieBreak is bonus (default), untruncated, lowest-index or seeded-random.
 	TieBreak string `yaml:"tie_break" json:"tie_break"`
 	// Epsilons are the ε of the private agents (and of their ε-dependent twins).
-	Epsilons []float64 `yaml:"epsilons" json:"epsilons"`
+	Epsilons []float64 `yaml:"epsilons" json:"epsilons,omitempty"`
 	// Agents are agent names (see agentNames).
 	Agents []string `yaml:"agents" json:"agents"`
 	// Envs are the environments; BetaModes the β settings.
 	Envs      []EnvSpec  `yaml:"envs" json:"envs"`
 	BetaModes []BetaMode `yaml:"beta_modes" json:"beta_modes"`
+	// Inputs are the files this configuration was read from (LoadSuite), with their SHA-256.
+	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
 // Agent names accepted in Config.Agents.
@@ -115,6 +118,9 @@ func ParseConfig(data []byte) (*Config, error) {
 
 // Validate checks every field and names the offending one with its allowed range.
 func (c *Config) Validate() error {
+	if err := rundir.CheckName("name", c.Name); err != nil {
+		return err
+	}
 	switch {
 	case c.Episodes < 10 || c.Episodes > 10000000:
 		return fmt.Errorf("episodes: must be in [10, 10000000], got %d", c.Episodes)
@@ -160,10 +166,13 @@ func (c *Config) Validate() error {
 	}
 	names := map[string]bool{}
 	for i, e := range c.Envs {
-		if e.Name == "" || names[e.Name] {
-			return fmt.Errorf("envs[%d].name: must be non-empty and unique, got %q", i, e.Name)
+		if err := rundir.CheckName(fmt.Sprintf("envs[%d].name", i), e.Name); err != nil {
+			return err
 		}
-		names[e.Name] = true
+		if names[sanitize(e.Name)] {
+			return fmt.Errorf("envs[%d].name: must be unique (also after turning it into a file name), got %q", i, e.Name)
+		}
+		names[sanitize(e.Name)] = true
 		if e.Kind != "file" && (e.Horizon < 1 || e.Horizon > 1000) {
 			return fmt.Errorf("envs[%s].horizon: must be in [1, 1000], got %d", e.Name, e.Horizon)
 		}
@@ -173,10 +182,13 @@ func (c *Config) Validate() error {
 	}
 	bn := map[string]bool{}
 	for i, b := range c.BetaModes {
-		if b.Name == "" || bn[b.Name] {
-			return fmt.Errorf("beta_modes[%d].name: must be non-empty and unique, got %q", i, b.Name)
+		if err := rundir.CheckName(fmt.Sprintf("beta_modes[%d].name", i), b.Name); err != nil {
+			return err
 		}
-		bn[b.Name] = true
+		if bn[sanitize(b.Name)] {
+			return fmt.Errorf("beta_modes[%d].name: must be unique (also after turning it into a file name), got %q", i, b.Name)
+		}
+		bn[sanitize(b.Name)] = true
 		if (b.CBeta > 0) == (b.MatchCBeta > 0) {
 			return fmt.Errorf("beta_modes[%s]: set exactly one of c_beta > 0 or match_c_beta > 0", b.Name)
 		}
@@ -185,4 +197,46 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// hasPrivate reports whether any agent of the configuration uses ε (a private agent or an
+// ε-dependent twin).
+func (c *Config) hasPrivate() bool {
+	for _, a := range c.Agents {
+		if a != "lsvi-ucb" && a != "rare-switch" {
+			return true
+		}
+	}
+	return false
+}
+
+// used returns the configuration actually used: each environment with only the parameters of
+// its kind (a file environment with the file's own H), and no ε/δ without an agent using them.
+func (c *Config) used(horizons map[string]int) *Config {
+	u := *c
+	u.Inputs = nil
+	u.Envs = make([]EnvSpec, len(c.Envs))
+	for i, e := range c.Envs {
+		k := EnvSpec{Name: e.Name, Kind: e.Kind, Horizon: e.Horizon}
+		switch e.Kind {
+		case "latentriver":
+			k.M, k.Copies = e.M, e.Copies
+		case "riverswim":
+			k.N = e.N
+		case "randomsimplex":
+			k.N, k.A, k.D, k.Seed = e.N, e.A, e.D, e.Seed
+		case "twostate100":
+			k.Seed = e.Seed
+		case "file":
+			k.Path = e.Path
+		}
+		if h, ok := horizons[e.Name]; ok {
+			k.Horizon = h
+		}
+		u.Envs[i] = k
+	}
+	if !c.hasPrivate() {
+		u.Epsilons, u.Delta = nil, 0
+	}
+	return &u
 }

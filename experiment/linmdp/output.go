@@ -1,17 +1,16 @@
 package linmdp
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/report"
 )
@@ -26,43 +25,52 @@ var TheoryExponent = map[string]float64{
 
 // CellSummary is the per-cell part of the manifest and summary.
 type CellSummary struct {
-	Cell          Cell    `json:"cell"`
-	CSV           string  `json:"csv"`
-	FinalMean     float64 `json:"final_regret_mean"`
-	FinalLo       float64 `json:"final_regret_ci95_lo"`
-	FinalHi       float64 `json:"final_regret_ci95_hi"`
-	FirstMean     float64 `json:"first_decile_per_episode"`
-	LastMean      float64 `json:"last_decile_per_episode"`
-	Learns        bool    `json:"learns"`
-	UpdatesMean   float64 `json:"updates_mean"`
-	SpuriousMean  float64 `json:"spurious_updates_mean,omitempty"`
-	Growth        float64 `json:"growth_exponent_last_decade"`
-	GrowthTheory  float64 `json:"growth_exponent_theory"`
-	Private       bool    `json:"private"`
-	EffectiveEps  float64 `json:"effective_epsilon,omitempty"`
-	Note          string  `json:"note,omitempty"`
-	Beta          float64 `json:"beta"`
-	Regulariser   float64 `json:"regulariser"`
-	Repairs       int     `json:"psd_repairs"`
-	TieFraction   float64 `json:"tie_fraction_final_policy"`
-	CapHitSeeds   int     `json:"cap_hit_seeds,omitempty"`
-	InfoFirstSeed any     `json:"info_first_seed"`
-	Runs          any     `json:"runs"`
+	Cell Cell   `json:"cell"`
+	CSV  string `json:"csv"`
+	// FinalMean and the 95 % interval of R(K); the interval is null for one seed.
+	FinalMean   float64       `json:"final_regret_mean"`
+	FinalLo     rundir.Number `json:"final_regret_ci95_lo"`
+	FinalHi     rundir.Number `json:"final_regret_ci95_hi"`
+	FirstMean   float64       `json:"first_decile_per_episode"`
+	LastMean    float64       `json:"last_decile_per_episode"`
+	Learns      bool          `json:"learns"`
+	UpdatesMean float64       `json:"updates_mean"`
+	// SpuriousMean is the mean of the NON-PRIVATE exact-Gram diagnostic (SeedResult.Spurious),
+	// computed from raw statistics.
+	SpuriousMean float64 `json:"nonprivate_diag_spurious_updates_mean,omitempty"`
+	// Growth is the growth exponent over [K/10, K]; null when undefined (zero regret).
+	Growth        rundir.Number `json:"growth_exponent_last_decade"`
+	GrowthTheory  float64       `json:"growth_exponent_theory"`
+	Private       bool          `json:"private"`
+	EffectiveEps  float64       `json:"effective_epsilon,omitempty"`
+	Note          string        `json:"note,omitempty"`
+	Beta          float64       `json:"beta"`
+	Regulariser   float64       `json:"regulariser"`
+	Repairs       int           `json:"psd_repairs"`
+	TieFraction   float64       `json:"tie_fraction_final_policy"`
+	CapHitSeeds   int           `json:"cap_hit_seeds,omitempty"`
+	InfoFirstSeed any           `json:"info_first_seed"`
+	Runs          any           `json:"runs"`
+	// Undefined says why a number above is null.
+	Undefined rundir.Undefined `json:"undefined,omitempty"`
 }
 
 // Manifest is written last into the run directory.
 type Manifest struct {
-	Dprl        string             `json:"dprl_version"`
-	Go          string             `json:"go_version"`
-	Command     []string           `json:"command,omitempty"`
+	rundir.Provenance
+	Command []string `json:"command,omitempty"`
+	// Config is the configuration actually used (see Config.used).
 	Config      *Config            `json:"config"`
 	VStar       map[string]float64 `json:"v_star"`
+	NoLearning  map[string]float64 `json:"no_learning_regret_per_episode"`
 	Checkpoints []int              `json:"checkpoints"`
 	Workers     int                `json:"workers"`
 	Seconds     float64            `json:"wall_seconds"`
 	Cells       []CellSummary      `json:"cells"`
 	Figures     []string           `json:"figures"`
-	Note        string             `json:"note"`
+	// Files lists every file of the run directory other than the manifest.
+	Files []string `json:"files"`
+	Note  string   `json:"note"`
 }
 
 func sanitize(s string) string {
@@ -100,12 +108,17 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 			return nil, nil, fmt.Errorf("%s: %w", c.Cell.Label, err)
 		}
 		last := len(b.Mean) - 1
-		s.FinalMean, s.FinalLo, s.FinalHi = b.Mean[last], b.Lo[last], b.Hi[last]
+		s.FinalMean = b.Mean[last]
+		s.FinalLo, s.FinalHi = rundir.CI(b.N, b.Lo[last], b.Hi[last])
+		if b.N == 1 {
+			s.Undefined = rundir.Undefined{"final_regret_ci95_lo": rundir.NoCI, "final_regret_ci95_hi": rundir.NoCI}
+		}
 		s.Learns = s.LastMean <= 0.8*s.FirstMean
 		if g, err := report.GrowthExponent(x, b.Mean, float64(K)/10, float64(K)); err == nil {
-			s.Growth = g
+			s.Growth = rundir.Number(g)
 		} else {
-			s.Growth = math.NaN()
+			s.Growth = s.Undefined.Set("growth_exponent_last_decade", math.NaN(),
+				"undefined: fewer than two checkpoints in [K/10, K] with positive mean regret (e.g. zero regret)")
 		}
 		in := c.Runs[0].Info
 		s.InfoFirstSeed = in
@@ -120,6 +133,12 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 // one privacy-cost-vs-ε figure per environment, summary.md, and manifest.json last. Every file
 // is written atomically.
 func (r *Result) Write(dir string, command []string) (*Manifest, string, error) {
+	if err := r.Output.Validate(); err != nil {
+		return nil, "", err
+	}
+	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+		return nil, "", err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return nil, "", err
 	}
@@ -132,10 +151,12 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	for i, k := range r.Checkpoints {
 		x[i] = float64(k)
 	}
-	man := &Manifest{Dprl: "0.1.0", Go: runtime.Version(), Command: command, Config: cfg, VStar: r.VStar,
-		Checkpoints: r.Checkpoints, Workers: r.Workers, Seconds: r.Seconds,
+	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Config: cfg.used(r.Horizons), VStar: r.VStar,
+		NoLearning: r.NoLearning, Checkpoints: r.Checkpoints, Workers: r.Workers, Seconds: r.Seconds,
 		Note: "regret is exact pseudo-regret (policies evaluated on the true model); CSV values are shortest round-trip float64"}
 	groups := map[string][]report.Curve{}
+	finals := map[string][]float64{}
+	groupCell := map[string]Cell{}
 	var order []string
 	for i, c := range r.Cells {
 		names := make([]string, len(c.Runs))
@@ -145,23 +166,55 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 			runs[j] = sr.Cum
 		}
 		rel := filepath.Join("curves", sanitize(c.Cell.Env+"_"+c.Cell.Beta+"_"+c.Cell.Label)+".csv")
-		if err := report.WriteCurveCSV(filepath.Join(dir, rel), r.Checkpoints, runs, names, bands[i]); err != nil {
+		path, err := rundir.Within(dir, rel)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := report.WriteCurveCSV(path, r.Checkpoints, runs, names, bands[i]); err != nil {
 			return nil, "", err
 		}
 		sums[i].CSV = rel
+		man.Files = append(man.Files, rel)
 		g := c.Cell.Env + "_" + c.Cell.Beta
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
+			groupCell[g] = c.Cell
 		}
 		label := fmt.Sprintf("%s (%.0f upd.)", c.Cell.Label, sums[i].UpdatesMean)
-		groups[g] = append(groups[g], report.Curve{Label: label, X: x, Band: bands[i],
-			Dashes: !sums[i].Private})
+		style := report.StyleNonPrivate
+		if sums[i].Private {
+			style = report.StylePrivate
+			if c.Cell.Epsilon > 0 && sums[i].EffectiveEps > c.Cell.Epsilon*(1+1e-9) {
+				style = report.StyleNotPrivateAtNominal
+			}
+			label += ", " + report.EffectiveEpsilon(sums[i].EffectiveEps, "replace-one")
+		}
+		groups[g] = append(groups[g], report.Curve{Label: label, X: x, Band: bands[i], Style: style})
+		finals[g] = append(finals[g], sums[i].FinalMean)
+	}
+	ci := "mean ± 95% CI"
+	if len(cfg.Seeds) == 1 {
+		ci = "1 seed: " + rundir.NoCI
 	}
 	for _, g := range order {
 		name := "regret_" + sanitize(g)
-		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, mean ± 95%% CI (dashed: non-private)", cfg.Name, strings.Replace(g, "_", ", β ", 1), cfg.Episodes, len(cfg.Seeds))
-		if err := report.PlotCurves(filepath.Join(dir, name), title, "episode", "cumulative regret", groups[g],
-			report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch}); err != nil {
+		env := groupCell[g].Env
+		title := fmt.Sprintf("%s: %s, β %s, K=%d, %d seeds, %s", cfg.Name, env, groupCell[g].Beta, cfg.Episodes, len(cfg.Seeds), ci)
+		curves := groups[g]
+		if nl, ok := r.NoLearning[env]; ok && nl > 0 {
+			ref := make([]float64, len(x))
+			for i, k := range x {
+				ref[i] = nl * k
+			}
+			curves = append(curves, report.Curve{Label: fmt.Sprintf("no learning (uniform policy, %.4g/episode)", nl), X: x,
+				Band: report.Band{Mean: ref}, Style: report.StyleReference})
+		}
+		path, err := rundir.Within(dir, name)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := report.PlotCurves(path, title, "episode", "cumulative regret", curves,
+			report.PlotOptions{Width: 12 * vg.Inch, Height: 6 * vg.Inch, LogY: r.Output.UseLogY(finals[g])}); err != nil {
 			return nil, "", err
 		}
 		man.Figures = append(man.Figures, name+".png", name+".svg")
@@ -209,10 +262,10 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 						return nil, "", err
 					}
 					lbl := fmt.Sprintf("%s − %s, β %s", a, tw, b.Name)
-					curves = append(curves, report.Curve{Label: lbl, X: xs, Band: band})
+					curves = append(curves, report.Curve{Label: lbl, X: xs, Band: band, Style: report.StylePrivate})
 					for i, eps := range xs {
 						costRows = append(costRows, []string{e.Name, b.Name, a, tw, fmt.Sprintf("%g", eps),
-							fmt.Sprintf("%.1f [%.1f, %.1f]", band.Mean[i], band.Lo[i], band.Hi[i])})
+							fmt.Sprintf("%.1f %s", band.Mean[i], rundir.FormatCI(band.N, "%.1f", band.Lo[i], band.Hi[i]))})
 					}
 				}
 			}
@@ -220,8 +273,12 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 				continue
 			}
 			name := "privacy_cost_" + sanitize(e.Name)
-			title := fmt.Sprintf("%s: %s, privacy cost R_private(K) − R_twin(K) at K=%d, δ=%g, mean ± 95%% CI (paired seeds)", cfg.Name, e.Name, cfg.Episodes, cfg.Delta)
-			if err := report.PlotCurves(filepath.Join(dir, name), title, "ε", "regret(private) − regret(non-private twin)", curves,
+			title := fmt.Sprintf("%s: %s, privacy cost R_private(K) − R_twin(K) at K=%d, δ=%g, %s (paired seeds)", cfg.Name, e.Name, cfg.Episodes, cfg.Delta, ci)
+			path, err := rundir.Within(dir, name)
+			if err != nil {
+				return nil, "", err
+			}
+			if err := report.PlotCurves(path, title, "ε", "regret(private) − regret(non-private twin)", curves,
 				report.PlotOptions{LogX: true, Width: 10 * vg.Inch, Height: 6 * vg.Inch}); err != nil {
 				return nil, "", err
 			}
@@ -229,25 +286,23 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		}
 	}
 	man.Cells = sums
+	man.Files = append(man.Files, man.Figures...)
 	summary := r.summary(sums, costRows)
 	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(summary), 0o644); err != nil {
 		return nil, "", err
 	}
-	data, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(data, '\n'), 0o644); err != nil {
+	man.Files = append(man.Files, "summary.md")
+	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
 		return nil, "", err
 	}
 	return man, summary, nil
 }
 
-func fmtF(x float64) string {
-	if math.IsNaN(x) {
+func fmtF(x rundir.Number) string {
+	if !x.Defined() {
 		return "n/a"
 	}
-	return fmt.Sprintf("%.2f", x)
+	return fmt.Sprintf("%.2f", float64(x))
 }
 
 // summary renders summary.md: per (environment, β mode) a table of every curve, then honest
@@ -257,6 +312,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s: linear-MDP agents, K = %d, %d seeds, δ = %g, p = %g, tie-break %s\n\n", cfg.Name, cfg.Episodes, len(cfg.Seeds), cfg.Delta, cfg.P, cfg.TieBreak)
 	b.WriteString("Regret is exact pseudo-regret Σ_k V*_1(s_1) − V^{π_k}_1(s_1). \"learns\" means the mean per-episode regret of the last 10% of episodes is ≤ 0.8 × that of the first 10%. Growth = slope of log mean cumulative regret vs log k over the last decade [K/10, K] (1 = linear regret). reg. = the regulariser of the matrices before data (bonus of an unexplored unit feature = β/√reg); ties = fraction of (h, s) where the final policy's truncated Q tied at the maximum (the tie-break chose); PSD repairs are in manifest.json. Neither paper has experiments; these are the first numbers for these algorithms.\n\n")
+	b.WriteString("Non-private diagnostic: the \"spurious\" count in the updates column (JSON key nonprivate_diag_spurious_updates) is computed from the raw, un-noised statistics — the number of Ngo updates the exact Gram matrix would not have triggered (spec §6.6). It is for analysis only: it is not private, is never released to the agent, and must not be published as if it were.\n\n")
 	for _, e := range cfg.Envs {
 		fmt.Fprintf(&b, "## %s (V*_1 = %.4f, so linear regret is up to %.0f at K = %d)\n\n", e.Name, r.VStar[e.Name], r.VStar[e.Name]*float64(cfg.Episodes), cfg.Episodes)
 		for _, bm := range cfg.BetaModes {
@@ -268,7 +324,11 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 				}
 			}
 			fmt.Fprintf(&b, "### β mode %s: %s\n\n", bm.Name, desc)
-			header := []string{"agent", "c_beta", "β", "reg.", "ties", "R(K) mean [95% CI]", "per-ep. regret first→last 10%", "learns", "updates (spurious)", "growth (theory)", "privacy"}
+			ciHead := "R(K) mean [95% CI]"
+			if len(cfg.Seeds) == 1 {
+				ciHead = "R(K) (" + rundir.NoCI + ")"
+			}
+			header := []string{"agent", "c_beta", "β", "reg.", "ties", ciHead, "per-ep. regret first→last 10%", "learns", "updates (non-private diag.: spurious)", "growth (theory)", "privacy"}
 			var rows [][]string
 			var learn, inert []string
 			for _, s := range sums {
@@ -277,7 +337,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 				}
 				priv := "none"
 				if s.Private {
-					priv = fmt.Sprintf("ε=%g (certified ε %.3g)", s.Cell.Epsilon, s.EffectiveEps)
+					priv = fmt.Sprintf("ε=%g (certified %s)", s.Cell.Epsilon, report.EffectiveEpsilon(s.EffectiveEps, "replace-one"))
 					if s.Note != "" {
 						priv += "; " + s.Note
 					}
@@ -297,7 +357,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 					inert = append(inert, s.Cell.Label)
 				}
 				rows = append(rows, []string{s.Cell.Label, fmt.Sprintf("%.3g", s.Cell.CBeta), fmt.Sprintf("%.3g", s.Beta), fmt.Sprintf("%.3g", s.Regulariser), fmt.Sprintf("%.2f", s.TieFraction),
-					fmt.Sprintf("%.0f [%.0f, %.0f]", s.FinalMean, s.FinalLo, s.FinalHi),
+					fmt.Sprintf("%.0f %s", s.FinalMean, rundir.FormatCI(len(cfg.Seeds), "%.0f", float64(s.FinalLo), float64(s.FinalHi))),
 					fmt.Sprintf("%.3f → %.3f", s.FirstMean, s.LastMean), yes, upd,
 					fmt.Sprintf("%s (%.2f)", fmtF(s.Growth), s.GrowthTheory), priv})
 			}
@@ -316,7 +376,11 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 		}
 	}
 	if len(costRows) > 0 {
-		b.WriteString("## Privacy cost: R_private(K) − R_twin(K), mean [95% CI] over paired seeds\n\n")
+		if len(cfg.Seeds) == 1 {
+			b.WriteString("## Privacy cost: R_private(K) − R_twin(K), one seed (" + rundir.NoCI + ")\n\n")
+		} else {
+			b.WriteString("## Privacy cost: R_private(K) − R_twin(K), mean [95% CI] over paired seeds\n\n")
+		}
 		_ = report.WriteMarkdownTable(&b, []string{"env", "β mode", "private agent", "twin", "ε", "cost"}, costRows)
 		b.WriteString("\n")
 	}

@@ -9,9 +9,39 @@ import (
 	"time"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
 )
+
+// noLearning returns V*_1 − V^{uniform}_1: the per-episode regret of the uniformly random
+// policy (the no-learning reference), if computing it costs at most about 10⁸ operations.
+func noLearning(m *model.MDP, vstar float64) (float64, bool) {
+	if float64(m.N)*float64(m.N)*float64(m.A)*float64(m.H)*float64(m.D) > 1e8 {
+		return 0, false
+	}
+	next := make([]float64, m.N)
+	cur := make([]float64, m.N)
+	for h := m.H - 1; h >= 0; h-- {
+		for s := 0; s < m.N; s++ {
+			v := 0.0
+			for a := 0; a < m.A; a++ {
+				q := m.Reward(h, s, a)
+				for s2 := 0; s2 < m.N; s2++ {
+					q += m.P(h, s, a, s2) * next[s2]
+				}
+				v += q / float64(m.A)
+			}
+			cur[s] = v
+		}
+		next, cur = cur, next
+	}
+	v := 0.0
+	for s, p := range m.Init {
+		v += p * next[s]
+	}
+	return vstar - v, true
+}
 
 // Cell is one curve: an agent at one ε (0 for non-private agents) in one environment under
 // one β setting.
@@ -37,9 +67,10 @@ type SeedResult struct {
 	// Updates is the number of policy updates; UpdateEpisodes the first 200 of their episodes.
 	Updates        int   `json:"updates"`
 	UpdateEpisodes []int `json:"update_episodes,omitempty"`
-	// Spurious counts Ngo updates that the exact Gram matrix would not have triggered
-	// (non-private diagnostic, spec §6.6).
-	Spurious int         `json:"spurious_updates,omitempty"`
+	// Spurious counts Ngo updates that the exact Gram matrix would not have triggered. It is a
+	// NON-PRIVATE diagnostic computed from the raw statistics (spec §6.6), labelled so
+	// wherever it is written (the nonprivate_diag_ prefix).
+	Spurious int         `json:"nonprivate_diag_spurious_updates,omitempty"`
 	Info     agents.Info `json:"info"`
 }
 
@@ -57,6 +88,15 @@ type Result struct {
 	VStar       map[string]float64 `json:"v_star"`
 	Seconds     float64            `json:"wall_seconds"`
 	Workers     int                `json:"workers"`
+	// Horizons is the H actually used per environment (a file environment's own H).
+	Horizons map[string]int `json:"horizons"`
+	// NoLearning is the per-episode regret of the uniformly random policy per environment
+	// (absent when too large to compute).
+	NoLearning map[string]float64 `json:"no_learning_regret_per_episode"`
+	// Inputs are the files read (config, model files) with their SHA-256.
+	Inputs []rundir.Input `json:"-"`
+	// Output controls Write; Run copies it from Options.Output.
+	Output rundir.Options `json:"-"`
 }
 
 // Options controls Run.
@@ -65,6 +105,9 @@ type Options struct {
 	Workers int
 	// Progress, if non-nil, is called after each run with (done, total) runs.
 	Progress func(done, total int64)
+	// Output is handed to Write: Force (replace an earlier run in the output directory),
+	// Inputs (extra input files to record), LogY.
+	Output rundir.Options
 }
 
 // Checkpoints returns about n log-spaced episode numbers in [1, K], always including K.
@@ -167,19 +210,35 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	}
 	start := time.Now()
 	envs := map[string]*model.MDP{}
-	res := &Result{Config: cfg, Checkpoints: Checkpoints(cfg.Episodes, cfg.Checkpoints), VStar: map[string]float64{}, Workers: opts.Workers}
-	for _, e := range cfg.Envs {
+	if err := opts.Output.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, Checkpoints: Checkpoints(cfg.Episodes, cfg.Checkpoints), VStar: map[string]float64{}, Workers: opts.Workers,
+		Horizons: map[string]int{}, NoLearning: map[string]float64{}, Output: opts.Output}
+	res.Inputs = append(append(res.Inputs, cfg.Inputs...), opts.Output.Inputs...)
+	for i, e := range cfg.Envs {
+		if e.Kind == "file" {
+			in, err := rundir.HashFile("env", e.Path)
+			if err != nil {
+				return nil, fmt.Errorf("envs[%d].path: %w", i, err)
+			}
+			res.Inputs = append(res.Inputs, in)
+		}
 		m, err := e.Build()
 		if err != nil {
 			return nil, fmt.Errorf("envs[%s]: %w", e.Name, err)
 		}
 		envs[e.Name] = m
+		res.Horizons[e.Name] = m.H
 		v, _ := m.OptimalValues()
 		s := 0.0
 		for i, p := range m.Init {
 			s += p * v[0][i]
 		}
 		res.VStar[e.Name] = s
+		if nl, ok := noLearning(m, s); ok {
+			res.NoLearning[e.Name] = nl
+		}
 	}
 	modes := map[string]BetaMode{}
 	for _, b := range cfg.BetaModes {

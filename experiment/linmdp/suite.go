@@ -3,15 +3,14 @@ package linmdp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 )
 
@@ -19,10 +18,31 @@ import (
 type Suite struct {
 	Name   string    `yaml:"name" json:"name"`
 	Blocks []*Config `yaml:"blocks" json:"blocks"`
+	// Inputs are the files the suite was read from (LoadSuite).
+	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
 // DefaultSuite returns the embedded suite of `dprl reproduce linear-mdp`.
 func DefaultSuite() (*Suite, error) { return ParseSuite(defaultConfig) }
+
+// LoadSuite reads a suite (or a single Config) from a file and records the file, with the
+// SHA-256 of the bytes parsed, as an input of every block.
+func LoadSuite(path string) (*Suite, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	s, err := ParseSuite(data)
+	if err != nil {
+		return nil, err
+	}
+	in := rundir.HashBytes("config", path, data)
+	s.Inputs = []rundir.Input{in}
+	for _, b := range s.Blocks {
+		b.Inputs = []rundir.Input{in}
+	}
+	return s, nil
+}
 
 // ParseSuite parses a suite (name + blocks) or, if the document has no blocks field, a single
 // Config as a one-block suite. Unknown fields are rejected.
@@ -52,16 +72,22 @@ func ParseSuite(data []byte) (*Suite, error) {
 
 // Validate checks the suite and every block.
 func (s *Suite) Validate() error {
-	if s.Name == "" {
-		return fmt.Errorf("name: must be non-empty")
+	if err := rundir.CheckName("name", s.Name); err != nil {
+		return err
 	}
 	if len(s.Blocks) == 0 {
 		return fmt.Errorf("blocks: need at least one block")
 	}
 	seen := map[string]bool{}
 	for i, b := range s.Blocks {
-		if b == nil || b.Name == "" || seen[b.Name] || strings.ContainsAny(b.Name, `/\`) {
-			return fmt.Errorf("blocks[%d].name: must be non-empty, unique and without slashes", i)
+		if b == nil {
+			return fmt.Errorf("blocks[%d]: empty block", i)
+		}
+		if err := rundir.CheckName(fmt.Sprintf("blocks[%d].name", i), b.Name); err != nil {
+			return err
+		}
+		if seen[b.Name] {
+			return fmt.Errorf("blocks[%d].name: must be unique, got %q twice", i, b.Name)
 		}
 		seen[b.Name] = true
 		if err := b.Validate(); err != nil {
@@ -73,19 +99,25 @@ func (s *Suite) Validate() error {
 
 // SuiteManifest is written last as <out>/manifest.json.
 type SuiteManifest struct {
+	rundir.Provenance
 	Name    string   `json:"name"`
-	Go      string   `json:"go_version"`
 	Command []string `json:"command,omitempty"`
 	Blocks  []string `json:"blocks"`
 	Seconds float64  `json:"wall_seconds"`
 	Workers int      `json:"workers"`
 	Figures []string `json:"figures"`
+	// Files lists every file of the run directory other than this manifest.
+	Files []string `json:"files"`
 }
 
 // RunSuite runs every block and writes <out>/<block>/ (each with its own manifest), then
 // <out>/summary.md and <out>/manifest.json (last).
 func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command []string) (*SuiteManifest, string, error) {
 	if err := s.Validate(); err != nil {
+		return nil, "", err
+	}
+	// The output directory is checked before any compute.
+	if err := rundir.Prepare(out, opts.Output.Force); err != nil {
 		return nil, "", err
 	}
 	var results []*Result
@@ -96,20 +128,24 @@ func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command [
 		}
 		results = append(results, r)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, "", err
-	}
-	man := &SuiteManifest{Name: s.Name, Go: runtime.Version(), Command: command, Workers: opts.Workers}
+	inputs := append([]rundir.Input(nil), s.Inputs...)
 	var sum strings.Builder
+	var blocks []string
+	var figures, files []string
+	secs := 0.0
 	for i, r := range results {
 		bm, text, err := r.Write(filepath.Join(out, s.Blocks[i].Name), command)
 		if err != nil {
 			return nil, "", err
 		}
-		man.Blocks = append(man.Blocks, s.Blocks[i].Name)
-		man.Seconds += r.Seconds
+		blocks = append(blocks, s.Blocks[i].Name)
+		secs += r.Seconds
+		inputs = append(inputs, bm.Inputs...)
 		for _, f := range bm.Figures {
-			man.Figures = append(man.Figures, filepath.Join(s.Blocks[i].Name, f))
+			figures = append(figures, filepath.Join(s.Blocks[i].Name, f))
+		}
+		for _, f := range append(bm.Files, "manifest.json") {
+			files = append(files, filepath.Join(s.Blocks[i].Name, f))
 		}
 		fmt.Fprintf(&sum, "<!-- block %s: %s/%s -->\n", s.Blocks[i].Name, out, s.Blocks[i].Name)
 		sum.WriteString(strings.Replace(text, "# ", fmt.Sprintf("# [%s] ", s.Blocks[i].Name), 1))
@@ -118,11 +154,9 @@ func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command [
 	if err := atomicfile.WriteBytes(filepath.Join(out, "summary.md"), []byte(sum.String()), 0o644); err != nil {
 		return nil, "", err
 	}
-	data, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(out, "manifest.json"), append(data, '\n'), 0o644); err != nil {
+	man := &SuiteManifest{Provenance: rundir.NewProvenance(inputs), Name: s.Name, Command: command, Workers: opts.Workers,
+		Blocks: blocks, Seconds: secs, Figures: figures, Files: append(files, "summary.md")}
+	if err := rundir.WriteJSON(filepath.Join(out, "manifest.json"), man); err != nil {
 		return nil, "", err
 	}
 	return man, sum.String(), nil
