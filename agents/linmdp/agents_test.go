@@ -504,7 +504,9 @@ func TestStreamSeparation(t *testing.T) {
 				a := ag.Act(h, s)
 				out = append(out, step{s, a})
 				s2 := env.Step(h, s, a, r)
-				ag.Observe(h, s, a, env.Reward(h, s, a), s2)
+				if err := ag.Observe(h, s, a, env.Reward(h, s, a), s2); err != nil {
+					t.Fatal(err)
+				}
 				s = s2
 			}
 			ag.EndEpisode()

@@ -165,7 +165,9 @@ func runNgoAudit(env *model.MDP, cfg NgoConfig, side int) ([]float64, error) {
 		a.BeginEpisode(k)
 		s, act := auditUser(k, side)
 		for h := 0; h < H; h++ {
-			a.Observe(h, s, act, env.Reward(h, s, act), 0)
+			if err := a.Observe(h, s, act, env.Reward(h, s, act), 0); err != nil {
+				return nil, err
+			}
 		}
 		a.EndEpisode()
 		for h := 0; h < H; h++ {
@@ -193,7 +195,9 @@ func runLuyoAudit(env *model.MDP, cfg LuyoConfig, side int) ([]float64, error) {
 		a.BeginEpisode(k)
 		s, act := auditUser(k, side)
 		for h := 0; h < H; h++ {
-			a.Observe(h, s, act, env.Reward(h, s, act), 0)
+			if err := a.Observe(h, s, act, env.Reward(h, s, act), 0); err != nil {
+				return nil, err
+			}
 		}
 		a.EndEpisode()
 	}
@@ -226,7 +230,9 @@ func runNgoGram(env *model.MDP, eps float64, brk ngoBroken, side int, seed rng.S
 	for k := 1; k <= gramK; k++ {
 		a.BeginEpisode(k)
 		s, act := auditUser(k, side)
-		a.Observe(0, s, act, env.Reward(0, s, act), 0)
+		if err := a.Observe(0, s, act, env.Reward(0, s, act), 0); err != nil {
+			return nil, err
+		}
 		a.EndEpisode()
 		ms = append(ms, append([]float64(nil), a.rel[0]...))
 	}
@@ -246,7 +252,9 @@ func runLuyoGram(env *model.MDP, eps float64, brk luyoBroken, side int, seed rng
 	for k := 1; k <= gramK; k++ {
 		a.BeginEpisode(k)
 		s, act := auditUser(k, side)
-		a.Observe(0, s, act, env.Reward(0, s, act), 0)
+		if err := a.Observe(0, s, act, env.Reward(0, s, act), 0); err != nil {
+			return nil, err
+		}
 		a.EndEpisode()
 	}
 	var ms [][]float64

@@ -97,8 +97,10 @@ type Agent interface {
 	BeginEpisode(k int)
 	// Act returns the action at step h (0-based) in state s under the current policy.
 	Act(h, s int) int
-	// Observe records the transition of step h.
-	Observe(h, s, a int, r float64, s2 int)
+	// Observe records the transition of step h. It is the privacy boundary of the user's
+	// data: indices out of range give an error (nothing is recorded) and the reward is
+	// clipped to [0, 1] (observeStep).
+	Observe(h, s, a int, r float64, s2 int) error
 	// EndEpisode ends the current episode; Luyo's agents may update the policy here.
 	EndEpisode()
 	// Policy returns the current greedy policy pi[h][s] (the same tie-break as Act). The
@@ -302,6 +304,32 @@ func newPlanner(env *model.MDP, beta float64, tie TieBreak, tieR *rand.Rand) *pl
 		p.val[h] = make([]float64, env.N)
 	}
 	return p
+}
+
+// checkStep validates one observed transition against the environment's public shape: an
+// index out of range would panic or land in another state's statistic.
+func checkStep(env *model.MDP, h, s, a, s2 int) error {
+	switch {
+	case h < 0 || h >= env.H:
+		return fmt.Errorf("linmdp: observed step h = %d must be in [0, %d]", h, env.H-1)
+	case s < 0 || s >= env.N:
+		return fmt.Errorf("linmdp: observed state must be in [0, %d]", env.N-1)
+	case a < 0 || a >= env.A:
+		return fmt.Errorf("linmdp: observed action must be in [0, %d]", env.A-1)
+	case s2 < 0 || s2 >= env.N:
+		return fmt.Errorf("linmdp: observed next state must be in [0, %d]", env.N-1)
+	}
+	return nil
+}
+
+// clipReward maps an observed reward into [0, 1], the range every sensitivity bound assumes
+// (Δ_y = 2H+2 needs r ∈ [0, 1]); NaN becomes 0. Clipping rather than rejecting keeps the
+// boundary total: no error path depends on the reward's value.
+func clipReward(r float64) float64 {
+	if !(r > 0) {
+		return 0
+	}
+	return math.Min(r, 1)
 }
 
 // clip is Π_[0,H] (pitfall P1).

@@ -174,9 +174,12 @@ func (a *Luyo) BeginEpisode(k int) { a.k = k }
 func (a *Luyo) Act(h, s int) int { return a.pl.act[h][s] }
 
 // Observe implements Agent.
-func (a *Luyo) Observe(h, s, act int, r float64, s2 int) {
+func (a *Luyo) Observe(h, s, act int, r float64, s2 int) error {
+	if err := checkStep(a.env, h, s, act, s2); err != nil {
+		return err
+	}
 	phi := a.env.Phi[s][act]
-	a.st.add(h, phi, r, s2)
+	a.st.add(h, phi, clipReward(r), s2)
 	if a.trees != nil {
 		l := a.leaf[h]
 		k := 0
@@ -187,6 +190,7 @@ func (a *Luyo) Observe(h, s, act int, r float64, s2 int) {
 			}
 		}
 	}
+	return nil
 }
 
 // EndEpisode performs the batch-end update of Alg. 2 when episode k is the last of batch b.

@@ -270,10 +270,14 @@ func (a *Ngo) noisyY(h, k int, y []float64) {
 func (a *Ngo) Act(h, s int) int { return a.pl.act[h][s] }
 
 // Observe implements Agent.
-func (a *Ngo) Observe(h, s, act int, r float64, s2 int) {
+func (a *Ngo) Observe(h, s, act int, r float64, s2 int) error {
+	if err := checkStep(a.env, h, s, act, s2); err != nil {
+		return err
+	}
 	phi := a.env.Phi[s][act]
-	a.st.add(h, phi, r, s2)
+	a.st.add(h, phi, clipReward(r), s2)
 	a.epPhi[h] = phi
+	return nil
 }
 
 // EndEpisode releases Λ̃_h^{k+1} = G_h(k) + N_h(k) + 2λ̃_Λ I for every h (lines 22–23, FIX N6).

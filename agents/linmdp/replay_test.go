@@ -42,7 +42,9 @@ func TestBillboardReplay(t *testing.T) {
 			for h := 0; h < H; h++ {
 				act := a.Act(h, s)
 				s2 := env.Step(h, s, act, r)
-				a.Observe(h, s, act, env.Reward(h, s, act), s2)
+				if err := a.Observe(h, s, act, env.Reward(h, s, act), s2); err != nil {
+					t.Fatal(err)
+				}
 				s = s2
 			}
 			a.EndEpisode()

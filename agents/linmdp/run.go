@@ -55,7 +55,9 @@ func Run(ctx context.Context, env *model.MDP, ag Agent, K int, envR *rand.Rand) 
 			a := ag.Act(h, s)
 			r := env.Reward(h, s, a)
 			s2 := env.Step(h, s, a, envR)
-			ag.Observe(h, s, a, r, s2)
+			if err := ag.Observe(h, s, a, r, s2); err != nil {
+				return tr, err
+			}
 			tr.Return += r
 			s = s2
 		}
