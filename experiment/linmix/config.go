@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/rng"
 )
@@ -64,9 +65,11 @@ type Config struct {
 	// BetaMults lists c_β values; 1 is the theory width. Every curve runs with each.
 	BetaMults []float64 `yaml:"beta_mults" json:"beta_mults"`
 	// ShiftMult is c_shift for the runs with c_β ≠ 1 (the theory runs use 1).
-	ShiftMult float64 `yaml:"shift_mult" json:"shift_mult"`
+	ShiftMult float64 `yaml:"shift_mult" json:"shift_mult,omitempty"`
 	// Points is the number of checkpoints stored per curve (log-spaced and linear, ≤ K).
 	Points int `yaml:"points" json:"points"`
+	// Inputs are the files this configuration was read from (LoadConfig), with their SHA-256.
+	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
 // DefaultConfig parses the embedded default configuration.
@@ -78,7 +81,12 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(b)
+	c, err := ParseConfig(b)
+	if err != nil {
+		return nil, err
+	}
+	c.Inputs = []rundir.Input{rundir.HashBytes("config", path, b)}
+	return c, nil
 }
 
 // ParseConfig parses and validates a YAML configuration.
@@ -105,6 +113,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShiftMult == 0 {
 		c.ShiftMult = 1
+	}
+	if err := rundir.CheckName("name", c.Name); err != nil {
+		return err
 	}
 	switch {
 	case c.Episodes < 10 || c.Episodes > 10_000_000:
@@ -215,3 +226,46 @@ func (e EnvConfig) Build(seed uint64, K int) (*model.MDP, error) {
 }
 
 var _ = rand.New
+
+// used returns the configuration actually used: environments with only their kind's
+// parameters (a file environment with the file's own H), no calibration or ε on non-private
+// curves, and no c_shift when every run uses the theory multiplier.
+func (c *Config) used(horizons []int) *Config {
+	u := *c
+	u.Inputs = nil
+	u.Envs = make([]EnvConfig, len(c.Envs))
+	for i, e := range c.Envs {
+		k := EnvConfig{Kind: e.Kind, Horizon: e.Horizon}
+		switch e.Kind {
+		case "two-state-hard":
+			k.Dim, k.Q, k.Rho = e.Dim, e.Q, e.Rho
+		case "hard-to-learn":
+			k.Dim = e.Dim
+		case "riverswim":
+			k.States = max(e.States, 5)
+		case "base-mixture":
+			k.States, k.Actions, k.Dim = e.States, e.Actions, e.Dim
+		case "file":
+			k.File = e.File
+		}
+		if i < len(horizons) && horizons[i] > 0 {
+			k.Horizon = horizons[i]
+		}
+		u.Envs[i] = k
+	}
+	u.Curves = make([]CurveSpec, len(c.Curves))
+	for i, cv := range c.Curves {
+		if cv.Mode == "none" {
+			cv.Calibration, cv.Epsilons = "", nil
+		}
+		u.Curves[i] = cv
+	}
+	tuned := false
+	for _, b := range c.BetaMults {
+		tuned = tuned || b != 1
+	}
+	if !tuned {
+		u.ShiftMult = 0
+	}
+	return &u
+}

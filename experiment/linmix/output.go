@@ -2,33 +2,40 @@ package linmix
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
+	"gonum.org/v1/plot/vg"
+
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/report"
 )
 
 // Version is the dprl version recorded in this experiment's manifest.
-const Version = "0.1.0"
+const Version = rundir.Version
 
 // CurveSummary is the per-curve summary of a finished run.
 type CurveSummary struct {
 	*Curve
 	CSV       string  `json:"csv"`
 	FinalMean float64 `json:"final_mean"`
-	FinalLo   float64 `json:"final_ci95_lo"`
-	FinalHi   float64 `json:"final_ci95_hi"`
+	// FinalLo and FinalHi are the 95 % interval of R(K), null for one seed.
+	FinalLo rundir.Number `json:"final_ci95_lo"`
+	FinalHi rundir.Number `json:"final_ci95_hi"`
+	// N is the number of seeds.
+	N int `json:"-"`
 	// LastTenth is the mean per-episode regret over the last 10 % of episodes.
 	LastTenth float64 `json:"last_tenth_per_episode"`
-	// Exponent is the growth exponent of the mean cumulative regret over k ∈ [K/10, K].
-	Exponent float64 `json:"growth_exponent"`
+	// Exponent is the growth exponent of the mean cumulative regret over k ∈ [K/10, K]; null
+	// when undefined (see Undefined).
+	Exponent rundir.Number `json:"growth_exponent"`
+	// Undefined says why a number is null.
+	Undefined rundir.Undefined `json:"undefined,omitempty"`
 	// Saturated is the mean fraction of (k,h,s) whose optimistic value sits at the cap.
 	Saturated float64 `json:"saturated_fraction"`
 	// PDFallbacks is the total number of PD repairs over all seeds.
@@ -47,15 +54,17 @@ type Claim struct {
 
 // Manifest is written last into the run directory; its presence means the run is complete.
 type Manifest struct {
-	Dprl    string         `json:"dprl_version"`
-	Go      string         `json:"go_version"`
-	Command []string       `json:"command,omitempty"`
+	rundir.Provenance
+	Command []string `json:"command,omitempty"`
+	// Config is the configuration actually used (see Config.used).
 	Config  *Config        `json:"config"`
 	Workers int            `json:"workers"`
 	Seconds float64        `json:"wall_seconds"`
 	Curves  []CurveSummary `json:"curves"`
 	Claims  []Claim        `json:"claims"`
 	Figures []string       `json:"figures"`
+	// Files lists every file of the run directory other than the manifest.
+	Files []string `json:"files"`
 }
 
 // Summaries computes the per-curve summaries.
@@ -84,12 +93,17 @@ func (r *Result) Summaries() ([]CurveSummary, error) {
 			return nil, fmt.Errorf("%s: %w", c.Label, err)
 		}
 		n := len(b.Mean) - 1
-		s := CurveSummary{Curve: c, FinalMean: b.Mean[n], FinalLo: b.Lo[n], FinalHi: b.Hi[n]}
-		s.LastTenth = (b.Mean[n] - b.Mean[i90]) / float64(K-r.Checkpoints[i90])
+		s := CurveSummary{Curve: c, FinalMean: b.Mean[n], N: b.N}
+		s.FinalLo, s.FinalHi = rundir.CI(b.N, b.Lo[n], b.Hi[n])
+		if b.N == 1 {
+			s.Undefined = rundir.Undefined{"final_ci95_lo": rundir.NoCI, "final_ci95_hi": rundir.NoCI}
+		}
+		s.LastTenth = (b.Mean[n] - b.Mean[i90]) / float64(max(K-r.Checkpoints[i90], 1))
 		if e, err := report.GrowthExponent(x, b.Mean, float64(K)/10, float64(K)); err == nil {
-			s.Exponent = e
+			s.Exponent = rundir.Number(e)
 		} else {
-			s.Exponent = math.NaN()
+			s.Exponent = s.Undefined.Set("growth_exponent", math.NaN(),
+				"undefined: fewer than two checkpoints in [K/10, K] with positive mean regret (e.g. zero regret)")
 		}
 		for _, d := range c.Diagnostics {
 			s.Saturated += d.SaturatedFraction / float64(len(c.Diagnostics))
@@ -181,7 +195,7 @@ func (r *Result) Claims(ss []CurveSummary) []Claim {
 					}
 					out = append(out, Claim{ID: "C4", Env: envName, Setting: setting + fmt.Sprintf(", ε=%g, %s", e, mode),
 						Text:     "variance-aware UCRL-VTR+ brings no gain under privacy (Luyo App. D): R_VTR+(K) is not below R_VTR(K)'s 95% interval",
-						Holds:    p.FinalMean >= v.FinalLo,
+						Holds:    p.FinalMean >= float64(v.FinalLo),
 						Evidence: fmt.Sprintf("VTR+ %.4g vs VTR %.4g [%.4g, %.4g]%s", p.FinalMean, v.FinalMean, v.FinalLo, v.FinalHi, vacuous(p, v))})
 				}
 			}
@@ -219,8 +233,18 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	if err != nil {
 		return nil, "", err
 	}
+	if err := r.Output.Validate(); err != nil {
+		return nil, "", err
+	}
+	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+		return nil, "", err
+	}
 	claims := r.Claims(ss)
-	man := &Manifest{Dprl: Version, Go: runtime.Version(), Command: command, Config: r.Config, Workers: r.Workers, Seconds: r.Seconds, Claims: claims}
+	horizons := make([]int, len(r.Config.Envs))
+	for _, c := range r.Curves {
+		horizons[c.Env] = c.Horizon
+	}
+	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Config: r.Config.used(horizons), Workers: r.Workers, Seconds: r.Seconds, Claims: claims}
 	names := make([]string, len(r.Config.Seeds))
 	for i, s := range r.Config.Seeds {
 		names[i] = fmt.Sprintf("seed%d", s)
@@ -230,6 +254,8 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		x[i] = float64(k)
 	}
 	groups := map[string][]report.Curve{}
+	finals := map[string][]float64{}
+	uniform := map[string]float64{}
 	var order []string
 	for i := range ss {
 		s := &ss[i]
@@ -239,10 +265,15 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 			return nil, "", err
 		}
 		b, _ := report.MeanBand(s.Runs, 0.95)
-		if err := report.WriteCurveCSV(filepath.Join(dir, rel), r.Checkpoints, s.Runs, names, b); err != nil {
+		path, err := rundir.Within(dir, rel)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := report.WriteCurveCSV(path, r.Checkpoints, s.Runs, names[:len(s.Runs)], b); err != nil {
 			return nil, "", err
 		}
 		s.CSV = rel
+		man.Files = append(man.Files, rel)
 		set := "tuned"
 		if s.BetaMult == 1 {
 			set = "theory"
@@ -251,28 +282,46 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}
-		groups[g] = append(groups[g], report.Curve{Label: s.Label, X: x, Band: b, Dashes: s.Constants.Covered == false && s.Mode != "none"})
+		groups[g] = append(groups[g], report.Curve{Label: curveLegend(s), X: x, Band: b, Style: curveStyle(s)})
+		finals[g] = append(finals[g], s.FinalMean)
+		uniform[g] = s.Uniform
+	}
+	ci := "mean ± 95% CI"
+	if len(r.Config.Seeds) == 1 {
+		ci = "1 seed: " + rundir.NoCI
 	}
 	for _, g := range order {
-		if err := report.PlotCurves(filepath.Join(dir, g), g+" (dashed: nominal ε not covered)", "episode k", "cumulative regret", groups[g], report.PlotOptions{}); err != nil {
+		curves := groups[g]
+		if u := uniform[g]; u > 0 {
+			ref := make([]float64, len(x))
+			for i, k := range x {
+				ref[i] = u * k
+			}
+			curves = append(curves, report.Curve{Label: fmt.Sprintf("no learning (uniform policy, %.4g/episode)", u), X: x,
+				Band: report.Band{Mean: ref}, Style: report.StyleReference})
+		}
+		path, err := rundir.Within(dir, g)
+		if err != nil {
+			return nil, "", err
+		}
+		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, %s", r.Config.Name, g, r.Config.Episodes, len(r.Config.Seeds), ci)
+		if err := report.PlotCurves(path, title, "episode k", "cumulative regret", curves,
+			report.PlotOptions{Width: 13 * vg.Inch, Height: 7 * vg.Inch, LogY: r.Output.UseLogY(finals[g])}); err != nil {
 			return nil, "", err
 		}
 		man.Figures = append(man.Figures, g+".png", g+".svg")
 	}
+	man.Files = append(man.Files, man.Figures...)
 	man.Curves = ss
 	summary := r.summaryMarkdown(ss, claims)
 	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(summary), 0o644); err != nil {
 		return nil, "", err
 	}
-	cj, _ := json.MarshalIndent(claims, "", "  ")
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.claims.json"), cj, 0o644); err != nil {
+	if err := rundir.WriteJSON(filepath.Join(dir, "summary.claims.json"), claims); err != nil {
 		return nil, "", err
 	}
-	mj, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), mj, 0o644); err != nil {
+	man.Files = append(man.Files, "summary.md", "summary.claims.json")
+	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
 		return nil, "", err
 	}
 	return man, summary, nil
@@ -295,11 +344,15 @@ func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {
 			if t.Env != s.Env {
 				continue
 			}
-			rows = append(rows, []string{t.Label, fmt.Sprintf("%.4g", t.FinalMean), fmt.Sprintf("[%.4g, %.4g]", t.FinalLo, t.FinalHi),
-				fmt.Sprintf("%.4f", t.LastTenth), fmt.Sprintf("%.2f", t.Exponent), fmt.Sprintf("%.2f", t.Saturated),
+			exp := "n/a"
+			if t.Exponent.Defined() {
+				exp = fmt.Sprintf("%.2f", float64(t.Exponent))
+			}
+			rows = append(rows, []string{t.Label, fmt.Sprintf("%.4g", t.FinalMean), rundir.FormatCI(t.N, "%.4g", float64(t.FinalLo), float64(t.FinalHi)),
+				fmt.Sprintf("%.4f", t.LastTenth), exp, fmt.Sprintf("%.2f", t.Saturated),
 				fmt.Sprint(t.PDFallbacks), betaString(t.Constants), privacyString(t)})
 		}
-		_ = report.WriteMarkdownTable(&b, []string{"curve", "R(K)", "95% CI", "regret/ep last 10%", "growth exp.", "saturated", "PD repairs", "β used", "privacy"}, rows)
+		_ = report.WriteMarkdownTable(&b, []string{"curve", "R(K)", ciHeader(len(c.Seeds)), "regret/ep last 10%", "growth exp.", "saturated", "PD repairs", "β used", "privacy"}, rows)
 		b.WriteString("\n")
 	}
 	b.WriteString("## Claims\n\n")
@@ -316,6 +369,46 @@ func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {
 	b.WriteString("Under the theory constants the bonuses saturate (spec P4), so every private curve is the no-learning line at these K; this is a faithful reproduction of how vacuous the constants are, not a bug. ")
 	b.WriteString("Luyo's Gaussian calibrations are stated for ε < 1: curves at ε ≥ 1 are labelled \"not covered\" (dashed). Zhou's σ's are reported with their zCDP-composed ε.\n")
 	return b.String()
+}
+
+// ciHeader is the header of the interval column.
+func ciHeader(seeds int) string {
+	if seeds == 1 {
+		return "95% CI (" + rundir.NoCI + ")"
+	}
+	return "95% CI"
+}
+
+// curveStyle is the figure line style: solid for non-private curves, dashed for private curves
+// whose calibration covers the nominal ε, dotted when it does not (the same convention in
+// every family).
+func curveStyle(s *CurveSummary) report.Style {
+	switch {
+	case s.Mode == "none":
+		return report.StyleNonPrivate
+	case s.Constants.Covered:
+		return report.StylePrivate
+	}
+	return report.StyleNotPrivateAtNominal
+}
+
+// curveLegend labels a curve; a private curve whose nominal ε is not covered states its
+// effective ε and the neighbouring relation of the calibration.
+func curveLegend(s *CurveSummary) string {
+	if s.Mode == "none" || s.Constants.Covered || s.Constants.EffectiveEpsilon == 0 {
+		return s.Label
+	}
+	return s.Label + ", " + report.EffectiveEpsilon(s.Constants.EffectiveEpsilon, neighbouring(s))
+}
+
+// neighbouring names the neighbouring relation of a curve's calibration: Zhou's sensitivity
+// convention is stated for zero-out neighbours (a user's data removed), the others for
+// replace-one.
+func neighbouring(s *CurveSummary) string {
+	if strings.Contains(s.Constants.Privacy, "Zhou's sensitivity convention") {
+		return "zero-out, Zhou's convention"
+	}
+	return "replace-one"
 }
 
 func betaString(c agents.Constants) string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/rng"
 )
@@ -40,6 +41,8 @@ type Curve struct {
 	VStar float64 `json:"v_star"`
 	// Uniform is the per-episode regret of the uniform random policy.
 	Uniform float64 `json:"uniform_regret_per_episode"`
+	// Horizon is the environment's H.
+	Horizon int `json:"horizon"`
 }
 
 // Result is a finished experiment.
@@ -49,6 +52,10 @@ type Result struct {
 	Curves      []*Curve
 	Seconds     float64 `json:"wall_seconds"`
 	Workers     int     `json:"workers"`
+	// Inputs are the files read (config, model files) with their SHA-256.
+	Inputs []rundir.Input `json:"-"`
+	// Output controls Write; Run copies it from Options.Output.
+	Output rundir.Options `json:"-"`
 }
 
 // Checkpoints returns the episodes at which cumulative regret is stored: points values,
@@ -97,7 +104,7 @@ func (c *Config) curves() ([]*Curve, error) {
 						Algorithm: ac.Algorithm.String(), Mode: ac.Mode.String(), Calibration: string(ac.Calibration),
 						Epsilon: ac.Epsilon, BetaMult: ac.BetaMult, ShiftMult: ac.ShiftMult,
 						Runs: make([][]float64, len(c.Seeds)), Diagnostics: make([]agents.Diagnostics, len(c.Seeds)),
-						VStar: m.VStar(), Uniform: uni})
+						VStar: m.VStar(), Uniform: uni, Horizon: m.Horizon()})
 				}
 			}
 		}
@@ -119,6 +126,9 @@ type Options struct {
 	Workers int
 	// Progress, if non-nil, is called with the number of episodes done and the total.
 	Progress func(done, total int64)
+	// Output is handed to Write: Force (replace an earlier run in the output directory),
+	// Inputs (extra input files to record), LogY.
+	Output rundir.Options
 }
 
 // Run runs every (curve, seed) pair on a pool of workers. Each run is single-threaded and
@@ -136,7 +146,20 @@ func Run(ctx context.Context, c *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: c, Checkpoints: Checkpoints(c.Episodes, c.Points), Curves: curves, Workers: opts.Workers}
+	if err := opts.Output.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{Config: c, Checkpoints: Checkpoints(c.Episodes, c.Points), Curves: curves, Workers: opts.Workers, Output: opts.Output}
+	res.Inputs = append(append(res.Inputs, c.Inputs...), opts.Output.Inputs...)
+	for i, e := range c.Envs {
+		if e.Kind == "file" {
+			in, err := rundir.HashFile("env", e.File)
+			if err != nil {
+				return nil, fmt.Errorf("envs[%d].file: %w", i, err)
+			}
+			res.Inputs = append(res.Inputs, in)
+		}
+	}
 	type job struct{ ci, si int }
 	jobs := make(chan job)
 	var wg sync.WaitGroup
