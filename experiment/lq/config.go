@@ -10,9 +10,12 @@ import (
 	"fmt"
 	"math"
 
+	"os"
+
 	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 )
@@ -50,7 +53,24 @@ type Config struct {
 	Search          Search    `yaml:"search" json:"search"`
 	Epsilons        []float64 `yaml:"epsilons" json:"-"`
 	ReportAt        []int     `yaml:"report_at" json:"report_at"`
-	Extended        Sweep     `yaml:"extended" json:"extended"`
+	Extended        Sweep     `yaml:"extended" json:"extended,omitzero"`
+	// Inputs are the files this configuration was read from (LoadConfig), with their SHA-256.
+	Inputs []rundir.Input `yaml:"-" json:"-"`
+}
+
+// LoadConfig reads a configuration file and records it, with the SHA-256 of the bytes parsed,
+// as an input of the run.
+func LoadConfig(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("lq experiment: %w", err)
+	}
+	c, err := ParseConfig(data)
+	if err != nil {
+		return nil, err
+	}
+	c.Inputs = []rundir.Input{rundir.HashBytes("config", path, data)}
+	return c, nil
 }
 
 // DefaultConfig returns the embedded configuration of `dprl reproduce lq`.
@@ -72,6 +92,11 @@ func ParseConfig(data []byte) (*Config, error) {
 
 // Validate checks every field and names the offending one with its allowed range.
 func (c *Config) Validate() error {
+	if c.Name != "" {
+		if err := rundir.CheckName("name", c.Name); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.Episodes < 1 || c.Episodes > 10_000_000:
 		return fmt.Errorf("episodes: must be in [1, 10000000], got %d", c.Episodes)

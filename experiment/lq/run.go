@@ -2,7 +2,6 @@ package lq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"gonum.org/v1/plot/vg"
+
 	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/report"
@@ -43,10 +45,12 @@ type SeedRun struct {
 	Cum   []float64          `json:"-"`
 	Diag  agents.Diagnostics `json:"diagnostics"`
 	Final float64            `json:"final_regret"`
-	// ZeroLineMaxRelDev is max_k |R(k) − Z(k)|/Z(k); FirstOffZero is the first k with
-	// |R(k) − Z(k)| > 1e−9·Z(k) (0 if none).
-	ZeroLineMaxRelDev float64 `json:"zero_line_max_rel_dev"`
-	FirstOffZero      int     `json:"first_episode_off_zero_line"`
+	// ZeroLineMaxRelDev is max_k |R(k) − Z(k)|/Z(k), null when undefined (Z(k) = 0, see
+	// Undefined); FirstOffZero is the first k with |R(k) − Z(k)| > 1e−9·Z(k) (0 if none).
+	ZeroLineMaxRelDev rundir.Number `json:"zero_line_max_rel_dev"`
+	FirstOffZero      int           `json:"first_episode_off_zero_line"`
+	// Undefined says why a number is null.
+	Undefined rundir.Undefined `json:"undefined,omitempty"`
 }
 
 // CurveResult is a curve with all its seeds.
@@ -73,6 +77,12 @@ type Result struct {
 	Zero     []float64     `json:"-"`
 	Workers  int           `json:"workers"`
 	Seconds  float64       `json:"wall_seconds"`
+	// Horizon is the system's H.
+	Horizon int `json:"horizon"`
+	// Inputs are the files read (config, system file) with their SHA-256.
+	Inputs []rundir.Input `json:"-"`
+	// Output controls Write; Run copies it from Options.Output.
+	Output rundir.Options `json:"-"`
 }
 
 // Options controls a run.
@@ -83,6 +93,9 @@ type Options struct {
 	Extended bool
 	// Progress, if non-nil, is called with the number of episodes done and the total.
 	Progress func(done, total int64)
+	// Output is handed to Write: Force (replace an earlier run in the output directory),
+	// Inputs (extra input files to record), LogY.
+	Output rundir.Options
 }
 
 // ZeroLine returns Z(k), k = 1..K: the cumulative exact regret of u ≡ 0 (lq spec §5.3).
@@ -112,7 +125,19 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Extended: opts.Extended, Episodes: cfg.Episodes, Seeds: cfg.Seeds, ReportAt: cfg.ReportAt, System: sys.Name}
+	if err := opts.Output.Validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{Config: cfg, Extended: opts.Extended, Episodes: cfg.Episodes, Seeds: cfg.Seeds, ReportAt: cfg.ReportAt, System: sys.Name,
+		Horizon: sys.H, Output: opts.Output}
+	res.Inputs = append(append(res.Inputs, cfg.Inputs...), opts.Output.Inputs...)
+	if cfg.System != "" && cfg.System != "lq-e1" {
+		in, err := rundir.HashFile("system", cfg.System)
+		if err != nil {
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		res.Inputs = append(res.Inputs, in)
+	}
 	var specs []CurveSpec
 	if opts.Extended {
 		x := cfg.Extended
@@ -200,7 +225,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 				for k, v := range r.Regret {
 					c += v
 					sr.Cum[k] = c
-					if dev := math.Abs(c-res.Zero[k]) / res.Zero[k]; dev > sr.ZeroLineMaxRelDev || math.IsNaN(dev) {
+					if dev := rundir.Number(math.Abs(c-res.Zero[k]) / res.Zero[k]); dev > sr.ZeroLineMaxRelDev || !dev.Defined() {
 						sr.ZeroLineMaxRelDev = dev
 					}
 					if sr.FirstOffZero == 0 && math.Abs(c-res.Zero[k]) > 1e-9*res.Zero[k] {
@@ -245,18 +270,48 @@ func sanitize(s string) string {
 
 // Manifest is written last as manifest.json.
 type Manifest struct {
-	Dprl    string   `json:"dprl_version"`
+	rundir.Provenance
 	Format  string   `json:"format"`
-	Go      string   `json:"go_version"`
 	Command []string `json:"command,omitempty"`
 	*Result
+	// Files lists every file of the run directory other than the manifest.
 	Files []string `json:"files"`
 }
 
+// used returns the configuration actually used: for an extended run the sweep's K, seeds and
+// report points in the main fields, and no unused extended block.
+func (r *Result) used() *Config {
+	c := *r.Config
+	c.Inputs = nil
+	c.Episodes, c.Seeds, c.ReportAt = r.Episodes, r.Seeds, r.ReportAt
+	c.Extended = Sweep{}
+	if c.System == "" {
+		c.System = "lq-e1"
+	}
+	return &c
+}
+
+// curveStyle is the figure line style, as in every family: solid non-private, dashed private.
+func curveStyle(c CurveResult) report.Style {
+	if !c.Constants.Private {
+		return report.StyleNonPrivate
+	}
+	return report.StylePrivate
+}
+
 // Write writes the run directory: curves/*.csv (per-episode cumulative regret of every seed
-// with mean and 95 % band), the zero-policy line, regret.{png,svg} (log–log), summary.md, and
-// manifest.json last. Every file is written atomically.
+// with mean and 95 % band), the zero-policy line, regret.{png,svg} (log x; log y unless
+// r.Output.LogY says otherwise or a curve has no positive value), summary.md, and
+// manifest.json last. Every file is written atomically. dir must not hold an earlier run
+// unless r.Output.Force is set. The manifest records rundir.Version; dprlVersion is ignored
+// (kept for callers).
 func (r *Result) Write(dir, dprlVersion string, command []string) (string, error) {
+	if err := r.Output.Validate(); err != nil {
+		return "", err
+	}
+	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return "", err
 	}
@@ -269,6 +324,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 	}
 	var files []string
 	var curves []report.Curve
+	var finals []float64
 	bands := make([]report.Band, len(r.Curves))
 	for i, c := range r.Curves {
 		runs := make([][]float64, len(c.Runs))
@@ -287,20 +343,34 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 			return "", err
 		}
 		files = append(files, name)
-		curves = append(curves, report.Curve{Label: c.Spec.Label, X: xs, Band: b})
+		curves = append(curves, report.Curve{Label: c.Spec.Label, X: xs, Band: b, Style: curveStyle(c)})
+		finals = append(finals, b.Mean[K-1])
 	}
-	zb := report.Band{Mean: r.Zero, Lo: r.Zero, Hi: r.Zero}
+	zb := report.Band{Mean: r.Zero, N: 1}
 	if err := report.WriteCurveCSV(filepath.Join(dir, "curves", "zero-policy.csv"), eps, [][]float64{r.Zero}, []string{"Z"}, zb); err != nil {
 		return "", err
 	}
 	files = append(files, "curves/zero-policy.csv")
-	curves = append(curves, report.Curve{Label: "zero policy Z(k) (u = 0)", X: xs, Band: report.Band{Mean: r.Zero}, Dashes: true})
+	curves = append(curves, report.Curve{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference})
 	fig := "regret"
 	if r.Extended {
 		fig = "regret-extended"
 	}
-	title := fmt.Sprintf("%s: cumulative regret, %d seeds, 95%% bands", r.System, len(r.Seeds))
-	if err := report.PlotCurves(filepath.Join(dir, fig), title, "episode k", "cumulative regret R(k)", curves, report.PlotOptions{LogX: true, LogY: true}); err != nil {
+	bands95 := "95% bands"
+	if len(r.Seeds) == 1 {
+		bands95 = "1 seed: " + rundir.NoCI
+	}
+	title := fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.System, len(r.Seeds), bands95)
+	logY := r.Output.LogY == "log"
+	if r.Output.LogY == "" || r.Output.LogY == "auto" {
+		// Log–log as always for this family, unless a curve could not be drawn.
+		logY = true
+		for _, f := range append(finals, r.Zero[K-1]) {
+			logY = logY && f > 0
+		}
+	}
+	if err := report.PlotCurves(filepath.Join(dir, fig), title, "episode k", "cumulative regret R(k)", curves,
+		report.PlotOptions{LogX: true, LogY: logY, Width: 10 * vg.Inch, Height: 6 * vg.Inch}); err != nil {
 		return "", err
 	}
 	files = append(files, fig+".png", fig+".svg")
@@ -312,15 +382,16 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		return "", err
 	}
 	files = append(files, "summary.md")
-	man := Manifest{Dprl: dprlVersion, Format: Version, Go: runtime.Version(), Command: command, Result: r, Files: files}
-	data, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return "", err
+	for i := range r.Curves {
+		for j := range r.Curves[i].Runs {
+			sr := &r.Curves[i].Runs[j]
+			sr.Undefined.Set("zero_line_max_rel_dev", float64(sr.ZeroLineMaxRelDev), "undefined: the zero line Z(k) is 0 at some k")
+		}
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "manifest.json"), func(w io.Writer) error {
-		_, err := w.Write(append(data, '\n'))
-		return err
-	}, 0o644); err != nil {
+	used := *r
+	used.Config = r.used()
+	man := Manifest{Provenance: rundir.NewProvenance(r.Inputs), Format: Version, Command: command, Result: &used, Files: files}
+	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
 		return "", err
 	}
 	return summary, nil

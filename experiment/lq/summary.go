@@ -55,7 +55,11 @@ func (r *Result) Summary(bands []report.Band) string {
 		row := []string{c.Spec.Label}
 		for _, k := range pts {
 			m, s := meanStd(c.Runs, k)
-			row = append(row, fmt.Sprintf("%.2f ± %.2f", m, s))
+			if len(c.Runs) == 1 {
+				row = append(row, fmt.Sprintf("%.2f", m))
+			} else {
+				row = append(row, fmt.Sprintf("%.2f ± %.2f", m, s))
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -64,7 +68,11 @@ func (r *Result) Summary(bands []report.Band) string {
 		zrow = append(zrow, fmt.Sprintf("%.2f", r.Zero[k-1]))
 	}
 	rows = append(rows, zrow)
-	b.WriteString("## Cumulative regret (mean ± sample std over seeds)\n\n")
+	if len(r.Seeds) == 1 {
+		b.WriteString("## Cumulative regret (one seed: n=1, no spread or CI)\n\n")
+	} else {
+		b.WriteString("## Cumulative regret (mean ± sample std over seeds)\n\n")
+	}
 	_ = report.WriteMarkdownTable(&b, header, rows)
 
 	b.WriteString("\n## Zero-control identity and diagnostics (per curve, summed over seeds)\n\n")
@@ -84,7 +92,7 @@ func (r *Result) Summary(bands []report.Band) string {
 			d.early += s.Diag.EarlyExits
 			d.zero += s.Diag.ZeroPolicy
 			fe += s.Diag.Fevals
-			maxDev = math.Max(maxDev, s.ZeroLineMaxRelDev)
+			maxDev = math.Max(maxDev, float64(s.ZeroLineMaxRelDev))
 			if s.FirstOffZero != 0 && (first == 0 || s.FirstOffZero < first) {
 				first = s.FirstOffZero
 			}
