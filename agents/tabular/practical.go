@@ -1,0 +1,551 @@
+package tabular
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/privacy/accounting"
+	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/noise"
+)
+
+// This file holds dprl's own practical private agents (NOT from the seed papers; labelled
+// "practical" everywhere; practical-privacy spec §2–§5): practical-jdp, practical-ldp and
+// practical-psrl-jdp.
+//
+// Privacy of practical-jdp / practical-psrl-jdp ((ε, δ)-JDP, replace-one neighbours).
+// Each user contributes exactly one vector x_k (PracticalSensitivity: her clipped, capped
+// counts, ‖x_k − x′_k‖₂ ≤ Δ₂) to the sum of one batch b(k) = ⌈k/M⌉ of a fixed, data-independent
+// schedule; the curator inserts the batch sums y_1, y_2, … into a Gaussian continual counter.
+// A counter releases A·y + B·z with A = B·C lower triangular and z ~ N(0, σ²I) i.i.d.; every
+// release sequence is a post-processing of C·y + z. Changing one user changes one y_j by at
+// most Δ₂ in ℓ2, hence C·y by at most Δ₂·max_j‖C e_j‖ = Δ₂·factor, and C·y + z is
+// (Δ₂·factor/σ)-GDP (Dong, Roth & Su 2022, Thm 2.7). The stream is chosen adaptively — the
+// next user's data depend on the policies computed from earlier releases — and Denisov,
+// McMahan, Rush, Smith & Thakurta (NeurIPS 2022, Thm 2.1) prove that the Gaussian matrix
+// mechanism with a lower-triangular factorisation keeps exactly this guarantee under
+// adaptively chosen streams with single participation (for the binary tree, C is the
+// node-membership matrix). σ is fixed in NewPractical from (ε, δ, H, S, A, m, K, M, the
+// counter's factor) before any data: μ = accounting.GDPFor(ε, δ), σ = Δ₂·factor/μ. The
+// planner reads only the released Release (its type holds nothing else), so every policy —
+// and hence every action sent to another user — is a post-processing of the μ-GDP release
+// together with randomness independent of the data (tie breaks, posterior samples): the run
+// is μ-JDP (billboard lemma, Hsu et al. 2016), and the report states the exact (ε, δ) that μ
+// implies (accounting.GDP.ToApproxDP). With the Secure source the statistic is rounded to the
+// noise grid γ before it is added and Δ₂ is replaced by Δ₂ + √dim·γ (spec §7).
+//
+// Privacy of practical-ldp ((ε, δ)-LDP). The user's client computes the same x_k and sends
+// x_k + N(0, σ_L²I) drawn from her own stream, σ_L = Δ₂/μ; the server type accepts only
+// *GaussianReport values and never holds a noise stream. One report per user: μ-GDP.
+
+// Release is what a practical agent's privatizer releases before episode k: noisy statistics
+// of the users seen so far plus the data-independent standard deviation of their noise. It
+// is the only input of a practical planner.
+//
+// Indexing (G = 1 if Pooled, else H groups; g = 0 if pooled, else h): NT at
+// ((g*S+s)*A+a)*S+s', R at (g*S+s)*A+a.
+type Release struct {
+	S, A, H int
+	// Pooled says the statistics are pooled over h (HomogeneityAssumption).
+	Pooled bool
+	// Users is the number of users whose data the release contains (public: schedule).
+	Users int
+	// NT is N̂(s,a,s'), R is R̂(s,a): noisy sums (may be negative).
+	NT, R []float64
+	// Std is the standard deviation of the noise of every coordinate of NT and R
+	// (data-independent; 0 for exact counts).
+	Std float64
+}
+
+func (r *Release) groups() int {
+	if r.Pooled {
+		return 1
+	}
+	return r.H
+}
+
+// Clone returns a deep copy.
+func (r *Release) Clone() *Release {
+	c := *r
+	c.NT = append([]float64(nil), r.NT...)
+	c.R = append([]float64(nil), r.R...)
+	return &c
+}
+
+// contribution encodes one user's episode into her vector x (layout of Release: NT block then
+// R block), validating states and actions and clipping rewards to [0, 1] at the boundary, and
+// keeping only the first m visits of each (s,a) when pooled (PracticalSensitivity).
+type contribution struct {
+	S, A, H int
+	pool    bool
+	cap     int
+	seen    []int // visits of each (s,a) in the current episode (pooled)
+}
+
+func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
+	return &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), seen: make([]int, S*A)}
+}
+
+func (c *contribution) dim() int {
+	g := c.H
+	if c.pool {
+		g = 1
+	}
+	return g * c.S * c.A * (c.S + 1)
+}
+
+// add adds the episode t to x (len dim). It returns an error naming the bad field.
+func (c *contribution) add(t *model.Trajectory, x []float64) error {
+	S, A, H := c.S, c.A, c.H
+	if t == nil || len(t.S) != H+1 || len(t.A) != H || len(t.R) != H {
+		return fmt.Errorf("trajectory: want %d states, %d actions and %d rewards", H+1, H, H)
+	}
+	for h := 0; h <= H; h++ {
+		if t.S[h] < 0 || t.S[h] >= S {
+			return fmt.Errorf("trajectory.S[%d]: state must be in [0, %d], got %d", h, S-1, t.S[h])
+		}
+	}
+	for h := 0; h < H; h++ {
+		if t.A[h] < 0 || t.A[h] >= A {
+			return fmt.Errorf("trajectory.A[%d]: action must be in [0, %d], got %d", h, A-1, t.A[h])
+		}
+		if math.IsNaN(t.R[h]) {
+			return fmt.Errorf("trajectory.R[%d]: reward is NaN", h)
+		}
+	}
+	nt := len(x) / (S + 1) * S // size of the NT block
+	clear(c.seen)
+	for h := 0; h < H; h++ {
+		i := t.S[h]*A + t.A[h]
+		if c.pool {
+			if c.seen[i] >= c.cap {
+				continue // only the first m visits of (s,a) are kept
+			}
+			c.seen[i]++
+		} else {
+			i += h * S * A
+		}
+		x[i*S+t.S[h+1]]++
+		x[nt+i] += min(max(t.R[h], 0), 1) // clipped to [0, 1]
+	}
+	return nil
+}
+
+// PracticalCentral is the trusted curator of practical-jdp and practical-psrl-jdp: it sums the
+// users of each batch and inserts the batch sums into a Gaussian continual counter; only the
+// counter's prefix (the Release) leaves it.
+type PracticalCentral struct {
+	enc      *contribution
+	sched    schedule
+	batches  int
+	maxUsers int
+	cnt      counter.GaussianCounter
+	batch  []float64
+	inB    int
+	users  int
+	rel    Release
+	report PracticalReport
+}
+
+// practicalCurator is the trusted side of a practical JDP agent or of its noise-off twin
+// (PracticalCentral with Model NonPrivate: exact counts, same pooling, clipping, cap and
+// schedule).
+type practicalCurator interface {
+	Ingest(t *model.Trajectory) error
+	Release() *Release
+}
+
+// Ingest adds one user's episode.
+func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
+	if c.users >= c.maxUsers {
+		return fmt.Errorf("practical curator: all %d users of the calibration (K−1) were ingested", c.maxUsers)
+	}
+	if err := c.enc.add(t, c.batch); err != nil {
+		return err
+	}
+	c.users++
+	c.inB++
+	if c.inB < c.sched.size(c.batches) {
+		return nil
+	}
+	c.batches++
+	if c.cnt == nil { // exact counts (noise-off twin): the batch is added to the release
+		for i, v := range c.batch {
+			if i < len(c.rel.NT) {
+				c.rel.NT[i] += v
+			} else {
+				c.rel.R[i-len(c.rel.NT)] += v
+			}
+		}
+	} else {
+		if err := c.cnt.Insert(c.batch); err != nil {
+			return fmt.Errorf("practical curator: %w", err)
+		}
+		p := c.cnt.Prefix()
+		n := len(c.rel.NT)
+		c.rel.NT, c.rel.R = p[:n:n], p[n:]
+		c.rel.Std = c.cnt.PrefixStd()
+	}
+	clear(c.batch)
+	c.inB = 0
+	c.rel.Users = c.users
+	return nil
+}
+
+// Release returns the current release (owned by the curator, valid until the next Ingest).
+func (c *PracticalCentral) Release() *Release { return &c.rel }
+
+// Report returns the accountant's statement.
+func (c *PracticalCentral) Report() PracticalReport { return c.report }
+
+func newRelease(S, A, H int, pool bool) Release {
+	g := H
+	if pool {
+		g = 1
+	}
+	return Release{S: S, A: A, H: H, Pooled: pool, NT: make([]float64, g*S*A*S), R: make([]float64, g*S*A)}
+}
+
+// NewPracticalCentral returns the curator for K episodes (K−1 users are ever ingested). With
+// p.Model == NonPrivate it releases exact counts. σ is fixed here from public parameters.
+func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*PracticalCentral, error) {
+	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Model == LDP {
+		return nil, fmt.Errorf("practical curator: privacy model must be jdp or none, got ldp")
+	}
+	enc := newContribution(S, A, H, p)
+	c := &PracticalCentral{enc: enc, sched: schedule{p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	c.report = PracticalReport{Model: p.Model.String(), Pool: p.Pool, VisitCap: p.VisitCap, BatchEvery: p.BatchEvery, Dim: enc.dim()}
+	if p.Pool {
+		c.report.Assumption = HomogeneityAssumption
+	}
+	if p.Model == NonPrivate {
+		c.report.PrivateAtNominal = true
+		return c, nil
+	}
+	if src == nil {
+		return nil, fmt.Errorf("practical curator: a noise source is required")
+	}
+	build, _ := lookupCounter(p.Counter)
+	capacity := max(schedule{p.BatchEvery}.batches(K-1), 1)
+	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	if err != nil {
+		return nil, err
+	}
+	sens := PracticalSensitivity(S, A, H, p)
+	factor, err := counterFactor(build, enc.dim(), capacity)
+	if err != nil {
+		return nil, err
+	}
+	sigma, sensEff, err := calibrateSigma(sens, factor, enc.dim(), mu, src.Secure())
+	if err != nil {
+		return nil, err
+	}
+	c.cnt, err = build(counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity, Sigma: sigma}, src)
+	if err != nil {
+		return nil, err
+	}
+	if f := c.cnt.SensitivityFactor(); f > factor*(1+1e-12) {
+		return nil, fmt.Errorf("practical curator: counter factor %g exceeds the calibrated %g", f, factor)
+	}
+	name := p.Counter
+	if name == "" {
+		name = DefaultCounter
+	}
+	c.report.Nominal, c.report.Delta = p.Epsilon, p.Delta
+	c.report.Sensitivity, c.report.SecureSensitivity, c.report.SensitivityFactor = sens, sensEff, factor
+	c.report.Sigma, c.report.Counter, c.report.Releases, c.report.Secure = sigma, name, capacity, src.Secure()
+	if err := c.report.account(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// GaussianReport is the message a practical-ldp user sends: her contribution vector plus
+// Gaussian noise she drew herself. Its fields are unexported: only a GaussianRandomizer
+// produces one.
+type GaussianReport struct{ x []float64 }
+
+func (*GaussianReport) message() {}
+
+// Values returns a copy of the noisy vector (tests and audits).
+func (r *GaussianReport) Values() []float64 { return append([]float64(nil), r.x...) }
+
+// GaussianRandomizer is practical-ldp's user-side randomiser: it runs on the user's device
+// with her own noise stream.
+type GaussianRandomizer struct {
+	enc   *contribution
+	sigma float64
+	src   noise.Source
+	rep   GaussianReport
+}
+
+// Randomize returns the user's noisy report (the buffer is reused by the next call). Every
+// coordinate, zero or not, gets noise.
+func (z *GaussianRandomizer) Randomize(t *model.Trajectory) (*GaussianReport, error) {
+	clear(z.rep.x)
+	if err := z.enc.add(t, z.rep.x); err != nil {
+		return nil, err
+	}
+	for i, v := range z.rep.x {
+		z.rep.x[i] = z.src.AddGaussian(v, z.sigma)
+	}
+	return &z.rep, nil
+}
+
+// Encode implements PracticalClient.
+func (z *GaussianRandomizer) Encode(t *model.Trajectory) (Message, error) { return z.Randomize(t) }
+
+// PracticalLocalServer sums practical-ldp reports. It has no method or field through which a
+// raw trajectory or a noise stream could reach it.
+type PracticalLocalServer struct {
+	sched   schedule
+	batches int
+	inB     int
+	sigma float64
+	cap   int
+	sum   []float64
+	users int
+	rel   Release
+}
+
+// Receive adds one report; the release is refreshed after every M reports.
+func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
+	if len(r.x) != len(l.sum) {
+		return fmt.Errorf("local server: report has length %d, want %d", len(r.x), len(l.sum))
+	}
+	if l.users >= l.cap {
+		return fmt.Errorf("local server: already received K-1 = %d reports", l.cap)
+	}
+	for i, v := range r.x {
+		l.sum[i] += v
+	}
+	l.users++
+	l.inB++
+	if l.inB == l.sched.size(l.batches) {
+		l.batches++
+		l.inB = 0
+		n := len(l.rel.NT)
+		copy(l.rel.NT, l.sum[:n])
+		copy(l.rel.R, l.sum[n:])
+		l.rel.Users = l.users
+		l.rel.Std = l.sigma * math.Sqrt(float64(l.users))
+	}
+	return nil
+}
+
+// Release returns the current release (valid until the next Receive).
+func (l *PracticalLocalServer) Release() *Release { return &l.rel }
+
+// newPracticalLocal returns the user-side randomiser and the server of practical-ldp.
+func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*GaussianRandomizer, *PracticalLocalServer, PracticalReport, error) {
+	enc := newContribution(S, A, H, p)
+	rep := PracticalReport{Model: LDP.String(), Pool: p.Pool, VisitCap: p.VisitCap, BatchEvery: p.BatchEvery, Dim: enc.dim(),
+		Nominal: p.Epsilon, Delta: p.Delta, SensitivityFactor: 1, Releases: 1, Secure: src.Secure()}
+	if p.Pool {
+		rep.Assumption = HomogeneityAssumption
+	}
+	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	if err != nil {
+		return nil, nil, rep, err
+	}
+	rep.Sensitivity = PracticalSensitivity(S, A, H, p)
+	rep.Sigma, rep.SecureSensitivity, err = calibrateSigma(rep.Sensitivity, 1, enc.dim(), mu, src.Secure())
+	if err != nil {
+		return nil, nil, rep, err
+	}
+	if err := rep.account(); err != nil {
+		return nil, nil, rep, err
+	}
+	z := &GaussianRandomizer{enc: enc, sigma: rep.Sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
+	srv := &PracticalLocalServer{sched: schedule{p.BatchEvery}, sigma: rep.Sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	return z, srv, rep, nil
+}
+
+// PracticalClient runs on the user's side and encodes her episode into her message.
+type PracticalClient interface {
+	Encode(t *model.Trajectory) (Message, error)
+}
+
+// PracticalServer is the learner of a practical agent.
+type PracticalServer interface {
+	// Policy computes π_k from the current release (owned by the server, valid until the
+	// next call).
+	Policy() (*model.Policy, error)
+	// Receive ingests one user's message.
+	Receive(m Message) error
+	// Release returns the current release (what the planner reads).
+	Release() *Release
+}
+
+// ReleasePlanner turns a Release into the policy of the next user; it reads user data only
+// through the release.
+type ReleasePlanner interface {
+	Plan(r *Release, pol *model.Policy) error
+}
+
+type rawPracticalClient struct{}
+
+func (rawPracticalClient) Encode(t *model.Trajectory) (Message, error) { return RawTrajectory{T: t}, nil }
+
+// practicalCuratorServer is the server of practical JDP agents and their noise-off twins.
+type practicalCuratorServer struct {
+	cur     practicalCurator
+	planner ReleasePlanner
+	pol     *model.Policy
+}
+
+func (c *practicalCuratorServer) Policy() (*model.Policy, error) {
+	return c.pol, c.planner.Plan(c.cur.Release(), c.pol)
+}
+
+func (c *practicalCuratorServer) Receive(m Message) error {
+	raw, ok := m.(RawTrajectory)
+	if !ok {
+		return fmt.Errorf("curator: expected a raw trajectory, got %T", m)
+	}
+	return c.cur.Ingest(raw.T)
+}
+
+func (c *practicalCuratorServer) Release() *Release { return c.cur.Release() }
+
+// practicalLDPServer accepts only *GaussianReport messages.
+type practicalLDPServer struct {
+	srv     *PracticalLocalServer
+	planner ReleasePlanner
+	pol     *model.Policy
+}
+
+func (l *practicalLDPServer) Policy() (*model.Policy, error) {
+	return l.pol, l.planner.Plan(l.srv.Release(), l.pol)
+}
+
+func (l *practicalLDPServer) Receive(m Message) error {
+	r, ok := m.(*GaussianReport)
+	if !ok {
+		return fmt.Errorf("ldp server: accepts only privatized reports, got %T", m)
+	}
+	return l.srv.Receive(r)
+}
+
+func (l *practicalLDPServer) Release() *Release { return l.srv.Release() }
+
+// PracticalConfig configures a practical agent.
+type PracticalConfig struct {
+	// Planner is "ucb" (optimistic value iteration with the noise-calibrated bonus) or
+	// "psrl" (posterior sampling with a noise-aware posterior).
+	Planner string `json:"planner"`
+	// Privacy is the privacy setting.
+	Privacy PracticalPrivacy `json:"privacy"`
+	// Bonus is the UCB planner's bonus (ignored by psrl).
+	Bonus NoiseBonus `json:"bonus"`
+	// Beta is the failure probability used in ι and the theory z (default 0.1).
+	Beta float64 `json:"beta"`
+}
+
+// PracticalAgent is a configured practical agent split along its trust boundary.
+type PracticalAgent struct {
+	Client  PracticalClient
+	Server  PracticalServer
+	Privacy PracticalReport
+	// Bonus is the resolved bonus (z and ι filled in).
+	Bonus NoiseBonus
+}
+
+// PracticalStreams are the agent's random streams.
+type PracticalStreams struct {
+	// Tie breaks ties; Posterior draws the posterior samples of psrl. Both required.
+	Tie, Posterior *rand.Rand
+	// Noise is the privacy noise source (JDP counter or the LDP users' randomiser). Nil means
+	// the deployment default: a crypto-seeded noise.Secure source.
+	Noise noise.Source
+}
+
+// NewPractical builds a practical agent for an (S, A, H) MDP and K episodes. All noise levels
+// are computed here from public parameters only.
+func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*PracticalAgent, error) {
+	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if cfg.Beta == 0 {
+		cfg.Beta = 0.1
+	}
+	if !(cfg.Beta > 0 && cfg.Beta < 1) {
+		return nil, fmt.Errorf("beta: must be in (0,1), got %g", cfg.Beta)
+	}
+	p := cfg.Privacy
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if st.Tie == nil || st.Posterior == nil {
+		return nil, fmt.Errorf("agent: tie-breaking and posterior streams are required")
+	}
+	if st.Noise == nil && p.Model != NonPrivate {
+		s, err := noise.NewSecure()
+		if err != nil {
+			return nil, err
+		}
+		st.Noise = s
+	}
+	var planner ReleasePlanner
+	var bonus NoiseBonus
+	switch cfg.Planner {
+	case "ucb":
+		var err error
+		bonus, err = cfg.Bonus.resolve(S, A, H, K, p, cfg.Beta)
+		if err != nil {
+			return nil, err
+		}
+		planner = newNoiseUCB(S, A, H, bonus, st.Tie)
+	case "psrl":
+		planner = newNoisePSRL(S, A, H, st.Posterior, st.Tie)
+	default:
+		return nil, fmt.Errorf("agent.planner: unknown planner %q (allowed: ucb, psrl)", cfg.Planner)
+	}
+	ag := &PracticalAgent{Bonus: bonus}
+	pol := model.NewDeterministic(S, H)
+	switch p.Model {
+	case NonPrivate, JDP:
+		c, err := NewPracticalCentral(S, A, H, K, p, st.Noise)
+		if err != nil {
+			return nil, err
+		}
+		ag.Client, ag.Server, ag.Privacy = rawPracticalClient{}, &practicalCuratorServer{cur: c, planner: planner, pol: pol}, c.Report()
+	case LDP:
+		z, srv, rep, err := newPracticalLocal(S, A, H, K, p, st.Noise)
+		if err != nil {
+			return nil, err
+		}
+		ag.Client, ag.Server, ag.Privacy = z, &practicalLDPServer{srv: srv, planner: planner, pol: pol}, rep
+	}
+	return ag, nil
+}
+
+// schedule is the public, data-independent release schedule: batch j (0-based) holds
+// min(2^j, M) users — releases after users 1, 2, 4, …, then every M users — so learning starts
+// at once and the counter holds about K/M + log₂ M elements (practical-privacy spec §4).
+type schedule struct{ M int }
+
+func (s schedule) size(j int) int {
+	if j >= 62 || 1<<j >= s.M {
+		return s.M
+	}
+	return 1 << j
+}
+
+// batches returns the number of complete batches among n users.
+func (s schedule) batches(n int) int {
+	j := 0
+	for n >= s.size(j) {
+		n -= s.size(j)
+		j++
+	}
+	return j
+}

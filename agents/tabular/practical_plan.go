@@ -1,0 +1,315 @@
+package tabular
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	model "github.com/dprl/dprl/model/tabular"
+)
+
+// NoiseBonus is the exploration bonus of the practical UCB planner (practical-privacy spec §5).
+// For a released cell with noisy counts N̂(s,a,·), R̂(s,a), noise standard deviation σ_t per
+// coordinate (reported by the counter for this release) and V = Ṽ_{h+1}:
+//
+//	N̂(s,a) = Σ_{s'} N̂(s,a,s')                   (post-processing; its noise std is σ_t·√S)
+//	Ñ      = N̂(s,a) − ZCount·σ_t·√S                  (pessimistic count)
+//	P̂      = (N̂(s,a,·))₊ / Σ (N̂(s,a,·))₊ ,  r̂ = clip(R̂/max(N̂(s,a),1), 0, 1)
+//	bonus  = Scale·(C1·√(Var_P̂(V)·ι/Ñ) + C2·√(ι/Ñ))           (UCBVI's statistical part)
+//	       + Z·σ_t·(‖V − P̂V‖₂ + 1)/Ñ                              (the count noise, calibrated)
+//	Q̃_h(s,a) = min(r̂ + P̂V + bonus, H − h)  if Ñ ≥ 1,  else H − h.
+//
+// The noise part is Z standard deviations of the error the released noise causes in
+// r̂ + P̂·V to first order: δ(P̂V) ≈ Σ_{s'} e_{s'}(V(s') − P̂V)/N with e i.i.d. N(0, σ_t²).
+// Privacy never depends on the bonus. The practical preset has no regret proof (labelled so);
+// the theory preset takes Z from a union bound over every released coordinate of every
+// release (Z = Φ⁻¹(1 − β/(2·releases·dim))) and Scale = 1.
+type NoiseBonus struct {
+	// Preset is "practical" or "theory".
+	Preset string `json:"preset"`
+	// Z is the number of noise standard deviations (practical default 0.2; theory: union bound,
+	// resolved).
+	Z float64 `json:"z"`
+	// ZCount is the number of noise standard deviations subtracted in the pessimistic count
+	// Ñ (practical default 1; theory: Z).
+	ZCount float64 `json:"z_count"`
+	// Scale, C1, C2 are the statistical part (practical 0.1, 2, √2, the repository's practical
+	// UCBVI preset, tabular spec §2.6; theory Scale 1).
+	Scale float64 `json:"scale"`
+	C1    float64 `json:"c1"`
+	C2    float64 `json:"c2"`
+	// Iota is ι; 0 means ln(30·H·S·A·K·H/β) as in UCBVI.
+	Iota float64 `json:"iota"`
+	// TieTol: actions within TieTol of the best are tied, ties broken by the tie stream.
+	TieTol float64 `json:"tie_tol"`
+}
+
+// PracticalNoiseBonus is the practical preset (no regret proof).
+func PracticalNoiseBonus() NoiseBonus {
+	return NoiseBonus{Preset: "practical", Z: 0.2, ZCount: 1, Scale: 0.1, C1: 2, C2: math.Sqrt2, TieTol: 1e-9}
+}
+
+// TheoryNoiseBonus is the theory-constant preset: union-bound Z (resolved from β, the number of
+// releases and the dimension) and unscaled statistical terms.
+func TheoryNoiseBonus() NoiseBonus {
+	return NoiseBonus{Preset: "theory", Scale: 1, C1: 2, C2: math.Sqrt2, TieTol: 1e-9}
+}
+
+// NoiseBonusPreset returns the named preset.
+func NoiseBonusPreset(name string) (NoiseBonus, error) {
+	switch name {
+	case "", "practical":
+		return PracticalNoiseBonus(), nil
+	case "theory":
+		return TheoryNoiseBonus(), nil
+	}
+	return NoiseBonus{}, fmt.Errorf("bonus.preset: unknown preset %q (allowed: practical, theory)", name)
+}
+
+func (b NoiseBonus) resolve(S, A, H, K int, p PracticalPrivacy, beta float64) (NoiseBonus, error) {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"z", b.Z}, {"z_count", b.ZCount}, {"scale", b.Scale}, {"c1", b.C1}, {"c2", b.C2}, {"iota", b.Iota}, {"tie_tol", b.TieTol}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return b, fmt.Errorf("bonus.%s: must be finite and >= 0, got %g", f.name, f.v)
+		}
+	}
+	if b.Preset != "practical" && b.Preset != "theory" {
+		return b, fmt.Errorf("bonus.preset: unknown preset %q (allowed: practical, theory)", b.Preset)
+	}
+	if b.Iota == 0 {
+		b.Iota = math.Log(30 * float64(H) * float64(S) * float64(A) * float64(K) * float64(H) / beta)
+	}
+	if b.Preset == "theory" {
+		g := H
+		if p.Pool {
+			g = 1
+		}
+		events := float64(K) * float64(g*S*A*(S+1))
+		b.Z = distuv.UnitNormal.Quantile(1 - beta/(2*events))
+		b.ZCount = b.Z
+	}
+	return b, nil
+}
+
+// noiseUCB is the practical UCB planner (NoiseBonus). It replans only when the release
+// changes (the schedule is public).
+type noiseUCB struct {
+	S, A, H int
+	cfg     NoiseBonus
+	tie     *rand.Rand
+	ties    []int
+	version int
+	// per cell: pessimistic count Ñ, plug-in P̂ (S per cell), r̂
+	nt, p, r []float64
+	q, v     []float64
+}
+
+func newNoiseUCB(S, A, H int, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
+	n := H * S * A
+	return &noiseUCB{S: S, A: A, H: H, cfg: cfg, tie: tie, version: -1,
+		nt: make([]float64, n), p: make([]float64, n*S), r: make([]float64, n),
+		q: make([]float64, S*A), v: make([]float64, 2*S)}
+}
+
+func checkRelease(r *Release, S, A, H int) error {
+	g := r.groups()
+	if r.S != S || r.A != A || r.H != H || len(r.NT) != g*S*A*S || len(r.R) != g*S*A {
+		return fmt.Errorf("release shape (S=%d, A=%d, H=%d) does not match the planner's (S=%d, A=%d, H=%d)", r.S, r.A, r.H, S, A, H)
+	}
+	return nil
+}
+
+// estimates computes, for every cell of the release, Ñ (with z), P̂ and r̂.
+func estimates(r *Release, z float64, nt, p, rr []float64) {
+	S := r.S
+	stdN := r.Std * math.Sqrt(float64(S))
+	cells := len(r.R)
+	for i := 0; i < cells; i++ {
+		row := r.NT[i*S : (i+1)*S]
+		raw, pos := 0.0, 0.0
+		for _, x := range row {
+			raw += x
+			pos += max(x, 0)
+		}
+		nt[i] = raw - z*stdN
+		pr := p[i*S : (i+1)*S]
+		if pos > 0 {
+			for j, x := range row {
+				pr[j] = max(x, 0) / pos
+			}
+		} else {
+			clear(pr)
+		}
+		rr[i] = min(max(r.R[i]/max(raw, 1), 0), 1)
+	}
+}
+
+func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
+	if err := checkRelease(r, u.S, u.A, u.H); err != nil {
+		return err
+	}
+	if r.Users == u.version {
+		return nil
+	}
+	u.version = r.Users
+	S, A, H := u.S, u.A, u.H
+	c := &u.cfg
+	estimates(r, c.ZCount, u.nt, u.p, u.r)
+	next, cur := u.v[:S], u.v[S:]
+	clear(next)
+	for h := H - 1; h >= 0; h-- {
+		g := h
+		if r.Pooled {
+			g = 0
+		}
+		cap := float64(H - h)
+		for s := 0; s < S; s++ {
+			best := math.Inf(-1)
+			for a := 0; a < A; a++ {
+				i := (g*S+s)*A + a
+				q := cap
+				if n := u.nt[i]; n >= 1 {
+					pr := u.p[i*S : (i+1)*S]
+					m := 0.0
+					for j, x := range pr {
+						m += x * next[j]
+					}
+					vr, dev := 0.0, 0.0
+					for j, x := range pr {
+						d := next[j] - m
+						vr += x * d * d
+						dev += d * d
+					}
+					bonus := c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n)) +
+						c.Z*r.Std*(math.Sqrt(dev)+1)/n
+					q = min(u.r[i]+m+bonus, cap)
+				}
+				u.q[s*A+a] = q
+				best = max(best, q)
+			}
+			cur[s] = best
+			pol.Act[h][s] = breakTie(u.q[s*A:(s+1)*A], best, c.TieTol, u.tie, &u.ties)
+		}
+		next, cur = cur, next
+	}
+	return nil
+}
+
+// noisePSRL is posterior sampling (Osband, Russo & Van Roy 2013) with a noise-aware posterior:
+// for every cell the released counts N̂(s,a,·) carry Gaussian noise of known variance σ_t²
+// per coordinate, so they are worth fewer samples than they show. With N⁺ = Σ(N̂(s,a,·))₊ the
+// noise adds ≈ σ_t²/N⁺² to the variance of each P̂(s'), against P(1−P)/N⁺ for the sampling
+// error; matching a Dirichlet's variance at P ≈ 1/S gives the effective sample size
+//
+//	N_eff = N⁺² / (N⁺ + S·σ_t²),
+//
+// and the posterior Dirichlet(1 + N_eff·P̂) (uniform prior). Rewards: Gaussian posterior with
+// prior N(0, 1), unit observation precision (TabulaRL's PSRL defaults) and effective count
+// N⁺²/(N⁺ + σ_t²). One model is sampled per episode from the Posterior stream (independent of
+// the data) and solved exactly; no regret proof under noise (practical, labelled).
+type noisePSRL struct {
+	S, A, H int
+	post    *rand.Rand
+	tie     *rand.Rand
+	ties    []int
+	p, r    []float64 // sampled model
+	alpha   []float64
+	q, v    []float64
+}
+
+func newNoisePSRL(S, A, H int, post, tie *rand.Rand) *noisePSRL {
+	n := H * S * A
+	return &noisePSRL{S: S, A: A, H: H, post: post, tie: tie, p: make([]float64, n*S), r: make([]float64, n),
+		alpha: make([]float64, S), q: make([]float64, S*A), v: make([]float64, 2*S)}
+}
+
+func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
+	if err := checkRelease(r, u.S, u.A, u.H); err != nil {
+		return err
+	}
+	S, A, H := u.S, u.A, u.H
+	v2 := r.Std * r.Std
+	for i := range r.R {
+		row := r.NT[i*S : (i+1)*S]
+		pos := 0.0
+		for _, x := range row {
+			pos += max(x, 0)
+		}
+		neff, neffR := 0.0, 0.0
+		if pos > 0 {
+			neff = pos * pos / (pos + float64(S)*v2)
+			neffR = pos * pos / (pos + v2)
+		}
+		tot := 0.0
+		pr := u.p[i*S : (i+1)*S]
+		for j, x := range row {
+			a := 1.0
+			if pos > 0 {
+				a += neff * max(x, 0) / pos
+			}
+			pr[j] = gammaSample(u.post, a)
+			tot += pr[j]
+		}
+		for j := range pr {
+			pr[j] /= tot
+		}
+		mean := 0.0
+		if pos > 0 {
+			mean = min(max(r.R[i]/pos, 0), 1)
+		}
+		prec := 1 + neffR
+		u.r[i] = neffR*mean/prec + u.post.NormFloat64()/math.Sqrt(prec)
+	}
+	next, cur := u.v[:S], u.v[S:]
+	clear(next)
+	for h := H - 1; h >= 0; h-- {
+		g := h
+		if r.Pooled {
+			g = 0
+		}
+		for s := 0; s < S; s++ {
+			best := math.Inf(-1)
+			for a := 0; a < A; a++ {
+				i := (g*S+s)*A + a
+				q := u.r[i]
+				for j, x := range u.p[i*S : (i+1)*S] {
+					q += x * next[j]
+				}
+				u.q[s*A+a] = q
+				best = max(best, q)
+			}
+			cur[s] = best
+			pol.Act[h][s] = breakTie(u.q[s*A:(s+1)*A], best, 1e-12, u.tie, &u.ties)
+		}
+		next, cur = cur, next
+	}
+	return nil
+}
+
+// gammaSample draws from Gamma(a, 1), a > 0 (Marsaglia & Tsang 2000; a < 1 by the boost
+// Gamma(a) = Gamma(a+1)·U^{1/a}).
+func gammaSample(r *rand.Rand, a float64) float64 {
+	boost := 1.0
+	if a < 1 {
+		boost = math.Pow(r.Float64(), 1/a)
+		a++
+	}
+	d := a - 1.0/3
+	c := 1 / math.Sqrt(9*d)
+	for {
+		x := r.NormFloat64()
+		v := 1 + c*x
+		if v <= 0 {
+			continue
+		}
+		v = v * v * v
+		u := r.Float64()
+		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
+			return boost * d * v
+		}
+	}
+}

@@ -1,0 +1,224 @@
+package tabular
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dprl/dprl/privacy/accounting"
+	"github.com/dprl/dprl/privacy/noise"
+)
+
+// HomogeneityAssumption is the assumption a pooled practical agent makes and prints: its
+// estimates are right only if the MDP is time-homogeneous (practical-privacy spec §4).
+const HomogeneityAssumption = "ASSUMPTION: the MDP is time-homogeneous (P_h = P, r_h = r for every h); " +
+	"statistics are pooled over h"
+
+// PracticalPrivacy is the privacy setting of dprl's practical agents (practical-privacy spec
+// §2–§5). Every field is public: the noise level is computed from them, and from the counter's
+// sensitivity factor, before any data is seen.
+type PracticalPrivacy struct {
+	// Model is JDP (trusted curator, Gaussian continual counter), LDP (Gaussian noise on the
+	// user's side) or NonPrivate (exact counts: the noise-off twin).
+	Model Model `json:"-"`
+	// Epsilon and Delta are the target (ε, δ) under replace-one neighbours.
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	// Pool pools the statistics over h (HomogeneityAssumption).
+	Pool bool `json:"pool"`
+	// VisitCap m > 0 keeps only the first m visits of each (s,a) per episode (pooled) before
+	// release; 0 keeps every visit (m = H). Ignored without pooling (a step-dependent pair is
+	// visited at most once per episode).
+	VisitCap int `json:"visit_cap"`
+	// BatchEvery M ≥ 1: the statistics are released after every M users (a data-independent
+	// schedule, spec §4); the counter holds ⌈(K−1)/M⌉ elements.
+	BatchEvery int `json:"batch_every"`
+	// Counter names the JDP continual counter (see PracticalCounters).
+	Counter string `json:"counter,omitempty"`
+}
+
+// Validate checks the setting; errors name the field and its allowed range.
+func (p PracticalPrivacy) Validate() error {
+	switch p.Model {
+	case NonPrivate, JDP, LDP:
+	default:
+		return fmt.Errorf("privacy.model: unknown model %d (allowed: none, jdp, ldp)", int(p.Model))
+	}
+	if p.Model != NonPrivate {
+		if !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0) {
+			return fmt.Errorf("privacy.epsilon: must be finite and > 0, got %g", p.Epsilon)
+		}
+		if !(p.Delta > 0 && p.Delta < 1) {
+			return fmt.Errorf("privacy.delta: must be in (0,1), got %g", p.Delta)
+		}
+	}
+	if p.VisitCap < 0 {
+		return fmt.Errorf("privacy.visit_cap: must be >= 0 (0 = no cap), got %d", p.VisitCap)
+	}
+	if p.BatchEvery < 1 {
+		return fmt.Errorf("privacy.batch_every: must be >= 1, got %d", p.BatchEvery)
+	}
+	if p.Model == JDP {
+		if _, err := lookupCounter(p.Counter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// capOf returns the effective per-episode visit cap m ∈ [1, H] of a pooled agent.
+func (p PracticalPrivacy) capOf(H int) int {
+	if p.VisitCap == 0 || p.VisitCap > H {
+		return H
+	}
+	return p.VisitCap
+}
+
+// maxSumSquares returns max Σ_i c_i² over nonnegative integers with c_i ≤ m, Σ c_i ≤ H and at
+// most n nonzero terms: fill greedily (the maximum of a convex function over this polytope is
+// at a vertex: as many full cells as possible, then the remainder).
+func maxSumSquares(H, m, n int) float64 {
+	full := min(H/m, n)
+	s := float64(full) * float64(m) * float64(m)
+	if full < n {
+		r := H - full*m
+		s += float64(r) * float64(r)
+	}
+	return s
+}
+
+// PracticalSensitivity returns the ℓ2 sensitivity Δ₂ of one user's whole contribution — the
+// vector x = (N(s,a,s'), R(s,a)) of her episode, pooled over h or step-dependent — under
+// replace-one neighbours (practical-privacy spec §2, §4).
+//
+// Claim. Let m = min(VisitCap, H) (pooled; m = H without a cap) and let n be the number of
+// cells (S·A pooled). Then for any two episodes x, x′
+//
+//	‖x − x′‖₂² ≤ 4·M₂,   M₂ = max{Σ c_i² : c_i ∈ {0..m}, Σ c_i ≤ H, at most n cells}
+//
+// so Δ₂ = 2·√M₂ ≤ 2·√(H·m); without a cap Δ₂ = 2H, with m = 1 Δ₂ = 2·√min(H, S·A).
+// Step-dependent (no pooling): each (h,s,a) is one cell visited at most once, M₂ = H,
+// Δ₂ = √(4H), the spec's value.
+//
+// Proof. Let c(s,a) ≤ m be the number of kept visits of (s,a); Σ c ≤ H since an episode has H
+// steps. The transition block has Σ_{s′} N(s,a,s′) = c(s,a), so Σ_{s′} N(s,a,s′)² ≤ c(s,a)²
+// and ‖x_N‖² ≤ Σ c(s,a)² ≤ M₂. The reward block has R(s,a) ∈ [0, c(s,a)] because rewards are
+// clipped to [0, 1] at the boundary, so ‖x_R‖² ≤ M₂ too. All coordinates of x and x′ are
+// nonnegative, so ⟨x, x′⟩ ≥ 0 and ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ 2·max‖·‖² per block;
+// adding both blocks gives 4·M₂. The bound is attained (x and x′ with all visits in distinct
+// cells and rewards 1). M₂ ≤ H·m since Σ c² ≤ m·Σ c.
+//
+// Validity of the kept samples (why the cap does not bias the estimates). Imagine, for every
+// (s,a), an i.i.d. stack of next states s′₁, s′₂, … ~ P(·|s,a) and rewards drawn in advance,
+// the j-th visit of (s,a) in the episode consuming the j-th entry (the "stack of rewards"
+// construction; it yields the same law of the trajectory by the strong Markov property, the
+// j-th visit time being a stopping time). Keeping the first m visits keeps exactly the
+// first min(m, visits) entries of each stack, which are i.i.d. draws from P(·|s,a): the
+// decision to keep an entry depends only on the past, never on the entry itself.
+func PracticalSensitivity(S, A, H int, p PracticalPrivacy) float64 {
+	if !p.Pool {
+		return math.Sqrt(4 * float64(H))
+	}
+	return 2 * math.Sqrt(maxSumSquares(H, p.capOf(H), S*A))
+}
+
+// PracticalReport states the guarantee of a practical agent, computed by the accountant
+// (exact μ-GDP, spec §2) from the noise actually used — never copied from the nominal ε.
+type PracticalReport struct {
+	Model string `json:"model"`
+	// Nominal ε and δ requested.
+	Nominal float64 `json:"nominal_epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+	// Sensitivity is Δ₂ of one user's contribution (PracticalSensitivity); SecureSensitivity
+	// adds the grid rounding of the Secure source (spec §7), equal to Sensitivity otherwise.
+	Sensitivity       float64 `json:"sensitivity_l2,omitempty"`
+	SecureSensitivity float64 `json:"sensitivity_l2_with_rounding,omitempty"`
+	// SensitivityFactor is the counter's max column norm of its encoder (1 for LDP).
+	SensitivityFactor float64 `json:"sensitivity_factor,omitempty"`
+	// Sigma is the standard deviation of every i.i.d. Gaussian draw (counter or report).
+	Sigma float64 `json:"sigma,omitempty"`
+	// Mu is the μ-GDP guarantee of the whole run, Δ₂·factor/σ.
+	Mu float64 `json:"mu,omitempty"`
+	// Epsilon is the smallest ε with (ε, Delta)-DP implied by Mu (exact conversion).
+	Epsilon float64 `json:"epsilon,omitempty"`
+	// PrivateAtNominal is Epsilon ≤ Nominal.
+	PrivateAtNominal bool `json:"private_at_nominal"`
+	// Counter names the continual counter (JDP).
+	Counter string `json:"counter,omitempty"`
+	// Dim is the number of released coordinates per element.
+	Dim int `json:"dim"`
+	// Releases is the counter capacity (JDP) or the number of reports per user (LDP: 1).
+	Releases int `json:"releases,omitempty"`
+	// VisitCap, Pool, BatchEvery echo the configuration; Assumption is printed when pooled.
+	VisitCap   int    `json:"visit_cap,omitempty"`
+	Pool       bool   `json:"pool"`
+	BatchEvery int    `json:"batch_every,omitempty"`
+	Assumption string `json:"assumption,omitempty"`
+	// Secure reports whether the noise came from a hardened source.
+	Secure bool `json:"secure_noise"`
+}
+
+// String summarises the report in one line.
+func (r PracticalReport) String() string {
+	if r.Model == NonPrivate.String() {
+		s := "non-private (exact counts)"
+		if r.Pool {
+			s += "; " + r.Assumption
+		}
+		return s
+	}
+	s := fmt.Sprintf("%s (ε=%.4g, δ=%g) replace-one: μ=%.6g-GDP, Δ₂=%.4g, σ=%.5g", r.Model, r.Epsilon, r.Delta, r.Mu, r.SecureSensitivity, r.Sigma)
+	if r.Counter != "" {
+		s += fmt.Sprintf(", counter %s (factor %.4g, %d releases)", r.Counter, r.SensitivityFactor, r.Releases)
+	}
+	if !r.PrivateAtNominal {
+		s += fmt.Sprintf(" — NOT (%g, %g)-private", r.Nominal, r.Delta)
+	}
+	return s
+}
+
+// roundingSensitivity returns the ℓ2 sensitivity of the statistic after the Secure source
+// rounds every coordinate to the grid γ·Z of noise of standard deviation sigma: each of the
+// dim coordinates moves by at most γ/2 on each side, so Δ₂ + √dim·γ (spec §7). For a seeded
+// source nothing is rounded and Δ₂ is returned.
+func roundingSensitivity(sens2 float64, dim int, sigma float64, secure bool) float64 {
+	if !secure {
+		return sens2
+	}
+	return sens2 + math.Sqrt(float64(dim))*noise.GaussianGranularity(sigma)
+}
+
+// calibrateSigma returns the smallest σ (up to a fixed-point iteration that only raises σ)
+// with roundingSensitivity(Δ₂, dim, σ)·factor/σ ≤ μ, and the resulting sensitivity.
+func calibrateSigma(sens2, factor float64, dim int, mu accounting.GDP, secure bool) (sigma, sensEff float64, err error) {
+	sigma, err = mu.GaussianSigma(sens2 * factor)
+	if err != nil {
+		return 0, 0, err
+	}
+	for range 64 {
+		sensEff = roundingSensitivity(sens2, dim, sigma, secure)
+		next, err := mu.GaussianSigma(sensEff * factor)
+		if err != nil {
+			return 0, 0, err
+		}
+		if next <= sigma {
+			return sigma, sensEff, nil
+		}
+		sigma = next
+	}
+	return 0, 0, fmt.Errorf("privacy: σ calibration with grid rounding did not converge")
+}
+
+// account fills the report's μ and ε from the noise actually used.
+func (r *PracticalReport) account() error {
+	g, err := accounting.GaussianGDP(r.SecureSensitivity*r.SensitivityFactor, r.Sigma)
+	if err != nil {
+		return err
+	}
+	a, err := g.ToApproxDP(r.Delta)
+	if err != nil {
+		return err
+	}
+	r.Mu, r.Epsilon = g.Mu, a.Epsilon
+	r.PrivateAtNominal = r.Epsilon <= r.Nominal*(1+1e-9)
+	return nil
+}
