@@ -142,11 +142,11 @@ type PracticalCentral struct {
 	batches  int
 	maxUsers int
 	cnt      counter.GaussianCounter
-	batch  []float64
-	inB    int
-	users  int
-	rel    Release
-	report PracticalReport
+	batch    []float64
+	inB      int
+	users    int
+	rel      Release
+	report   PracticalReport
 }
 
 // practicalCurator is the trusted side of a practical JDP agent or of its noise-off twin
@@ -309,11 +309,11 @@ type PracticalLocalServer struct {
 	sched   schedule
 	batches int
 	inB     int
-	sigma float64
-	cap   int
-	sum   []float64
-	users int
-	rel   Release
+	sigma   float64
+	cap     int
+	sum     []float64
+	users   int
+	rel     Release
 }
 
 // Receive adds one report; the release is refreshed after every M reports.
@@ -393,7 +393,9 @@ type ReleasePlanner interface {
 
 type rawPracticalClient struct{}
 
-func (rawPracticalClient) Encode(t *model.Trajectory) (Message, error) { return RawTrajectory{T: t}, nil }
+func (rawPracticalClient) Encode(t *model.Trajectory) (Message, error) {
+	return RawTrajectory{T: t}, nil
+}
 
 // practicalCuratorServer is the server of practical JDP agents and their noise-off twins.
 type practicalCuratorServer struct {
