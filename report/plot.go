@@ -157,9 +157,23 @@ func paletteColor(i, n int) color.NRGBA {
 		v := palette[i]
 		return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 	}
-	h := float64(i) / float64(n)
-	l := []float64{0.35, 0.55, 0.72}[i%3]
+	// Hues evenly spaced, visited with a stride coprime to n near n·0.38 (the golden
+	// section), so curves next to each other in the legend differ strongly in hue.
+	stride := int(math.Round(float64(n) * 0.382))
+	for gcd(stride, n) != 1 {
+		stride++
+	}
+	h := float64((i*stride)%n) / float64(n)
+	l := []float64{0.35, 0.55, 0.72}[((i*stride)%n)%3]
 	return hsl(h, 0.75, l)
+}
+
+// gcd is the greatest common divisor of a, b > 0.
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // hsl converts hue h ∈ [0,1), saturation s and lightness l to a colour.

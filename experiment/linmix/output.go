@@ -392,23 +392,23 @@ func curveStyle(s *CurveSummary) report.Style {
 	return report.StyleNotPrivateAtNominal
 }
 
-// curveLegend labels a curve; a private curve whose nominal ε is not covered states its
-// effective ε and the neighbouring relation of the calibration.
+// curveLegend labels a curve. Zhou's agents (calibration stated under zero-out neighbours)
+// state their effective ε under both relations; a curve whose nominal ε is outside its
+// calibration's proven range says so; any other effective ε that differs from the nominal one
+// is stated with its (replace-one) relation.
 func curveLegend(s *CurveSummary) string {
-	if s.Mode == "none" || s.Constants.Covered || s.Constants.EffectiveEpsilon == 0 {
+	k := s.Constants
+	switch {
+	case s.Mode == "none":
 		return s.Label
+	case k.EpsilonZeroOut > 0 || k.EpsilonReplaceOne > 0:
+		return s.Label + ", " + report.EffectiveEpsilon(k.EpsilonZeroOut, "zero-out") + ", " + report.EffectiveEpsilon(k.EpsilonReplaceOne, "replace-one")
+	case !k.Covered && k.EffectiveEpsilon == s.Epsilon:
+		return s.Label + ", ε outside the calibration's proven range (not covered)"
+	case k.EffectiveEpsilon > 0 && k.EffectiveEpsilon != s.Epsilon:
+		return s.Label + ", " + report.EffectiveEpsilon(k.EffectiveEpsilon, "replace-one")
 	}
-	return s.Label + ", " + report.EffectiveEpsilon(s.Constants.EffectiveEpsilon, neighbouring(s))
-}
-
-// neighbouring names the neighbouring relation of a curve's calibration: Zhou's sensitivity
-// convention is stated for zero-out neighbours (a user's data removed), the others for
-// replace-one.
-func neighbouring(s *CurveSummary) string {
-	if strings.Contains(s.Constants.Privacy, "Zhou's sensitivity convention") {
-		return "zero-out, Zhou's convention"
-	}
-	return "replace-one"
+	return s.Label
 }
 
 func betaString(c agents.Constants) string {
