@@ -30,9 +30,13 @@ type CurveSummary struct {
 	Undefined rundir.Undefined `json:"undefined,omitempty"`
 }
 
-// CI formats the final 95 % interval for text output ("n=1, no CI" for one seed).
+// CI formats the final 95 % interval for text output: "95% CI [lo, hi]", or "n=1, no CI"
+// for one seed.
 func (c CurveSummary) CI() string {
-	return rundir.FormatCI(len(c.Runs), "%.1f", float64(c.FinalLo), float64(c.FinalHi))
+	if len(c.Runs) == 1 {
+		return rundir.NoCI
+	}
+	return "95% CI " + rundir.FormatCI(len(c.Runs), "%.1f", float64(c.FinalLo), float64(c.FinalHi))
 }
 
 // Manifest is written as manifest.json into the run directory, last, so that its presence

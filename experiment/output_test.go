@@ -262,6 +262,13 @@ func TestZeroRegretAndOneSeed(t *testing.T) {
 		if _, err := res.Write(dir, nil, nil); err != nil {
 			t.Fatalf("%d seeds: %v", seeds, err)
 		}
+		man, err := res.Write(t.TempDir(), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci := man.Curves[0].CI(); (seeds == 1) != (ci == "n=1, no CI") || strings.Contains(ci, "NaN") {
+			t.Errorf("%d seeds: CI text %q", seeds, ci)
+		}
 		m := readManifest(t, dir)
 		c0 := m["curves"].([]any)[0].(map[string]any)
 		if seeds == 1 {

@@ -64,7 +64,7 @@ func execute(cfg *experiment.Config, workers int, out string, stderr io.Writer, 
 
 func printCurves(w io.Writer, man *experiment.Manifest) {
 	for _, c := range man.Curves {
-		fmt.Fprintf(w, "%-28s R(K) = %10.1f  95%% CI [%.1f, %.1f]  %s\n", c.Spec.Label, c.FinalMean, c.FinalLo, c.FinalHi, c.Privacy)
+		fmt.Fprintf(w, "%-28s R(K) = %10.1f  %s  %s\n", c.Spec.Label, float64(c.FinalMean), c.CI(), c.Privacy)
 	}
 }
 
