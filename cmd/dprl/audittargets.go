@@ -13,6 +13,7 @@ import (
 // line here, calling its own package's AuditTargets function.
 func auditTargets() []audit.Target {
 	ts := audit.MechanismTargets()
+	ts = append(ts, audit.GaussianCounterTargets()...)
 	ts = append(ts, tabular.AuditTargets()...)
 	ts = append(ts, agentslq.AuditTargets()...)
 	ts = append(ts, agentslinmdp.AuditTargets()...)
