@@ -231,6 +231,12 @@ func (b *gaussBase) draw(out []float64) {
 		clear(out)
 		return
 	}
+	if v, ok := b.src.(noise.GaussianVecSource); ok && b.cfg.CoordScale == nil && !b.src.Secure() {
+		// Same draws, in the same order, as the loop below.
+		clear(out)
+		v.AddGaussianVec(out, b.cfg.Sigma)
+		return
+	}
 	for k, s := range b.scales {
 		out[k] = b.src.AddGaussian(0, s)
 	}
