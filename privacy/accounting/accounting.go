@@ -1,5 +1,6 @@
 // Package accounting is the privacy bookkeeping of dprl: the guarantee types (pure ε-DP,
-// approximate (ε,δ)-DP and ρ-zCDP), conversions between them, composition theorems, budget
+// approximate (ε,δ)-DP, ρ-zCDP and μ-GDP — the exact accountant for Gaussian releases, see
+// GDP), conversions between them, composition theorems, budget
 // splitting, noise calibration for the Laplace and Gaussian mechanisms, and high-probability
 // bounds on the error of a sum of calibrated noise draws.
 //

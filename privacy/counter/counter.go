@@ -11,6 +11,17 @@
 // Tree is the binary (tree) mechanism of Dwork et al. (2010) and Chan, Shi & Song (2011, Alg. 2).
 // The Counter interface lets tighter counters replace it.
 //
+// Gaussian counters (GaussianCounter, practical-privacy spec §2–§3) release y = A x + B z =
+// B (C x + z), z ~ N(0, σ²I), A the prefix-sum matrix; one element of ℓ2 sensitivity Δ costs
+// μ = Δ·SensitivityFactor/σ in μ-GDP (Dong, Roth & Su 2022; accounting.GDP, exact δ(ε) of
+// Balle & Wang 2018), also for adaptively chosen streams (Denisov et al., NeurIPS 2022), and
+// every release has the data-independent noise std StdAt(t) = σ·‖row_t(B)‖. GaussianTree
+// (C = node membership, factor √L), HonakerTree (the same nodes with Honaker's online
+// estimator, TPDP 2015), SqrtFactorization (C = A^{1/2}, Fichtenberger, Henzinger & Upadhyay,
+// ICML 2023; naive O(t) per step) and BLT (buffered linear Toeplitz C fitted to A^{1/2},
+// Dvijotham, McMahan, Pillutla, Steinke & Thakurta 2024; O(buffers) per step) implement it and
+// pass the shared suite of package countertest.
+//
 // This package knows nothing of reinforcement learning.
 package counter
 
