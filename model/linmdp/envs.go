@@ -93,6 +93,9 @@ func LatentRiver(m, M int, qlo, qhi, lure float64, H int) (*MDP, error) {
 		return nil, fmt.Errorf("linmdp: latentriver: lure must be in [0, 1], got %g", lure)
 	}
 	N := m * M
+	if err := CheckSize(N, 3, m, 1, H); err != nil {
+		return nil, fmt.Errorf("latentriver: %w", err)
+	}
 	phi := make([][][]float64, N)
 	for s := 0; s < N; s++ {
 		l, j := s/M, s%M
@@ -134,8 +137,15 @@ func RandomSimplex(N, A, d, H, kPhi, kNu int, seed uint64, homogeneous bool) (*M
 		return nil, fmt.Errorf("linmdp: randomsimplex: kPhi must be in [1, d=%d], got %d", d, kPhi)
 	case kNu < 1 || kNu > N:
 		return nil, fmt.Errorf("linmdp: randomsimplex: kNu must be in [1, N=%d], got %d", N, kNu)
-	case H < 1:
-		return nil, fmt.Errorf("linmdp: randomsimplex: H must be >= 1, got %d", H)
+	case H < 1 || H > 100000:
+		return nil, fmt.Errorf("linmdp: randomsimplex: H must be in [1, 100000], got %d", H)
+	}
+	steps := H
+	if homogeneous {
+		steps = 1
+	}
+	if err := CheckSize(N, A, d, steps, H); err != nil {
+		return nil, fmt.Errorf("randomsimplex: %w", err)
 	}
 	r := rand.New(rand.NewPCG(seed, 0))
 	support := func(n, k int) []int {
@@ -162,10 +172,6 @@ func RandomSimplex(N, A, d, H, kPhi, kNu int, seed uint64, homogeneous bool) (*M
 		for a := range phi[s] {
 			phi[s][a] = dirichlet(d, kPhi)
 		}
-	}
-	steps := H
-	if homogeneous {
-		steps = 1
 	}
 	nu := make([][][]float64, steps)
 	for h := range nu {

@@ -138,6 +138,9 @@ func New(name string, phi [][][]float64, mu [][][]float64, theta [][]float64, in
 	if len(init) != N {
 		return nil, fmt.Errorf("linmdp: init has length %d, want N = %d", len(init), N)
 	}
+	if err := CheckSize(N, A, D, len(mu), H); err != nil {
+		return nil, err
+	}
 	sum := 0.0
 	for s, p := range init {
 		if !(p >= 0) || math.IsInf(p, 0) {

@@ -74,6 +74,13 @@ func (f *File) MDP() (*MDP, error) {
 	if f.States < 1 || f.Actions < 1 || f.States*f.Actions > 1<<22 {
 		return nil, fmt.Errorf("linmix file: states = %d, actions = %d, want ≥ 1 each and states·actions ≤ %d", f.States, f.Actions, 1<<22)
 	}
+	d2 := f.States * f.Actions // the reward form: one-hot reward features
+	if f.Reward == nil && len(f.Phi) > 0 {
+		d2 = len(f.Phi[0])
+	}
+	if err := CheckSize(f.States, f.Actions, f.Horizon, f.Dim, d2, len(f.Psi)); err != nil {
+		return nil, fmt.Errorf("linmix file: %w", err)
+	}
 	sp := Spec{Name: f.Name, States: f.States, Actions: f.Actions, Horizon: f.Horizon, Dim: f.Dim, Start: f.Start, Bernoulli: f.Bernoulli}
 	if sp.Name == "" {
 		sp.Name = "file"

@@ -15,6 +15,7 @@ package linmix
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -88,6 +89,9 @@ func New(sp Spec) (*MDP, error) {
 	}
 	if d < 1 || d > 1000 {
 		return nil, fmt.Errorf("linmix: dim = %d, want 1..1000", d)
+	}
+	if err := CheckSize(S, A, H, d, sp.RewardDim, len(sp.Psi)); err != nil {
+		return nil, err
 	}
 	if sp.Start < 0 || sp.Start >= S {
 		return nil, fmt.Errorf("linmix: start = %d, want 0..%d", sp.Start, S-1)
@@ -207,10 +211,13 @@ func New(sp Spec) (*MDP, error) {
 // its maximum over the cube is attained at a vertex of the cube restricted to the support.
 func (m *MDP) checkNormalisation() error {
 	d := m.d
-	x := make([]float64, d)
+	// First pass: the sufficient coordinate bound |ψ_v,j| ≤ max(Σ positive parts, Σ negative
+	// parts) of coordinate j; collect the pairs where it exceeds 1 and the work of checking
+	// them exactly, and refuse before doing that work if it exceeds MaxWork.
+	var exact []int
+	work := uint64(0)
 	for sa := 0; sa < m.s*m.a; sa++ {
 		lo, hi := m.off[sa], m.off[sa+1]
-		// Sufficient bound: |ψ_v,j| ≤ max(Σ positive parts, Σ negative parts) of coordinate j.
 		tri := 0.0
 		for j := 0; j < d; j++ {
 			pos, neg := 0.0, 0.0
@@ -231,15 +238,27 @@ func (m *MDP) checkNormalisation() error {
 		if n > 16 {
 			return fmt.Errorf("linmix: cannot verify ‖ψ_v(s=%d,a=%d)‖ ≤ 1: coordinate bound %g > 1 and the support has %d > 16 states", sa/m.a, sa%m.a, tri, n)
 		}
-		for mask := 1; mask < 1<<n; mask++ {
-			clear(x)
-			for i := 0; i < n; i++ {
-				if mask>>i&1 == 1 {
-					e := lo + i
-					for j := 0; j < d; j++ {
-						x[j] += m.vec[e*d+j]
-					}
-				}
+		// Each vertex costs one vector update and one norm (2d operations), below.
+		if work += uint64(2*d) << n; work > MaxWork {
+			return fmt.Errorf("linmix: the exact ψ normalisation check (2^n·2d operations for every (s,a) whose n ψ rows fail the coordinate bound) exceeds the limit 2^30 operations")
+		}
+		exact = append(exact, sa)
+	}
+	// Second pass: ‖ψ_v‖ at every 0/1 vertex, visited in Gray-code order so that consecutive
+	// vertices differ in one ψ row.
+	x := make([]float64, d)
+	for _, sa := range exact {
+		lo, n := m.off[sa], m.off[sa+1]-m.off[sa]
+		clear(x)
+		for i := 1; i < 1<<n; i++ {
+			k := bits.TrailingZeros(uint(i)) // the row that flips between gray(i−1) and gray(i)
+			e := lo + k
+			sign := 1.0
+			if (i^(i>>1))>>k&1 == 0 {
+				sign = -1
+			}
+			for j := 0; j < d; j++ {
+				x[j] += sign * m.vec[e*d+j]
 			}
 			if v := norm(x); v > 1+probTol {
 				return fmt.Errorf("linmix: ‖ψ_v(s=%d,a=%d)‖ = %g > 1 for a 0/1 vector v (Luyo Asm. 2 normalisation)", sa/m.a, sa%m.a, v)

@@ -147,6 +147,9 @@ func NewSystem(cfg Config) (*System, error) {
 	if cfg.Horizon < 1 || cfg.Horizon > 100000 {
 		return nil, errField("horizon", "in [1, 100000]", cfg.Horizon)
 	}
+	if err := CheckSize(n, d, cfg.Horizon); err != nil {
+		return nil, err
+	}
 	if !(cfg.Cw > 0 && cfg.Cw < 1) {
 		return nil, errField("cw", "in (0, 1) (Assumption 1(d))", cfg.Cw)
 	}
