@@ -21,7 +21,8 @@ import (
 //
 // (Dong, Roth & Su 2022, Thm 2.7; convert with accounting.GDP). This holds also when the stream
 // is chosen adaptively from past releases, as in reinforcement learning, because C is lower
-// triangular (Denisov, McMahan, Rush, Smith & Thakurta, NeurIPS 2022, Thm 2.1). The binary tree
+// triangular (Denisov, McMahan, Rush, Smith & Thakurta, NeurIPS 2022: the Gaussian matrix
+// mechanism with a lower-triangular encoder keeps its guarantee on adaptive streams). The binary tree
 // is the case C = node-membership matrix (Dwork et al. 2010; Chan, Shi & Song 2011); the
 // factorisation counters follow Fichtenberger, Henzinger & Upadhyay (ICML 2023) and Dvijotham,
 // McMahan, Pillutla, Steinke & Thakurta (2024).
