@@ -82,6 +82,9 @@ type contribution struct {
 	pool    bool
 	cap     int
 	seen    []int // visits of each (s,a) in the current episode (pooled)
+	// noClip is a deliberately broken variant reachable only from the audit targets and tests:
+	// rewards enter unclipped.
+	noClip bool
 }
 
 func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
@@ -128,6 +131,10 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 			i += h * S * A
 		}
 		x[i*S+t.S[h+1]]++
+		if c.noClip {
+			x[nt+i] += t.R[h]
+			continue
+		}
 		x[nt+i] += min(max(t.R[h], 0), 1) // clipped to [0, 1]
 	}
 	return nil

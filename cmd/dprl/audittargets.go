@@ -15,6 +15,7 @@ func auditTargets() []audit.Target {
 	ts := audit.MechanismTargets()
 	ts = append(ts, audit.GaussianCounterTargets()...)
 	ts = append(ts, tabular.AuditTargets()...)
+	ts = append(ts, tabular.PracticalAuditTargets()...)
 	ts = append(ts, agentslq.AuditTargets()...)
 	ts = append(ts, agentslinmdp.AuditTargets()...)
 	ts = append(ts, agentslinmix.AuditTargets()...)

@@ -1,0 +1,308 @@
+package practical
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/report"
+)
+
+// Goal is one goal of issue 12 evaluated on the measured data.
+type Goal struct {
+	ID        string `json:"id"`
+	Statement string `json:"statement"`
+	Holds     bool   `json:"holds"`
+	Measured  string `json:"measured"`
+}
+
+// Manifest is written last as manifest.json: its presence means the directory is complete.
+type Manifest struct {
+	Command []string `json:"command,omitempty"`
+	Go      string   `json:"go_version"`
+	*Result
+	Goals   []Goal   `json:"goals"`
+	Figures []string `json:"figures"`
+	CSV     []string `json:"csv"`
+}
+
+func (cv *Curve) band() (report.Band, error) {
+	runs := make([][]float64, len(cv.Runs))
+	for i, r := range cv.Runs {
+		runs[i] = r.Cum
+	}
+	return report.MeanBand(runs, 0.95)
+}
+
+func (r *Result) find(group, agent string, eps float64) *Curve {
+	for _, c := range r.Curves {
+		if c.Group == group && c.Agent == agent && c.Epsilon == eps {
+			return c
+		}
+	}
+	return nil
+}
+
+func meanOf(cv *Curve, f func(SeedRun) float64) float64 {
+	s := 0.0
+	for _, r := range cv.Runs {
+		s += f(r)
+	}
+	return s / float64(len(cv.Runs))
+}
+
+func final(r SeedRun) float64 { return r.Final }
+func tail(r SeedRun) float64  { return r.LastDecile }
+func speed(r SeedRun) float64 { return r.EpisodesPerSecond }
+
+// cost returns the per-seed privacy costs R_private(K) − R_UCBVI(K) (same seeds, same users).
+func cost(priv, base *Curve) []float64 {
+	out := make([]float64, len(priv.Runs))
+	for i := range priv.Runs {
+		out[i] = priv.Runs[i].Final - base.Runs[i].Final
+	}
+	return out
+}
+
+// Goals evaluates the goals of issue 12 on the measured data.
+func (r *Result) Goals() []Goal {
+	var gs []Goal
+	jdp := r.find("riverswim-jdp", "practical-jdp", 1)
+	if jdp != nil {
+		R, t := meanOf(jdp, final), meanOf(jdp, tail)
+		gs = append(gs,
+			Goal{"G1", "RiverSwim H=20, (1, 1e-5)-JDP: R(K) ≤ 16 767 (10 % of the no-learning line)", R <= 16767, fmt.Sprintf("R(%d) = %.0f (mean of %d seeds)", jdp.Episodes, R, len(jdp.Runs))},
+			Goal{"G2", "last-decile per-episode regret ≤ 0.05", t <= 0.05, fmt.Sprintf("%.4f", t)},
+			Goal{"G3", "stretch: R(K) ≤ 3 070 (10× UCBVI's 307)", R <= 3070, fmt.Sprintf("R(K) = %.0f", R)},
+			Goal{"G6", "practical-jdp ≥ 20 000 episodes/s single-threaded (whole run incl. exact regret evaluation)", meanOf(jdp, speed) >= 20000, fmt.Sprintf("%.0f episodes/s (loaded machine, per run)", meanOf(jdp, speed))})
+	}
+	if l := r.find("riverswim-ldp", "practical-ldp", 1); l != nil {
+		t := meanOf(l, tail)
+		st := fmt.Sprintf("last-decile %.3f/episode at K = %d", t, l.Episodes)
+		ok := t <= 1.0 && l.Episodes >= 1_000_000
+		if l.Episodes < 1_000_000 {
+			st += " (K < 10⁶: run with --long to evaluate this goal)"
+		}
+		gs = append(gs, Goal{"G4", "(1, 1e-5)-LDP learns within K = 10⁶ (last-decile per-episode regret ≤ 1.0)", ok, st})
+	}
+	ok, var_ := true, []string{}
+	for _, s := range r.Config.Garnet.EnvSeeds {
+		g := fmt.Sprintf("garnet-%d", s)
+		c := r.find(g, "practical-jdp", 1)
+		if c == nil {
+			continue
+		}
+		t, u := meanOf(c, tail), r.Uniform[g]
+		ok = ok && t <= 0.2*u
+		var_ = append(var_, fmt.Sprintf("%s: %.3f vs uniform %.3f", g, t, u))
+	}
+	gs = append(gs, Goal{"G5", "the same constants learn on seeded Garnets (practical-jdp ε=1 last-decile ≤ 20 % of the uniform policy's regret)", ok, strings.Join(var_, "; ")})
+	return gs
+}
+
+// Summary renders summary.md.
+func (r *Result) Summary() (string, error) {
+	var b bytes.Buffer
+	c := r.Config
+	fmt.Fprintf(&b, "# practical-tabular: dprl's own practical private agents (not the papers')\n\n")
+	fmt.Fprintf(&b, "RiverSwim H=%d (JDP K=%d, LDP K=%d), Garnets S=%d A=%d (K=%d), δ=%g, wall time %.1f s on %d workers. "+
+		"Agents named practical-* are dprl's (practical-privacy spec): private exactly as claimed (accountant: exact μ-GDP from the noise used), no regret proof. "+
+		"Pooled agents assume a time-homogeneous MDP. dp-ucbvi-* are the papers' agents with the strict calibration.\n\n",
+		c.Horizon, c.Episodes, r.find("riverswim-ldp", "ucbvi", 0).Episodes, c.Garnet.States, c.Garnet.Actions, c.Garnet.Episodes, c.Delta, r.Seconds, r.Workers)
+	fmt.Fprintf(&b, "## Goals (issue 12)\n\n")
+	var rows [][]string
+	for _, g := range r.Goals() {
+		v := "does not hold"
+		if g.Holds {
+			v = "holds"
+		}
+		rows = append(rows, []string{g.ID, g.Statement, v, g.Measured})
+	}
+	if err := report.WriteMarkdownTable(&b, []string{"id", "goal", "verdict", "measured"}, rows); err != nil {
+		return "", err
+	}
+	for _, group := range r.groups() {
+		fmt.Fprintf(&b, "\n## %s (uniform policy: %.4f per episode)\n\n", group, r.Uniform[group])
+		rows = rows[:0]
+		for _, cv := range r.Curves {
+			if cv.Group != group {
+				continue
+			}
+			bd, err := cv.band()
+			if err != nil {
+				return "", err
+			}
+			n := bd.Len() - 1
+			rows = append(rows, []string{cv.Label, fmt.Sprintf("%.0f", bd.Mean[n]), fmt.Sprintf("[%.0f, %.0f]", bd.Lo[n], bd.Hi[n]),
+				fmt.Sprintf("%.4f", meanOf(cv, tail)), fmt.Sprintf("%.0f", meanOf(cv, speed)), cv.Privacy})
+		}
+		if err := report.WriteMarkdownTable(&b, []string{"curve", "R(K) mean", "95% CI", "last-decile regret/episode", "episodes/s", "privacy (accountant)"}, rows); err != nil {
+			return "", err
+		}
+	}
+	fmt.Fprintf(&b, "\n## Privacy cost R_private(K) − R_UCBVI(K) (same seeds and users)\n\n")
+	rows = rows[:0]
+	for _, e := range c.Epsilons {
+		row := []string{fmt.Sprint(e)}
+		for _, g := range []struct{ group, agent string }{{"riverswim-jdp", "practical-jdp"}, {"riverswim-ldp", "practical-ldp"}} {
+			p, u := r.find(g.group, g.agent, e), r.find(g.group, "ucbvi", 0)
+			if p == nil || u == nil {
+				row = append(row, "—")
+				continue
+			}
+			d := cost(p, u)
+			m, lo, hi := meanCI(d)
+			row = append(row, fmt.Sprintf("%.0f [%.0f, %.0f]", m, lo, hi))
+		}
+		rows = append(rows, row)
+	}
+	if err := report.WriteMarkdownTable(&b, []string{"ε", "JDP (practical-jdp)", "LDP (practical-ldp)"}, rows); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func meanCI(x []float64) (m, lo, hi float64) {
+	// One value per seed: each seed is a run of length 1.
+	runs := make([][]float64, len(x))
+	for i, v := range x {
+		runs[i] = []float64{v}
+	}
+	b, err := report.MeanBand(runs, 0.95)
+	if err != nil || len(b.Lo) == 0 {
+		s := 0.0
+		for _, v := range x {
+			s += v
+		}
+		m = s / float64(len(x))
+		return m, math.NaN(), math.NaN()
+	}
+	return b.Mean[0], b.Lo[0], b.Hi[0]
+}
+
+func (r *Result) groups() []string {
+	var g []string
+	seen := map[string]bool{}
+	for _, c := range r.Curves {
+		if !seen[c.Group] {
+			seen[c.Group] = true
+			g = append(g, c.Group)
+		}
+	}
+	return g
+}
+
+// Write stores the run in dir: curves/<group>/<label>.csv, one regret figure per group with
+// 95 % bands, the privacy-cost-vs-ε figure, summary.md, and manifest.json (last). Every file is
+// written atomically. It returns the summary.
+func (r *Result) Write(dir string, command []string) (*Manifest, string, error) {
+	man := &Manifest{Command: command, Go: runtime.Version(), Result: r, Goals: r.Goals()}
+	for _, group := range r.groups() {
+		var curves []report.Curve
+		for _, cv := range r.Curves {
+			if cv.Group != group {
+				continue
+			}
+			bd, err := cv.band()
+			if err != nil {
+				return nil, "", err
+			}
+			cps := Checkpoints(cv.Episodes)
+			x := make([]float64, len(cps))
+			for i, k := range cps {
+				x[i] = float64(k)
+			}
+			runs := make([][]float64, len(cv.Runs))
+			names := make([]string, len(cv.Runs))
+			for i, s := range cv.Runs {
+				runs[i], names[i] = s.Cum, fmt.Sprintf("seed_%d", s.Seed)
+			}
+			rel := filepath.Join("curves", group, safe(cv.Label)+".csv")
+			if err := os.MkdirAll(filepath.Join(dir, "curves", group), 0o755); err != nil {
+				return nil, "", err
+			}
+			if err := report.WriteCurveCSV(filepath.Join(dir, rel), cps, runs, names, bd); err != nil {
+				return nil, "", err
+			}
+			man.CSV = append(man.CSV, rel)
+			st := report.StylePrivate
+			if cv.Epsilon == 0 {
+				st = report.StyleNonPrivate
+			}
+			curves = append(curves, report.Curve{Label: cv.Label, X: x, Band: bd, Style: st})
+		}
+		name := "regret-" + group
+		if err := report.PlotCurves(filepath.Join(dir, name), fmt.Sprintf("%s: cumulative regret, mean ± 95%% CI", group), "episode", "cumulative regret", curves, report.PlotOptions{}); err != nil {
+			return nil, "", err
+		}
+		man.Figures = append(man.Figures, name+".png", name+".svg")
+	}
+	var pc []report.Curve
+	for _, g := range []struct{ group, agent, label string }{{"riverswim-jdp", "practical-jdp", "JDP: practical-jdp − UCBVI"}, {"riverswim-ldp", "practical-ldp", "LDP: practical-ldp − UCBVI"}} {
+		u := r.find(g.group, "ucbvi", 0)
+		var x []float64
+		var runs [][]float64
+		for _, e := range r.Config.Epsilons {
+			p := r.find(g.group, g.agent, e)
+			if p == nil || u == nil {
+				continue
+			}
+			x = append(x, e)
+			d := cost(p, u)
+			if runs == nil {
+				runs = make([][]float64, len(d))
+			}
+			for i, v := range d {
+				runs[i] = append(runs[i], math.Max(v, 1))
+			}
+		}
+		if len(x) == 0 {
+			continue
+		}
+		bd, err := report.MeanBand(runs, 0.95)
+		if err != nil {
+			return nil, "", err
+		}
+		pc = append(pc, report.Curve{Label: g.label, X: x, Band: bd, Style: report.StylePrivate})
+	}
+	if len(pc) > 0 {
+		if err := report.PlotCurves(filepath.Join(dir, "privacy-cost"), "privacy cost R_private(K) − R_UCBVI(K) vs ε (RiverSwim), mean ± 95% CI", "ε", "privacy cost (log)", pc, report.PlotOptions{LogX: true, LogY: true}); err != nil {
+			return nil, "", err
+		}
+		man.Figures = append(man.Figures, "privacy-cost.png", "privacy-cost.svg")
+	}
+	sum, err := r.Summary()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(sum), 0o644); err != nil {
+		return nil, "", err
+	}
+	data, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(data, '\n'), 0o644); err != nil {
+		return nil, "", err
+	}
+	return man, sum, nil
+}
+
+func safe(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,355 @@
+package practical
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	agents "github.com/dprl/dprl/agents/tabular"
+	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/privacy/noise"
+	"github.com/dprl/dprl/rng"
+)
+
+// Curve is one (environment, agent, ε) configuration run over seeds.
+type Curve struct {
+	// Group is "riverswim-jdp", "riverswim-ldp" or "garnet-<seed>".
+	Group string `json:"group"`
+	Label string `json:"label"`
+	// Agent is an agent name: "ucbvi", "dp-ucbvi-jdp", "dp-ucbvi-ldp" (the papers', strict
+	// calibration) or a practical agent.
+	Agent    string  `json:"agent"`
+	Epsilon  float64 `json:"epsilon,omitempty"`
+	Episodes int     `json:"episodes"`
+	EnvSeed  uint64  `json:"env_seed,omitempty"`
+	// Privacy is the accountant's statement (one line).
+	Privacy string `json:"privacy"`
+	// PrivateAtNominal is false only for a curve that does not meet its nominal (ε, δ).
+	PrivateAtNominal bool `json:"private_at_nominal"`
+	// Runs holds one result per seed.
+	Runs []SeedRun `json:"runs"`
+}
+
+// SeedRun is one seed's result.
+type SeedRun struct {
+	Seed uint64 `json:"seed"`
+	// Cum is the cumulative exact regret at the checkpoints.
+	Cum []float64 `json:"-"`
+	// Final is R(K); LastDecile the mean per-episode regret over the last K/10 episodes.
+	Final      float64 `json:"final_regret"`
+	LastDecile float64 `json:"last_decile_regret"`
+	// EpisodesPerSecond is K / wall time of the run (single-threaded).
+	EpisodesPerSecond float64 `json:"episodes_per_second"`
+}
+
+// Result is a finished experiment.
+type Result struct {
+	Config  *Config  `json:"config"`
+	Curves  []*Curve `json:"curves"`
+	Seconds float64  `json:"wall_seconds"`
+	Workers int      `json:"workers"`
+	// Uniform is the per-episode regret of the uniform random policy per environment group.
+	Uniform map[string]float64 `json:"uniform_regret_per_episode"`
+}
+
+// Options control execution only.
+type Options struct {
+	Workers  int
+	Progress func(done, total int64)
+}
+
+// Points is the number of checkpoints stored per run.
+const Points = 500
+
+// Checkpoints returns the episodes (1-based) at which cumulative regret is stored.
+func Checkpoints(K int) []int {
+	n := min(Points, K)
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (i + 1) * K / n
+	}
+	return out
+}
+
+func (c *Config) curves() []*Curve {
+	var cs []*Curve
+	add := func(group, agent string, eps float64, K int, env uint64) {
+		l := agent
+		if eps > 0 {
+			l = fmt.Sprintf("%s eps=%g", agent, eps)
+		}
+		cs = append(cs, &Curve{Group: group, Label: l, Agent: agent, Epsilon: eps, Episodes: K, EnvSeed: env})
+	}
+	K := c.Episodes
+	add("riverswim-jdp", "ucbvi", 0, K, 0)
+	add("riverswim-jdp", "practical-ucbvi", 0, K, 0)
+	add("riverswim-jdp", "dp-ucbvi-jdp", 1, K, 0)
+	for _, e := range c.Epsilons {
+		add("riverswim-jdp", "practical-jdp", e, K, 0)
+	}
+	add("riverswim-jdp", "practical-psrl-jdp", 1, K, 0)
+	add("riverswim-jdp", "practical-jdp-theory", 1, K, 0)
+	KL := c.LDPEpisodes
+	if c.Long {
+		KL = c.LDPLongEpisodes
+	}
+	add("riverswim-ldp", "ucbvi", 0, KL, 0)
+	add("riverswim-ldp", "dp-ucbvi-ldp", 1, KL, 0)
+	for _, e := range c.Epsilons {
+		add("riverswim-ldp", "practical-ldp", e, KL, 0)
+	}
+	for _, s := range c.Garnet.EnvSeeds {
+		g := fmt.Sprintf("garnet-%d", s)
+		for _, a := range []string{"ucbvi", "practical-ucbvi", "practical-jdp", "practical-psrl-jdp"} {
+			e := 0.0
+			if a == "practical-jdp" || a == "practical-psrl-jdp" {
+				e = 1
+			}
+			add(g, a, e, c.Garnet.Episodes, s)
+		}
+	}
+	return cs
+}
+
+func (c *Config) env(cv *Curve) (*model.MDP, error) {
+	if cv.EnvSeed == 0 {
+		return model.RiverSwim(c.Horizon)
+	}
+	g := c.Garnet
+	return model.Garnet(model.GarnetConfig{S: g.States, A: g.Actions, H: c.Horizon, Branching: g.Branching,
+		Homogeneous: true, RewardDensity: g.RewardDensity, Seed: cv.EnvSeed})
+}
+
+func (c *Config) seedsOf(cv *Curve) []uint64 {
+	if cv.EnvSeed != 0 {
+		return c.Garnet.Seeds
+	}
+	return c.Seeds
+}
+
+// learner unifies the papers' agents and the practical agents for the runner.
+type learner struct {
+	policy  func() (*model.Policy, error)
+	observe func(t *model.Trajectory) error
+	privacy string
+	private bool
+}
+
+func build(m *model.MDP, cv *Curve, K int, delta float64, seed uint64) (*learner, error) {
+	root := rng.NewSeed(seed)
+	src := func(name string) noise.Source { return noise.NewSeeded(root.Child("noise").Child(name).Rand()) }
+	if _, err := agents.LookupPractical(cv.Agent); err == nil {
+		cfg, err := agents.DefaultPracticalConfig(cv.Agent, cv.Epsilon, delta)
+		if err != nil {
+			return nil, err
+		}
+		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
+			Tie: root.Child("agent").Child("tie").Rand(), Posterior: root.Child("agent").Child("posterior").Rand(), Noise: src("practical")})
+		if err != nil {
+			return nil, err
+		}
+		return &learner{policy: ag.Server.Policy, observe: func(t *model.Trajectory) error {
+			msg, err := ag.Client.Encode(t)
+			if err != nil {
+				return err
+			}
+			return ag.Server.Receive(msg)
+		}, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
+	}
+	info, err := agents.Lookup(cv.Agent)
+	if err != nil {
+		return nil, err
+	}
+	priv := agents.PrivacyConfig{Model: info.Model, Epsilon: cv.Epsilon, Calibration: agents.Strict, Beta: 0.1, EMode: agents.EPractical, EScale: 1}
+	ag, err := agents.New(m.S, m.A, m.H, K, agents.Config{Algorithm: info.Algorithm, Privacy: priv, Bonus: agents.PracticalBonus()},
+		agents.Streams{Tie: root.Child("agent").Child("tie").Rand(), Noise: src})
+	if err != nil {
+		return nil, err
+	}
+	return &learner{policy: ag.Server.Policy, observe: func(t *model.Trajectory) error {
+		return ag.Server.Receive(ag.Client.Encode(t))
+	}, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
+}
+
+// runSeed runs one curve for one seed. All agents of a seed face the same users.
+func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, seed uint64, done *atomic.Int64) (SeedRun, error) {
+	K := cv.Episodes
+	start := time.Now()
+	ln, err := build(m, cv, K, delta, seed)
+	if err != nil {
+		return SeedRun{}, err
+	}
+	cps := Checkpoints(K)
+	out := SeedRun{Seed: seed, Cum: make([]float64, 0, len(cps))}
+	reg := model.NewRegret(m)
+	users := rng.NewSeed(seed).Child("users")
+	pcg := rand.NewPCG(0, 0)
+	user := rand.New(pcg)
+	traj := model.NewTrajectory(m.H)
+	prev := model.NewDeterministic(m.S, m.H)
+	last, cum, tail := 0.0, 0.0, 0.0
+	next, reported := 0, 0
+	for k := 0; k < K; k++ {
+		if k%4096 == 0 && k > 0 {
+			done.Add(int64(k - reported))
+			reported = k
+			if err := ctx.Err(); err != nil {
+				return SeedRun{}, err
+			}
+		}
+		pol, err := ln.policy()
+		if err != nil {
+			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
+		}
+		same := k > 0
+		for h := range pol.Act {
+			if !slices.Equal(pol.Act[h], prev.Act[h]) {
+				same = false
+				copy(prev.Act[h], pol.Act[h])
+			}
+		}
+		if !same {
+			last = reg.Of(pol)
+		}
+		cum += last
+		if k >= K-K/10 {
+			tail += last
+		}
+		if k+1 == cps[next] {
+			out.Cum = append(out.Cum, cum)
+			next++
+		}
+		if k == K-1 {
+			break // episode K's data is never released
+		}
+		users.Index(uint64(k)).Reseed(pcg)
+		m.Rollout(pol, user, traj)
+		if err := ln.observe(traj); err != nil {
+			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
+		}
+	}
+	done.Add(int64(K - reported))
+	out.Final = cum
+	out.LastDecile = tail / float64(K/10)
+	out.EpisodesPerSecond = float64(K) / time.Since(start).Seconds()
+	return out, nil
+}
+
+// Run executes every (curve, seed) pair. The result does not depend on opts.
+func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	res := &Result{Config: cfg, Curves: cfg.curves(), Workers: workers, Uniform: map[string]float64{}}
+	type job struct{ c, s int }
+	var jobs []job
+	var total int64
+	envs := make([]*model.MDP, len(res.Curves))
+	for ci, cv := range res.Curves {
+		m, err := cfg.env(cv)
+		if err != nil {
+			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
+		}
+		envs[ci] = m
+		if _, ok := res.Uniform[cv.Group]; !ok {
+			res.Uniform[cv.Group] = uniformRegret(m)
+		}
+		ln, err := build(m, cv, cv.Episodes, cfg.Delta, cfg.seedsOf(cv)[0])
+		if err != nil {
+			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
+		}
+		cv.Privacy, cv.PrivateAtNominal = ln.privacy, ln.private
+		seeds := cfg.seedsOf(cv)
+		cv.Runs = make([]SeedRun, len(seeds))
+		for si := range seeds {
+			jobs = append(jobs, job{ci, si})
+			total += int64(cv.Episodes)
+		}
+	}
+	// Longest jobs first, so that the last ones do not run alone.
+	slices.SortStableFunc(jobs, func(a, b job) int { return res.Curves[b.c].Episodes - res.Curves[a.c].Episodes })
+	start := time.Now()
+	var done atomic.Int64
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	if opts.Progress != nil {
+		go func() {
+			t := time.NewTicker(250 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-t.C:
+					opts.Progress(done.Load(), total)
+				case <-stop:
+					return
+				}
+			}
+		}()
+	}
+	ch := make(chan job)
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range ch {
+				cv := res.Curves[j.c]
+				seed := cfg.seedsOf(cv)[j.s]
+				r, err := runSeed(ctx, envs[j.c], cv, cfg.Delta, seed, &done)
+				if err != nil {
+					errs[j.c] = fmt.Errorf("curve %q seed %d: %w", cv.Label, seed, err)
+					cancel()
+					continue
+				}
+				cv.Runs[j.s] = r
+			}
+		}()
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case ch <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(ch)
+	wg.Wait()
+	close(stop)
+	if opts.Progress != nil {
+		opts.Progress(done.Load(), total)
+	}
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// uniformRegret is the per-episode regret of the uniformly random policy.
+func uniformRegret(m *model.MDP) float64 {
+	p := &model.Policy{Prob: make([][]float64, m.H)}
+	for h := range p.Prob {
+		p.Prob[h] = make([]float64, m.S*m.A)
+		for i := range p.Prob[h] {
+			p.Prob[h][i] = 1 / float64(m.A)
+		}
+	}
+	return model.NewRegret(m).Of(p)
+}
