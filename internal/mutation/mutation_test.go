@@ -5,6 +5,7 @@ package mutation
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,9 +35,6 @@ func TestMutants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Check(root, ms); err != nil {
-		t.Fatalf("the mutant list does not apply to the tree:\n%v", err)
-	}
 	files, err := SourceFiles(root)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +48,16 @@ func TestMutants(t *testing.T) {
 	} else {
 		defer os.RemoveAll(scratch)
 	}
-	r := &Runner{Root: root, Files: files, Scratch: scratch, Workers: *workers, Timeout: *perMut,
+	// One snapshot of the tree, so that every mutant (and the baseline) sees the same code even
+	// if the work tree changes while the harness runs.
+	snap := filepath.Join(scratch, "snapshot")
+	if err := CopyFiles(root, snap, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(snap, ms); err != nil {
+		t.Fatalf("the mutant list does not apply to the tree:\n%v", err)
+	}
+	r := &Runner{Root: snap, Files: files, Scratch: scratch, Workers: *workers, Timeout: *perMut,
 		Log: func(s string) { t.Log(s) }}
 
 	base := Baselines(ms)

@@ -1,0 +1,73 @@
+package linmix
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dprl/dprl/privacy/noise"
+	"github.com/dprl/dprl/rng"
+)
+
+// TestLDPReportNoiseMatchesCalibration: the noise an LDP user adds to every entry of her
+// report (packed X Xᵀ and X y, Luyo Alg. 1 msg_h) has exactly the variance of the calibration
+// fixed in the specs — σ² (Gaussian modes) or 2b² (Laplace) — so the accountant's guarantee is
+// the one the reports get. With all-zero leaves each entry is pure noise; the mean square of N
+// i.i.d. draws has relative standard deviation √(2/N) (Gaussian) or √(5/N) (Laplace, E Y⁴ =
+// 24b⁴), and the tolerance is 6 of them. A randomiser that adds less noise than calibrated
+// (e.g. half the scale: mean square ×1/4) fails.
+func TestLDPReportNoiseMatchesCalibration(t *testing.T) {
+	m := envA(t)
+	for _, cal := range []Calibration{ZCDP, Paper, Laplace} {
+		t.Run(string(cal), func(t *testing.T) {
+			cfg := Config{Algorithm: UCRLVTR, Mode: LDP, Calibration: cal, Episodes: 10, Epsilon: 1, Delta: 1e-5}
+			a, err := NewSeeded(m, cfg, rng.NewSeed(21))
+			if err != nil {
+				t.Fatal(err)
+			}
+			z := &Randomizer{specs: a.specs, src: noise.NewSeeded(rand.New(rand.NewPCG(21, 22)))}
+			lv := newLeaves(m.Horizon(), a.specs)
+			const reports = 1500
+			nr := len(a.specs)
+			sumMat, sumVec := make([]float64, nr), make([]float64, nr)
+			nMat, nVec := make([]int, nr), make([]int, nr)
+			for range reports {
+				rep := z.Privatize(lv)
+				for i := range rep.mat {
+					r := i % nr
+					for _, v := range rep.mat[i] {
+						sumMat[r] += v * v
+						nMat[r]++
+					}
+					for _, v := range rep.vec[i] {
+						sumVec[r] += v * v
+						nVec[r]++
+					}
+				}
+			}
+			rel := math.Sqrt2
+			if cal == Laplace {
+				rel = math.Sqrt(5)
+			}
+			for r, sp := range a.specs {
+				for _, c := range []struct {
+					what string
+					cal  noise.Calibration
+					sum  float64
+					n    int
+				}{{"matrix", sp.mat, sumMat[r], nMat[r]}, {"vector", sp.vec, sumVec[r], nVec[r]}} {
+					want := c.cal.Variance()
+					if !(want > 0) {
+						t.Fatalf("regression %d %s: calibration %s adds no noise", r, c.what, c.cal)
+					}
+					got := c.sum / float64(c.n)
+					tol := 6 * rel / math.Sqrt(float64(c.n))
+					if math.Abs(got/want-1) > tol {
+						t.Errorf("regression %d %s entries: noise mean square %.6g, calibration %s has variance %.6g (ratio %.4f, tolerance ±%.4f over %d draws)",
+							r, c.what, got, c.cal, want, got/want, tol, c.n)
+					}
+				}
+			}
+		})
+	}
+}
