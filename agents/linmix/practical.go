@@ -1,0 +1,647 @@
+package linmix
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/accounting"
+	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/noise"
+	"github.com/dprl/dprl/rng"
+)
+
+// This file holds dprl's own practical private UCRL-VTR (NOT from the seed papers; labelled
+// PracticalLabel everywhere; practical-privacy spec §2–§5): practical-jdp, practical-ldp, their
+// noise-off twin (Mode None) and a theory-constant variant (PracticalConfig.Theory).
+//
+// Statistic. The regression is pooled over h (PracticalHomogeneity) and value-normalised: user
+// k, who planned with her own optimistic values Ṽ_{h+1} (computed from the public release),
+// uses for every step h < H the centred, range-normalised value v = (Ṽ_{h+1} − c_h)/r_h,
+// c_h = (max Ṽ_{h+1} + min Ṽ_{h+1})/2, r_h = max Ṽ_{h+1} − min Ṽ_{h+1} (v ∈ [−½, ½]^S), and the
+// leaf X_h = ψ_v(s_h, a_h), y_h = v(s_{h+1}). Because Σ_{s′} P(s′|s,a) = 1,
+// E[y_h | past] = ⟨X_h, w⟩ exactly (centring and scaling are linear and c_h, r_h are functions
+// of the release only), so each leaf is a valid VTR observation with ½-sub-Gaussian noise. Her
+// contribution is x_k = (packed G_k, u_k), G_k = Σ_h X_h X_hᵀ, u_k = Σ_h X_h y_h, after the
+// privacy guard (‖X_h‖ ≤ B = Clip·B₁, y_h ∈ [−½, ½], NaN/Inf mapped to 0).
+//
+// Privacy of practical-jdp ((ε, δ)-JDP, replace-one neighbours). Each user contributes exactly
+// one vector x_k, with ‖x_k − x′_k‖ ≤ Δ₂ in the weighted norm of PracticalSensitivity, to the
+// sum of one batch of the public schedule; the curator inserts the batch sums into a Gaussian
+// continual counter with per-coordinate multipliers (1 on the Gram diagonal and the target,
+// 1/√2 off the diagonal). Every release sequence is a post-processing of C·y + z, z ~ N(0, σ²·
+// diag(c²)), so it is (Δ₂·factor/σ)-GDP (Dong, Roth & Su 2022, Thm 2.7; counter.GaussianCounter);
+// the stream is chosen adaptively — the next user's leaves depend on the policies computed
+// from earlier releases — and Denisov, McMahan, Rush, Smith & Thakurta (NeurIPS 2022) prove
+// that the Gaussian matrix mechanism with a lower-triangular factorisation keeps exactly this
+// guarantee on adaptively chosen streams with single participation. σ is fixed in
+// NewPractical from (ε, δ, H, B, K, M, the counter's factor) before any data: μ = GDPFor(ε, δ),
+// σ = Δ₂·factor/μ (with the Secure grid's rounding in Δ₂, spec §7). The planner reads only
+// the PracticalRelease, so every policy — and every action sent to another user — is a
+// post-processing of the μ-GDP release and data-independent tie breaks: the run is μ-JDP
+// (billboard lemma, Hsu et al. 2016; Luyo F.7), reported as the exact (ε, δ) μ implies.
+//
+// Privacy of practical-ldp ((ε, δ)-LDP). The user's client computes the same x_k and sends
+// x_k + N(0, σ_L²·diag(c²)) drawn from her own stream, σ_L = Δ₂/μ; the server type accepts
+// only *PracticalReport values and holds no noise stream. One report per user: μ-GDP.
+//
+// Regulariser and width from the noise actually added (practicalWidth).
+
+// PracticalConfig configures a practical agent.
+type PracticalConfig struct {
+	// Privacy is the privacy setting.
+	Privacy PracticalPrivacy
+	// Episodes is K.
+	Episodes int
+	// Lambda0 is the base ridge λ₀ > 0 (default 1).
+	Lambda0 float64
+	// Confidence β_c ∈ (0, 1) is the failure probability of each of the three events of the
+	// width (noise spectral norm, target-noise norm, self-normalised bound) at each release
+	// (default 0.05: each release's ellipsoid holds with probability ≥ 1 − 3β_c). No union
+	// bound over releases (Theory adds it).
+	Confidence float64
+	// BetaMult multiplies the width (post-processing; default 1).
+	BetaMult float64
+	// Theory selects the theory constants: β_c = P/(3·(T+1)) per release event (union bound
+	// over the T releases) and P/3 for the (time-uniform) self-normalised bound, BetaMult 1.
+	Theory bool
+	// P is the overall failure probability of the theory variant (default 0.05).
+	P float64
+	// Cw bounds ‖w‖ (0: the environment's exact value, spec P21).
+	Cw float64
+
+	knobs practicalKnobs
+}
+
+// practicalKnobs are audit/test-only broken variants, unreachable from the CLI and configs.
+type practicalKnobs struct {
+	noiseDiv float64 // σ divided by this after calibration
+	redraw   bool    // fresh noise per release instead of the counter's
+	noClip   bool    // privacy guard skipped
+	raw      bool    // planner reads exact statistics
+}
+
+func (c *PracticalConfig) defaults() {
+	c.Privacy.defaults()
+	if c.Lambda0 == 0 {
+		c.Lambda0 = 1
+	}
+	if c.Confidence == 0 {
+		c.Confidence = 0.05
+	}
+	if c.BetaMult == 0 {
+		c.BetaMult = 1
+	}
+	if c.P == 0 {
+		c.P = 0.05
+	}
+}
+
+// Validate checks c (after defaults); errors name the field and its range.
+func (c *PracticalConfig) Validate() error {
+	c.defaults()
+	if err := c.Privacy.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case c.Episodes < 2 || c.Episodes > 1<<30:
+		return fmt.Errorf("episodes: %d, want 2..%d", c.Episodes, 1<<30)
+	case !(c.Lambda0 > 0) || math.IsInf(c.Lambda0, 0):
+		return fmt.Errorf("lambda0: %v, want a finite number > 0", c.Lambda0)
+	case !(c.Confidence > 0 && c.Confidence < 1):
+		return fmt.Errorf("confidence: %v, want (0, 1)", c.Confidence)
+	case !(c.BetaMult > 0) || math.IsInf(c.BetaMult, 0):
+		return fmt.Errorf("beta multiplier: %v, want a finite number > 0", c.BetaMult)
+	case c.Theory && c.BetaMult != 1:
+		return fmt.Errorf("beta multiplier: %v, the theory variant uses 1", c.BetaMult)
+	case !(c.P > 0 && c.P < 1):
+		return fmt.Errorf("p: %v, want (0, 1)", c.P)
+	case !(c.Cw >= 0) || math.IsInf(c.Cw, 0):
+		return fmt.Errorf("cw: %v, want a finite number ≥ 0 (0 = the environment's exact value)", c.Cw)
+	}
+	return nil
+}
+
+// Name returns a short label such as "practical-vtr/jdp" or "practical-vtr/ldp-theory".
+func (c PracticalConfig) Name() string {
+	s := "practical-vtr/" + c.Privacy.Mode.String()
+	if c.Theory {
+		s += "-theory"
+	}
+	return s
+}
+
+// PracticalRelease is what a practical agent's privatiser releases: the noisy pooled Gram
+// matrix (packed upper triangle) and target of the users seen so far, and the
+// data-independent std of their noise. It is the planner's only input.
+type PracticalRelease struct {
+	// Users is the number of users the release contains (public: the schedule).
+	Users int
+	// Gram is the packed Σ X Xᵀ plus noise; Target is Σ X y plus noise.
+	Gram, Target []float64
+	// Std is the noise std of every Gram diagonal and target coordinate (Std/√2 off the
+	// diagonal); 0 for exact statistics.
+	Std float64
+	// version increments with every release (planner cache key).
+	version int
+}
+
+// Clone returns a deep copy.
+func (r *PracticalRelease) Clone() *PracticalRelease {
+	c := *r
+	c.Gram = append([]float64(nil), r.Gram...)
+	c.Target = append([]float64(nil), r.Target...)
+	return &c
+}
+
+func newPracticalRelease(d int) PracticalRelease {
+	return PracticalRelease{Gram: make([]float64, noise.PackedLen(d)), Target: make([]float64, d)}
+}
+
+// PracticalLeaves are one user's normalised leaves (X_h, y_h), h = 1..H−1, built on her side
+// from her own trajectory and the values she planned with.
+type PracticalLeaves struct {
+	x [][]float64
+	y []float64
+}
+
+func newPracticalLeaves(H, d int) *PracticalLeaves {
+	l := &PracticalLeaves{x: make([][]float64, H-1), y: make([]float64, H-1)}
+	for h := range l.x {
+		l.x[h] = make([]float64, d)
+	}
+	return l
+}
+
+// practicalEncoder turns leaves into the contribution vector (packed G, u) behind the privacy
+// guard: ‖X‖ ≤ B, y ∈ [−½, ½], non-finite inputs mapped to 0.
+type practicalEncoder struct {
+	d      int
+	B      float64
+	T      float64 // trace cap
+	noClip bool
+	xs     []float64
+}
+
+// check rejects leaves of the wrong shape (a message from a buggy client).
+func (e *practicalEncoder) check(lv *PracticalLeaves) error {
+	if lv == nil || len(lv.x) != len(lv.y) {
+		return errors.New("practical: malformed leaves")
+	}
+	for h, x := range lv.x {
+		if len(x) != e.d {
+			return fmt.Errorf("practical: leaf %d has dimension %d, want %d", h, len(x), e.d)
+		}
+	}
+	return nil
+}
+
+func (e *practicalEncoder) dim() int { return noise.PackedLen(e.d) + e.d }
+
+// add adds the guarded contribution of lv to out (length dim).
+func (e *practicalEncoder) add(lv *PracticalLeaves, out []float64) {
+	d := e.d
+	if cap(e.xs) < d {
+		e.xs = make([]float64, d)
+	}
+	x := e.xs[:d]
+	np := noise.PackedLen(d)
+	trace := 0.0
+	for h := range lv.x {
+		copy(x, lv.x[h])
+		y := lv.y[h]
+		if !e.noClip {
+			y = practicalGuard(x, y, e.B)
+			// Keep rule (predictable: X_h and the past only): skip a step that would push the
+			// trace over the cap.
+			n2 := dot(x, x)
+			if trace+n2 > e.T {
+				continue
+			}
+			trace += n2
+		}
+		idx := 0
+		for a := 0; a < d; a++ {
+			for b := a; b < d; b++ {
+				out[idx] += x[a] * x[b]
+				idx++
+			}
+			out[np+a] += x[a] * y
+		}
+	}
+}
+
+// practicalGuard projects x onto the ball of radius B and clips y to [−½, ½] (the privacy
+// boundary; a no-op when the model's assumptions hold and Clip = 1). A regressor with a NaN or
+// ±Inf entry becomes 0; y = NaN becomes 0.
+func practicalGuard(x []float64, y, B float64) float64 {
+	m := 0.0
+	for _, v := range x {
+		m = max(m, math.Abs(v))
+	}
+	if math.IsNaN(m) || math.IsInf(m, 0) {
+		clear(x)
+	} else if m > 0 {
+		s := 0.0
+		for _, v := range x {
+			s += (v / m) * (v / m)
+		}
+		if n := m * math.Sqrt(s); n > B {
+			f := B / n
+			for i := range x {
+				x[i] *= f
+			}
+		}
+	}
+	if math.IsNaN(y) {
+		return 0
+	}
+	return min(max(y, -0.5), 0.5)
+}
+
+// PracticalCurator is the trusted curator of practical-jdp (and of the noise-off twin): it sums
+// the users of each batch and inserts the batch sums into a Gaussian continual counter; only
+// the counter's prefix (the PracticalRelease) leaves it.
+type PracticalCurator struct {
+	enc      practicalEncoder
+	sched    practicalSchedule
+	batches  int
+	maxUsers int
+	cnt      counter.GaussianCounter
+	exact    []float64 // exact running sums (noise-off twin; broken variants)
+	batch    []float64
+	inB      int
+	users    int
+	rel      PracticalRelease
+	g        PracticalGuarantee
+	scales   []float64
+	// broken variants (audit only)
+	raw    bool
+	redraw bool
+	src    noise.Source
+}
+
+// Ingest adds one user's leaves.
+func (c *PracticalCurator) Ingest(lv *PracticalLeaves) error {
+	if c.users >= c.maxUsers {
+		return fmt.Errorf("practical curator: all %d users of the calibration (K−1) were ingested", c.maxUsers)
+	}
+	if err := c.enc.check(lv); err != nil {
+		return err
+	}
+	c.enc.add(lv, c.batch)
+	c.users++
+	c.inB++
+	if c.inB < c.sched.size(c.batches) {
+		return nil
+	}
+	c.batches++
+	for i, v := range c.batch {
+		c.exact[i] += v
+	}
+	np := len(c.rel.Gram)
+	switch {
+	case c.cnt == nil:
+		copy(c.rel.Gram, c.exact[:np])
+		copy(c.rel.Target, c.exact[np:])
+	default:
+		if err := c.cnt.Insert(c.batch); err != nil {
+			return fmt.Errorf("practical curator: %w", err)
+		}
+		p := c.cnt.Prefix()
+		c.rel.Std = c.cnt.PrefixStd()
+		switch {
+		case c.raw:
+			p = c.exact
+		case c.redraw:
+			p = append([]float64(nil), c.exact...)
+			for i := range p {
+				p[i] = c.src.AddGaussian(p[i], c.rel.Std*c.scales[i])
+			}
+		}
+		copy(c.rel.Gram, p[:np])
+		copy(c.rel.Target, p[np:])
+	}
+	clear(c.batch)
+	c.inB = 0
+	c.rel.Users = c.users
+	c.rel.version++
+	return nil
+}
+
+// Release returns the current release (owned by the curator, valid until the next Ingest).
+func (c *PracticalCurator) Release() *PracticalRelease { return &c.rel }
+
+// Guarantee returns the accountant's statement.
+func (c *PracticalCurator) Guarantee() PracticalGuarantee { return c.g }
+
+func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs) (*PracticalCurator, error) {
+	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, noClip: kn.noClip}
+	n := enc.dim()
+	c := &PracticalCurator{enc: enc, sched: practicalSchedule{p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
+		exact: make([]float64, n), rel: newPracticalRelease(d), scales: practicalScales(d), raw: kn.raw, redraw: kn.redraw, src: src}
+	g.Dim = n
+	if p.Mode == None {
+		c.g = g
+		c.g.PrivateAtNominal = true
+		return c, nil
+	}
+	if src == nil {
+		return nil, errors.New("practical curator: a noise source is required")
+	}
+	build := practicalCounters[p.Counter]
+	capacity := max(c.sched.batches(K-1), 1)
+	probe, err := build(counter.GaussianConfig{Dim: n, Capacity: capacity}, nil)
+	if err != nil {
+		return nil, err
+	}
+	factor := probe.SensitivityFactor()
+	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	if err != nil {
+		return nil, err
+	}
+	sigma, eff, err := practicalSigma(mu, g.Sensitivity, factor, c.scales, src.Secure())
+	if err != nil {
+		return nil, err
+	}
+	g.Sigma, g.SecureSensitivity, g.SensitivityFactor, g.Counter, g.Releases, g.Secure = sigma, eff, factor, p.Counter, capacity, src.Secure()
+	if err := g.account(); err != nil {
+		return nil, err
+	}
+	if kn.noiseDiv > 0 {
+		sigma /= kn.noiseDiv // broken variant: the guarantee above is NOT what this noise gives
+	}
+	c.cnt, err = build(counter.GaussianConfig{Dim: n, Capacity: capacity, Sigma: sigma, CoordScale: c.scales}, src)
+	if err != nil {
+		return nil, err
+	}
+	if f := c.cnt.SensitivityFactor(); f > factor*(1+1e-12) {
+		return nil, fmt.Errorf("practical curator: counter factor %g exceeds the calibrated %g", f, factor)
+	}
+	c.g = g
+	return c, nil
+}
+
+// PracticalReport is the message a practical-ldp user sends: her contribution plus Gaussian
+// noise she drew from her own stream. Its fields are unexported: only a PracticalRandomizer
+// produces one.
+type PracticalReport struct{ x []float64 }
+
+// Values returns a copy of the noisy vector (what the server observes).
+func (r *PracticalReport) Values() []float64 { return append([]float64(nil), r.x...) }
+
+// PracticalRandomizer is practical-ldp's user-side randomiser: it runs on the user's device
+// with her own noise stream, which the server never holds.
+type PracticalRandomizer struct {
+	enc    practicalEncoder
+	sigma  float64
+	scales []float64
+	gamma  float64 // Secure grid (0 for a seeded source)
+	src    noise.Source
+}
+
+// Privatize returns the user's noisy report. Every coordinate, zero or not, gets noise.
+func (z *PracticalRandomizer) Privatize(lv *PracticalLeaves) *PracticalReport {
+	x := make([]float64, z.enc.dim())
+	z.enc.add(lv, x)
+	for i, v := range x {
+		if z.gamma > 0 {
+			v = math.Floor(v/z.gamma+0.5) * z.gamma
+		}
+		x[i] = v + z.src.AddGaussian(0, z.sigma*z.scales[i])
+	}
+	return &PracticalReport{x: x}
+}
+
+// PracticalLocalServer sums practical-ldp reports. It has no field or method through which a
+// trajectory, a leaf or a noise stream could reach it.
+type PracticalLocalServer struct {
+	sched   practicalSchedule
+	batches int
+	inB     int
+	sigma   float64
+	cap     int
+	sum     []float64
+	users   int
+	rel     PracticalRelease
+}
+
+// Receive adds one report; the release is refreshed at the end of each batch.
+func (l *PracticalLocalServer) Receive(r *PracticalReport) error {
+	if r == nil || len(r.x) != len(l.sum) {
+		return errors.New("practical ldp server: malformed report")
+	}
+	if l.users >= l.cap {
+		return fmt.Errorf("practical ldp server: already received K−1 = %d reports", l.cap)
+	}
+	for i, v := range r.x {
+		l.sum[i] += v
+	}
+	l.users++
+	l.inB++
+	if l.inB == l.sched.size(l.batches) {
+		l.batches++
+		l.inB = 0
+		np := len(l.rel.Gram)
+		copy(l.rel.Gram, l.sum[:np])
+		copy(l.rel.Target, l.sum[np:])
+		l.rel.Users = l.users
+		l.rel.Std = l.sigma * math.Sqrt(float64(l.users))
+		l.rel.version++
+	}
+	return nil
+}
+
+// Release returns the current release (valid until the next Receive).
+func (l *PracticalLocalServer) Release() *PracticalRelease { return &l.rel }
+
+func newPracticalLocal(d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs) (*PracticalRandomizer, *PracticalLocalServer, PracticalGuarantee, error) {
+	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, noClip: kn.noClip}
+	scales := practicalScales(d)
+	g.Dim, g.SensitivityFactor, g.Releases, g.Secure = enc.dim(), 1, 1, src.Secure()
+	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	if err != nil {
+		return nil, nil, g, err
+	}
+	sigma, eff, err := practicalSigma(mu, g.Sensitivity, 1, scales, src.Secure())
+	if err != nil {
+		return nil, nil, g, err
+	}
+	g.Sigma, g.SecureSensitivity = sigma, eff
+	if err := g.account(); err != nil {
+		return nil, nil, g, err
+	}
+	if kn.noiseDiv > 0 {
+		sigma /= kn.noiseDiv // broken variant
+	}
+	z := &PracticalRandomizer{enc: enc, sigma: sigma, scales: scales, src: src}
+	if src.Secure() {
+		z.gamma = noise.GaussianGranularity(sigma / math.Sqrt2)
+	}
+	srv := &PracticalLocalServer{sched: practicalSchedule{p.BatchEvery}, sigma: g.Sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
+	return z, srv, g, nil
+}
+
+// PracticalAgent runs a practical agent episode by episode, one user per episode: release →
+// user-side planning from the release → rollout → leaves → curator (JDP / none) or user-side
+// randomiser + LDP server. It is not safe for concurrent use.
+type PracticalAgent struct {
+	cfg   PracticalConfig
+	m     *model.MDP
+	g     PracticalGuarantee
+	pl    *practicalPlanner
+	cur   *PracticalCurator
+	srv   *PracticalLocalServer
+	rnd   *PracticalRandomizer
+	users rng.Seed
+	upcg  *rand.PCG
+	ur    *rand.Rand
+	lv    *PracticalLeaves
+	tr    trajectory
+	ev    *model.Evaluator
+	k     int
+}
+
+// NewPractical builds a practical agent whose privacy noise comes from the hardened
+// noise.Secure source (the default outside seeded experiments). seed drives the users'
+// environment responses and the tie-breaking stream.
+func NewPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed) (*PracticalAgent, error) {
+	var src noise.Source
+	if cfg.Privacy.Mode != None {
+		s, err := noise.NewSecure()
+		if err != nil {
+			return nil, err
+		}
+		src = s
+	}
+	return buildPractical(m, cfg, seed, src)
+}
+
+// NewPracticalSeeded builds a practical agent whose noise stream is derived from seed
+// ("practical-noise"; reproducible simulations, not hardened). Other streams: "users/k" and
+// "ties".
+func NewPracticalSeeded(m *model.MDP, cfg PracticalConfig, seed rng.Seed) (*PracticalAgent, error) {
+	return buildPractical(m, cfg, seed, noise.NewSeeded(seed.Child("practical-noise").Rand()))
+}
+
+func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.Source) (*PracticalAgent, error) {
+	if m == nil {
+		return nil, errors.New("linmix: nil environment")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	H, d := m.Horizon(), m.Dim()
+	if H < 2 {
+		return nil, fmt.Errorf("linmix practical: horizon %d, want ≥ 2 (the last step carries no regression data)", H)
+	}
+	p := cfg.Privacy
+	b1 := PracticalFeatureBound(m)
+	B := p.Clip * b1
+	g := PracticalGuarantee{Mode: p.Mode.String(), Nominal: p.Epsilon, Delta: p.Delta, FeatureBound: b1, ClipRadius: B,
+		TraceCap: p.Budget * float64(H-1) * B * B, Sensitivity: PracticalSensitivity(H, B, p.Budget), BatchEvery: p.BatchEvery, Assumption: PracticalHomogeneity}
+	a := &PracticalAgent{cfg: cfg, m: m, users: seed.Child("users"), ev: m.NewEvaluator()}
+	switch p.Mode {
+	case LDP:
+		z, srv, gg, err := newPracticalLocal(d, cfg.Episodes, B, p, g, src, cfg.knobs)
+		if err != nil {
+			return nil, err
+		}
+		a.rnd, a.srv, a.g = z, srv, gg
+	default:
+		c, err := newPracticalCurator(H, d, cfg.Episodes, B, p, g, src, cfg.knobs)
+		if err != nil {
+			return nil, err
+		}
+		a.cur, a.g = c, c.Guarantee()
+	}
+	cw := cfg.Cw
+	if cw == 0 {
+		cw = m.Cw()
+	}
+	a.pl = newPracticalPlanner(m, &a.cfg, cw, B, seed.Child("ties").Rand())
+	a.lv = newPracticalLeaves(H, d)
+	a.tr = trajectory{s: make([]int, H+1), a: make([]int, H), r: make([]float64, H)}
+	a.upcg = rand.NewPCG(0, 0)
+	a.ur = rand.New(a.upcg)
+	return a, nil
+}
+
+// Guarantee returns the accountant's statement (exact μ-GDP and the (ε, δ) it implies).
+func (a *PracticalAgent) Guarantee() PracticalGuarantee { return a.g }
+
+// Config returns the configuration with defaults filled in.
+func (a *PracticalAgent) Config() PracticalConfig { return a.cfg }
+
+// Release returns the current release (read-only view).
+func (a *PracticalAgent) Release() *PracticalRelease {
+	if a.srv != nil {
+		return a.srv.Release()
+	}
+	return a.cur.Release()
+}
+
+// Episode plays one episode with the next user and returns the exact regret
+// V*_1(s_1) − V^{π_k}_1(s_1).
+func (a *PracticalAgent) Episode() (float64, error) {
+	a.k++
+	if a.k > a.cfg.Episodes {
+		return 0, fmt.Errorf("linmix practical: episode %d exceeds the configured K = %d", a.k, a.cfg.Episodes)
+	}
+	rel := a.Release()
+	// ---- user k: plan from the release only ----
+	a.pl.plan(rel)
+	regret := a.ev.Regret(a.pl.pol)
+	if a.k == a.cfg.Episodes {
+		return regret, nil // the last user's data would reach nobody
+	}
+	a.userPlay()
+	a.pl.leaves(&a.tr, a.lv)
+	// ---- server ----
+	if a.srv != nil {
+		return regret, a.srv.Receive(a.rnd.Privatize(a.lv))
+	}
+	return regret, a.cur.Ingest(a.lv)
+}
+
+func (a *PracticalAgent) userPlay() {
+	a.users.Index(uint64(a.k)).Reseed(a.upcg)
+	s := a.m.Start()
+	a.tr.s[0] = s
+	for h := 0; h < a.m.Horizon(); h++ {
+		act := a.m.Action(a.pl.pol, h, s, a.ur)
+		next, r := a.m.Step(h, s, act, a.ur)
+		a.tr.a[h], a.tr.r[h], a.tr.s[h+1] = act, r, next
+		s = next
+	}
+}
+
+// Run plays the remaining episodes up to K and returns the per-episode regrets.
+func (a *PracticalAgent) Run() ([]float64, error) {
+	out := make([]float64, 0, a.cfg.Episodes-a.k)
+	for a.k < a.cfg.Episodes {
+		r, err := a.Episode()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Width returns the planner's current (λ_t, β_t) (diagnostics).
+func (a *PracticalAgent) Width() (lambda, beta float64) { return a.pl.lam, a.pl.beta }
+
+// Diagnostics returns the run's counters so far (PD repairs, saturated fraction).
+func (a *PracticalAgent) Diagnostics() Diagnostics {
+	d := Diagnostics{PDFallbacks: a.pl.fallbacks}
+	if a.pl.cells > 0 {
+		d.SaturatedFraction = float64(a.pl.saturated) / float64(a.pl.cells)
+	}
+	return d
+}
+
+// Policy returns the policy of the last planned episode (read-only).
+func (a *PracticalAgent) Policy() model.Policy { return a.pl.pol }

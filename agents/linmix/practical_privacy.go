@@ -1,0 +1,324 @@
+package linmix
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+
+	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/accounting"
+	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/noise"
+)
+
+// PracticalLabel marks every output of dprl's own practical linear-mixture agents: they are
+// not from the seed papers and carry no regret proof (practical-privacy spec §5).
+const PracticalLabel = "practical (dprl's own, no regret proof)"
+
+// PracticalHomogeneity is the assumption a practical agent makes and prints: it pools the
+// regression over h, so its estimate is right only if w_h = w for every h.
+const PracticalHomogeneity = "ASSUMPTION: time-homogeneous mixture weights (w_h = w for every h); " +
+	"the value-targeted regression is pooled over h"
+
+// PracticalPrivacy is the privacy setting of a practical agent. Every field is public: the noise
+// level is fixed from them (and the counter's sensitivity factor) before any data is seen.
+type PracticalPrivacy struct {
+	// Mode is JDP (trusted curator, Gaussian continual counter), LDP (Gaussian noise added by
+	// the user from her own stream) or None (exact statistics: the noise-off twin).
+	Mode Mode
+	// Epsilon and Delta are the target (ε, δ) under replace-one neighbours.
+	Epsilon, Delta float64
+	// BatchEvery M ≥ 1: the statistics are released after users 1, 2, 4, …, then every M
+	// users (a data-independent schedule, practical-privacy spec §4). Default 1.
+	BatchEvery int
+	// Counter names the JDP continual counter: blt (default), tree or honaker.
+	Counter string
+	// Clip ∈ (0, 1] scales the public feature bound B₁ (PracticalFeatureBound) to the
+	// clipping radius B = Clip·B₁ of every normalised regressor (default 1: no clipping when
+	// the model's assumptions hold; < 1 clips, which biases but never breaks privacy).
+	Clip float64
+	// Budget ∈ (0, 1] caps each user's trace Σ_h ‖X_h‖² at T = Budget·(H−1)·B²: her steps are
+	// kept in order while the running trace stays ≤ T (default 1: every step kept). The keep
+	// decision for step h depends on X_h and earlier steps only, never on y_h, so the kept
+	// leaves are still valid regression observations (a predictable selection).
+	Budget float64
+}
+
+func (p *PracticalPrivacy) defaults() {
+	if p.BatchEvery == 0 {
+		p.BatchEvery = 1
+	}
+	if p.Counter == "" {
+		p.Counter = "blt"
+	}
+	if p.Clip == 0 {
+		p.Clip = 1
+	}
+	if p.Budget == 0 {
+		p.Budget = 1
+	}
+	if p.Mode != None && p.Delta == 0 {
+		p.Delta = 1e-5
+	}
+}
+
+// Validate checks the setting (after defaults); errors name the field and its range.
+func (p PracticalPrivacy) Validate() error {
+	switch p.Mode {
+	case None, JDP, LDP:
+	default:
+		return fmt.Errorf("privacy.mode: %d unknown (none, jdp, ldp)", int(p.Mode))
+	}
+	if p.Mode != None {
+		if !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0) {
+			return fmt.Errorf("privacy.epsilon: %v, want a finite number > 0", p.Epsilon)
+		}
+		if !(p.Delta > 0 && p.Delta < 1) {
+			return fmt.Errorf("privacy.delta: %v, want (0, 1)", p.Delta)
+		}
+	}
+	if p.BatchEvery < 1 || p.BatchEvery > 1<<30 {
+		return fmt.Errorf("privacy.batch_every: %d, want 1..%d", p.BatchEvery, 1<<30)
+	}
+	if !(p.Clip > 0 && p.Clip <= 1) {
+		return fmt.Errorf("privacy.clip: %v, want (0, 1]", p.Clip)
+	}
+	if !(p.Budget > 0 && p.Budget <= 1) {
+		return fmt.Errorf("privacy.budget: %v, want (0, 1]", p.Budget)
+	}
+	if _, ok := practicalCounters[p.Counter]; !ok && p.Mode == JDP {
+		return fmt.Errorf("privacy.counter: %q unknown (allowed: %s)", p.Counter, strings.Join(PracticalCounters(), ", "))
+	}
+	return nil
+}
+
+type counterBuilder func(cfg counter.GaussianConfig, src noise.Source) (counter.GaussianCounter, error)
+
+// practicalCounters are the Gaussian continual counters a practical JDP agent can use
+// (practical-privacy spec §3).
+var practicalCounters = map[string]counterBuilder{
+	"blt": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
+		return counter.NewSqrtBLT(c, 0, s)
+	},
+	"tree": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
+		return counter.NewGaussianTree(c, s)
+	},
+	"honaker": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
+		return counter.NewHonakerTree(c, s)
+	},
+}
+
+// PracticalCounters lists the counter names a practical JDP agent accepts.
+func PracticalCounters() []string {
+	var n []string
+	for k := range practicalCounters {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// PracticalFeatureBound returns B₁ = max_{s,a} max_{v ∈ [−½, ½]^S} ‖ψ_v(s,a)‖, the public bound
+// on a normalised regressor (centred values of range 1). ‖ψ_v‖ is convex in v, so the maximum
+// is attained at a vertex of the cube restricted to the support of ψ(·|s,a); the vertices are
+// enumerated (Gray-code order) when the support has at most 16 states. Otherwise, and as a cap,
+// the bound 1 of Luyo Asm. 2 is used: 2v = a − b with a, b ∈ [0,1]^S, so ‖ψ_v‖ ≤ (1 + 1)/2.
+// The features ψ are public, so B₁ is a public parameter.
+func PracticalFeatureBound(m *model.MDP) float64 {
+	S, A, d := m.NumStates(), m.NumActions(), m.Dim()
+	e := make([]float64, S)
+	x := make([]float64, d)
+	best := 0.0
+	for s := 0; s < S; s++ {
+		for a := 0; a < A; a++ {
+			var rows [][]float64
+			for n := 0; n < S; n++ {
+				e[n] = 1
+				r := make([]float64, d)
+				m.PsiV(s, a, e, r)
+				e[n] = 0
+				if dot(r, r) > 0 {
+					rows = append(rows, r)
+				}
+			}
+			if len(rows) > 16 {
+				return 1
+			}
+			// start at v = −½ on the support
+			clear(x)
+			for _, r := range rows {
+				for j := range x {
+					x[j] -= r[j] / 2
+				}
+			}
+			best = max(best, math.Sqrt(dot(x, x)))
+			for i := 1; i < 1<<len(rows); i++ {
+				k := bits.TrailingZeros(uint(i))
+				sign := 1.0
+				if (i^(i>>1))>>k&1 == 0 {
+					sign = -1
+				}
+				for j := range x {
+					x[j] += sign * rows[k][j]
+				}
+				best = max(best, math.Sqrt(dot(x, x)))
+			}
+		}
+	}
+	return min(best*(1+1e-12), 1)
+}
+
+// PracticalSensitivity returns the ℓ2 sensitivity Δ₂ of one user's whole contribution under
+// replace-one neighbours, measured in the counter's weighted norm (Gram off-diagonals weighted
+// by √2, i.e. the Frobenius norm of the Gram part): with n = H − 1 informative steps,
+// clipping radius B and trace cap T = budget·n·B²,
+//
+//	Δ₂² = 2·T² + n·T,   (budget = 1: Δ₂ = n·B·√(2B² + 1)).
+//
+// Proof. The contribution is (G, u) with G = Σ_h X_h X_hᵀ and u = Σ_h X_h y_h over the kept
+// steps h, ‖X_h‖ ≤ B and |y_h| ≤ ½ after the privacy guard (normalised, centred values), and
+// Σ_h ‖X_h‖² ≤ T by the keep rule. G and G′ are PSD, so tr(G G′) ≥ 0 and
+// ‖G − G′‖_F² = ‖G‖_F² + ‖G′‖_F² − 2 tr(G G′) ≤ 2T², using ‖G‖_F ≤ tr G = Σ ‖X_h‖² ≤ T.
+// ‖u − u′‖ ≤ ‖u‖ + ‖u′‖ ≤ 2·½·Σ_h ‖X_h‖ ≤ √(n·T) (Cauchy–Schwarz over ≤ n kept steps). The
+// packed upper triangle of G − G′ with off-diagonals weighted by √2 has ℓ2 norm ‖G − G′‖_F.
+// The last step h = H contributes nothing (Ṽ_{H+1} ≡ 0 has range 0) and is not counted.
+func PracticalSensitivity(H int, B, budget float64) float64 {
+	n := float64(H - 1)
+	T := budget * n * B * B
+	return math.Sqrt(2*T*T + n*T)
+}
+
+// practicalScales returns the per-coordinate noise multipliers of the released vector: packed
+// Gram (diagonal 1, off-diagonal 1/√2: noise.Avg) then the target (1).
+func practicalScales(d int) []float64 {
+	sc := noise.SymScales(d, noise.Avg)
+	for i := 0; i < d; i++ {
+		sc = append(sc, 1)
+	}
+	return sc
+}
+
+// practicalRounding returns the sensitivity after the Secure source rounds every coordinate of
+// the statistic to the grid γ of the smallest per-coordinate std σ·min c_k (practical-privacy
+// spec §7): each coordinate moves by at most γ/2 per side, so in the weighted norm
+// ‖diag(c)⁻¹·v‖ the distance grows by at most γ·√(Σ_k 1/c_k²).
+func practicalRounding(sens2, sigma float64, scales []float64, secure bool) float64 {
+	if !secure || sigma == 0 {
+		return sens2
+	}
+	mn, w := math.Inf(1), 0.0
+	for _, c := range scales {
+		mn = min(mn, c)
+		w += 1 / (c * c)
+	}
+	return sens2 + noise.GaussianGranularity(sigma*mn)*math.Sqrt(w)
+}
+
+// practicalSigma returns the smallest σ (fixed point that only raises σ) with
+// practicalRounding(Δ₂, σ)·factor/σ ≤ μ, and the sensitivity used.
+func practicalSigma(mu accounting.GDP, sens2, factor float64, scales []float64, secure bool) (float64, float64, error) {
+	sigma, err := mu.GaussianSigma(sens2 * factor)
+	if err != nil {
+		return 0, 0, err
+	}
+	for range 64 {
+		eff := practicalRounding(sens2, sigma, scales, secure)
+		if eff*factor/sigma <= mu.Mu {
+			return sigma, eff, nil
+		}
+		next, err := mu.GaussianSigma(eff * factor)
+		if err != nil {
+			return 0, 0, err
+		}
+		if next <= sigma {
+			next = math.Nextafter(sigma, math.Inf(1))
+		}
+		sigma = next
+	}
+	return 0, 0, fmt.Errorf("linmix practical: σ calibration with grid rounding did not converge")
+}
+
+// PracticalGuarantee states the guarantee of a practical agent as computed by the exact μ-GDP
+// accountant from the noise actually used — never copied from the nominal ε.
+type PracticalGuarantee struct {
+	Mode string `json:"mode"`
+	// Nominal ε and δ requested (replace-one).
+	Nominal float64 `json:"nominal_epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+	// FeatureBound is B₁, Clip the multiplier, B = Clip·B₁ the clipping radius.
+	FeatureBound float64 `json:"feature_bound"`
+	ClipRadius   float64 `json:"clip_radius"`
+	// TraceCap is T, the cap on each user's Σ_h ‖X_h‖².
+	TraceCap float64 `json:"trace_cap"`
+	// Sensitivity is Δ₂ (PracticalSensitivity); SecureSensitivity includes the grid rounding.
+	Sensitivity       float64 `json:"sensitivity_l2,omitempty"`
+	SecureSensitivity float64 `json:"sensitivity_l2_with_rounding,omitempty"`
+	// SensitivityFactor is the counter's max column norm (1 for LDP).
+	SensitivityFactor float64 `json:"sensitivity_factor,omitempty"`
+	// Sigma is the std of every i.i.d. Gaussian draw (before the coordinate multipliers).
+	Sigma float64 `json:"sigma,omitempty"`
+	// Mu is the μ-GDP of the whole run; Epsilon the exact ε at Delta it implies.
+	Mu      float64 `json:"mu,omitempty"`
+	Epsilon float64 `json:"epsilon,omitempty"`
+	// PrivateAtNominal is Epsilon ≤ Nominal.
+	PrivateAtNominal bool `json:"private_at_nominal"`
+	// Counter and Releases (JDP): counter name and capacity.
+	Counter  string `json:"counter,omitempty"`
+	Releases int    `json:"releases,omitempty"`
+	// BatchEvery echoes the schedule; Dim is the length of one contribution.
+	BatchEvery int    `json:"batch_every"`
+	Dim        int    `json:"dim"`
+	Assumption string `json:"assumption"`
+	Secure     bool   `json:"secure_noise"`
+}
+
+// String summarises the guarantee in one line.
+func (g PracticalGuarantee) String() string {
+	if g.Mode == None.String() {
+		return "non-private (exact statistics); " + g.Assumption
+	}
+	s := fmt.Sprintf("%s (ε=%.4g, δ=%g) replace-one: μ=%.6g-GDP, Δ₂=%.4g, σ=%.5g", g.Mode, g.Epsilon, g.Delta, g.Mu, g.SecureSensitivity, g.Sigma)
+	if g.Counter != "" {
+		s += fmt.Sprintf(", counter %s (factor %.4g, %d releases)", g.Counter, g.SensitivityFactor, g.Releases)
+	}
+	if !g.PrivateAtNominal {
+		s += fmt.Sprintf(" — NOT (%g, %g)-private", g.Nominal, g.Delta)
+	}
+	return s
+}
+
+func (g *PracticalGuarantee) account() error {
+	mu, err := accounting.GaussianGDP(g.SecureSensitivity*g.SensitivityFactor, g.Sigma)
+	if err != nil {
+		return err
+	}
+	a, err := mu.ToApproxDP(g.Delta)
+	if err != nil {
+		return err
+	}
+	g.Mu, g.Epsilon = mu.Mu, a.Epsilon
+	g.PrivateAtNominal = g.Epsilon <= g.Nominal*(1+1e-9)
+	return nil
+}
+
+// practicalSchedule is the public release schedule: batch j (0-based) holds min(2^j, M) users.
+type practicalSchedule struct{ M int }
+
+func (s practicalSchedule) size(j int) int {
+	if j >= 62 || 1<<j >= s.M {
+		return s.M
+	}
+	return 1 << j
+}
+
+// batches returns the number of complete batches among n users.
+func (s practicalSchedule) batches(n int) int {
+	j := 0
+	for n >= s.size(j) {
+		n -= s.size(j)
+		j++
+	}
+	return j
+}
