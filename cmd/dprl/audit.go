@@ -34,6 +34,12 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ts := auditTargets()
 			if list {
+				if len(args) > 0 {
+					return badInput("--list: lists every target and takes no target names")
+				}
+				if err := rejectChanged(cmd, "with --list (it only lists the targets)", "all", "family", "runs", "confidence", "workers", "seed", "out"); err != nil {
+					return err
+				}
 				for _, t := range ts {
 					b := ""
 					if t.Broken {
@@ -74,14 +80,17 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			default:
 				return badInput("audit: name targets, a --family, or --all (see dprl audit --list)")
 			}
-			if runs != 0 && runs < 200 {
-				return badInput("audit: --runs must be 0 (each target's default) or >= 200, got %d", runs)
+			if runs != 0 && (runs < 200 || runs > maxAuditRuns) {
+				return badInput("audit: --runs must be 0 (each target's default) or in [200, %d], got %d", maxAuditRuns, runs)
 			}
 			if !(conf > 0 && conf < 1) {
 				return badInput("audit: --confidence must be in (0, 1), got %v", conf)
 			}
-			if workers < 0 {
-				return badInput("audit: --workers must be >= 0 (0 = all cores), got %d", workers)
+			if err := checkWorkers(workers); err != nil {
+				return err
+			}
+			if err := checkOut(out); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

@@ -60,7 +60,7 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 				return usageError{err}
 			}
 			var seedList []uint64
-			if seeds != "" {
+			if cmd.Flags().Changed("seeds") {
 				if seedList, err = parseSeeds(seeds); err != nil {
 					return err
 				}
@@ -76,14 +76,24 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := suite.Validate(); err != nil {
 				return usageError{err}
 			}
-			if workers < 0 {
-				return badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+			for _, b := range suite.Blocks {
+				for i, e := range b.Epsilons {
+					if err := checkEpsilon(fmt.Sprintf("%s: epsilons[%d]", b.Name, i), e, false); err != nil {
+						return err
+					}
+				}
+			}
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			if out == "" {
+			if !cmd.Flags().Changed("out") {
 				out = "runs/" + suite.Name
+			}
+			if err := checkOut(out); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

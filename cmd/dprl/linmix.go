@@ -55,7 +55,7 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("episodes") {
 				cfg.Episodes = episodes
 			}
-			if seeds != "" {
+			if cmd.Flags().Changed("seeds") {
 				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
 					return err
 				}
@@ -63,14 +63,24 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			if workers < 0 {
-				return badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+			for i, cv := range cfg.Curves {
+				for j, e := range cv.Epsilons {
+					if err := checkEpsilon(fmt.Sprintf("curves[%d].epsilons[%d]", i, j), e, false); err != nil {
+						return err
+					}
+				}
+			}
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			if out == "" {
+			if !cmd.Flags().Changed("out") {
 				out = "runs/linear-mixture"
+			}
+			if err := checkOut(out); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

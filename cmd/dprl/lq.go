@@ -48,7 +48,7 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 					cfg.Episodes = episodes
 				}
 			}
-			if seeds != "" {
+			if cmd.Flags().Changed("seeds") {
 				sd, err := parseSeeds(seeds)
 				if err != nil {
 					return err
@@ -65,17 +65,28 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				cfg.WidthMultiplier = mult
 			}
-			if workers < 0 {
-				return badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			if out == "" {
+			// Every curve keeps its cumulative regret for every seed and episode.
+			curves, nSeeds, K := 1+len(cfg.Epsilons), len(cfg.Seeds), cfg.Episodes
+			if extended {
+				curves, nSeeds, K = 1+len(cfg.Extended.Epsilons)+len(cfg.Extended.ZeroOutEpsilons), len(cfg.Extended.Seeds), cfg.Extended.Episodes
+			}
+			if err := checkStored(curves, nSeeds, K); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("out") {
 				out = "runs/lq"
 				if extended {
 					out = "runs/lq-extended"
 				}
+			}
+			if err := checkOut(out); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()

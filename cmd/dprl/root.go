@@ -39,8 +39,8 @@ func isCobraUsage(err error) bool {
 // execute runs an experiment with a progress bar on a terminal and plain log lines otherwise,
 // then writes the run directory.
 func execute(cfg *experiment.Config, workers int, out string, stderr io.Writer, quiet bool) (*experiment.Result, *experiment.Manifest, error) {
-	if workers < 0 {
-		return nil, nil, badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+	if err := preflightTabular(cfg, workers, out); err != nil {
+		return nil, nil, err
 	}
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -159,18 +159,21 @@ func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("episodes") {
 				cfg.Episodes = episodes
 			}
-			if seeds != "" {
+			if cmd.Flags().Changed("seeds") {
 				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
 					return err
 				}
 			}
-			if preset != "" {
+			if cmd.Flags().Changed("preset") {
+				if preset != "practical" && preset != "theory" {
+					return badInput("--preset: must be practical or theory, got %q", preset)
+				}
 				cfg.Bonus.Preset = preset
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			if out == "" {
+			if !cmd.Flags().Changed("out") {
 				out = "runs/qiao-fig1"
 			}
 			res, man, err := execute(cfg, workers, out, stderr, quiet)
@@ -215,11 +218,19 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var cfg *experiment.Config
 			var err error
-			if configPath != "" {
+			if cmd.Flags().Changed("config") {
+				// The configuration file is the whole experiment: a flag that would change it
+				// is refused rather than ignored.
+				if err := rejectChanged(cmd, "beside --config (set it in the configuration file)", runConfigFlags...); err != nil {
+					return err
+				}
 				if cfg, err = experiment.LoadConfig(configPath); err != nil {
 					return usageError{err}
 				}
 			} else {
+				if err := checkRunFlags(cmd, env, agent, beta, mult); err != nil {
+					return err
+				}
 				sd, err := parseSeeds(seeds)
 				if err != nil {
 					return err
@@ -232,15 +243,15 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 						Branching: branching, Density: density, EnvSeed: envSeed},
 					Bonus:  experiment.BonusSpec{Preset: preset, Multiplier: mult},
 					Curves: []experiment.CurveSpec{{Agent: agent, Epsilon: eps, Calibration: calib, EMode: emode}}}
-				if env == "file" && horizon == 20 && !cmd.Flags().Changed("horizon") {
-					cfg.Env.Horizon = 0
+				if env == "file" {
+					cfg.Env.Horizon = 0 // the file's own H
 				}
 				data, _ := yamlRoundTrip(cfg)
 				if cfg, err = experiment.ParseConfig(data); err != nil {
 					return usageError{err}
 				}
 			}
-			if out == "" {
+			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
 			}
 			_, man, err := execute(cfg, workers, out, stderr, quiet)

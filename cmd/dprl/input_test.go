@@ -1,0 +1,145 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// badCase is one invocation that must be refused as bad input.
+type badCase struct {
+	name string
+	args []string
+	want string // a substring of the error
+}
+
+// checkBad runs each case through the CLI entry point and requires exit status 2, one
+// "dprl: error:" line naming want, no output directory and no compute (each case returns
+// within a few seconds although several would run for hours).
+func checkBad(t *testing.T, cases []badCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			code, _, stderr := runCLI(t, c.args...)
+			if code != 2 || !strings.HasPrefix(stderr, "dprl: error:") || !strings.Contains(stderr, c.want) {
+				t.Errorf("%q: exit %d, stderr %q; want exit 2 and an error mentioning %q", c.args, code, stderr, c.want)
+			}
+			if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "panic") {
+				t.Errorf("stack trace: %s", stderr)
+			}
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("took %v: the input was not refused before computing", el)
+			}
+		})
+	}
+}
+
+// TestBadInputExit2: every kind of bad input exits with status 2 before any compute: invalid
+// Garnet parameters and sizes, ε too small for a finite noise scale, NaN ε, an unusable
+// --out, count flags beyond their bounds, and runs whose stored regret would exceed the
+// memory limit.
+func TestBadInputExit2(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badMDP := filepath.Join(dir, "mdp.json")
+	if err := os.WriteFile(badMDP, []byte(`{"states": 2, "states": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lm := filepath.Join(dir, "lm.yaml")
+	if err := os.WriteFile(lm, []byte(lmTestConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lin := filepath.Join(dir, "lin.yaml")
+	if err := os.WriteFile(lin, []byte(linSmall), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tinyEpsLM := filepath.Join(dir, "lm-eps.yaml")
+	if err := os.WriteFile(tinyEpsLM, []byte(strings.Replace(lmTestConfig, "mode: jdp, epsilons: [0.5]}\n  - {algorithm: ucrl-vtr, mode: ldp",
+		"mode: jdp, epsilons: [1e-320]}\n  - {algorithm: ucrl-vtr, mode: ldp", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tinyEpsLin := filepath.Join(dir, "lin-eps.yaml")
+	if err := os.WriteFile(tinyEpsLin, []byte(strings.Replace(linSmall, "epsilons: [10]", "epsilons: [1e-320]", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	long := []string{"--episodes", "10000000", "--seeds", "1-3", "--quiet"} // hours of compute
+	run := func(args ...string) []string { return append(append([]string{"run", "--out", out}, long...), args...) }
+	checkBad(t, []badCase{
+		{"garnet branching", run("--env", "garnet", "--branching", "0"), "garnet.branching"},
+		{"garnet density", run("--env", "garnet", "--reward-density", "NaN"), "reward_density"},
+		{"garnet size", run("--env", "garnet", "--states", "100", "--actions", "100"), "exceeds the limit 2^24"},
+		{"garnet states", run("--env", "garnet", "--states", "0"), "garnet.states"},
+		{"tiny epsilon", run("--agent", "dp-ucbvi-jdp", "--epsilon", "1e-320"), "epsilon"},
+		{"NaN epsilon", run("--agent", "dp-ucbvi-ldp", "--epsilon", "NaN"), "epsilon"},
+		{"negative epsilon", run("--agent", "dp-ucbvi-ldp", "--epsilon", "-1"), "epsilon"},
+		{"invalid file", run("--env", "file", "--env-file", badMDP), "duplicate key"},
+		{"missing file", run("--env", "file", "--env-file", filepath.Join(dir, "none.json")), "none.json"},
+		{"out is a file", append(run(), "--out", file), "--out"},
+		{"out below a file", append(run(), "--out", filepath.Join(file, "sub")), "--out"},
+		{"workers", run("--workers", "100000"), "--workers"},
+		{"regret memory", append(run(), "--episodes", "100000000", "--seeds", "0-9999"), "exceeds the limit"},
+		{"qiao out", []string{"reproduce", "qiao-fig1", "--out", file, "--quiet"}, "--out"},
+		{"lq out", []string{"reproduce", "lq", "--out", filepath.Join(file, "x"), "--quiet"}, "--out"},
+		{"lq memory", []string{"reproduce", "lq", "--episodes", "10000000", "--seeds", "0-999", "--out", out, "--quiet"}, "exceeds the limit"},
+		{"linear-mixture out", []string{"reproduce", "linear-mixture", "--config", lm, "--out", file, "--quiet"}, "--out"},
+		{"linear-mixture tiny epsilon", []string{"reproduce", "linear-mixture", "--config", tinyEpsLM, "--out", out, "--quiet"}, "epsilon"},
+		{"linear-mdp out", []string{"reproduce", "linear-mdp", "--config", lin, "--out", file, "--quiet"}, "--out"},
+		{"linear-mdp tiny epsilon", []string{"reproduce", "linear-mdp", "--config", tinyEpsLin, "--out", out, "--quiet"}, "epsilon"},
+		{"audit out", []string{"audit", "mechanism/laplace", "--out", file, "--quiet"}, "--out"},
+		{"audit runs", []string{"audit", "mechanism/laplace", "--runs", "1000000000", "--out", out}, "--runs"},
+		{"audit workers", []string{"audit", "mechanism/laplace", "--workers", "100000", "--out", out}, "--workers"},
+	})
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("bad input created the output directory %s", out)
+	}
+}
+
+// TestFlagsNeverIgnored: an explicit value is never replaced by a default (--beta 0,
+// --multiplier 0) and a flag that would have no effect is refused with exit status 2 rather
+// than silently ignored.
+func TestFlagsNeverIgnored(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.yaml")
+	if err := os.WriteFile(cfg, []byte("name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mdp := filepath.Join("..", "..", "model", "tabular", "testdata", "riverswim.yaml")
+	out := filepath.Join(dir, "out")
+	run := func(args ...string) []string {
+		return append([]string{"run", "--out", out, "--episodes", "10000000", "--quiet"}, args...)
+	}
+	checkBad(t, []badCase{
+		{"beta 0", run("--beta", "0"), "--beta"},
+		{"beta NaN", run("--beta", "NaN"), "--beta"},
+		{"multiplier 0", run("--multiplier", "0"), "--multiplier"},
+		{"multiplier Inf", run("--multiplier", "Inf"), "--multiplier"},
+		{"epsilon, non-private", run("--agent", "ucbvi", "--epsilon", "1"), "--epsilon"},
+		{"calibration, non-private", run("--agent", "ucbvi", "--calibration", "paper"), "--calibration"},
+		{"states with riverswim", run("--states", "12"), "--states"},
+		{"env-seed with riverswim", run("--env-seed", "3"), "--env-seed"},
+		{"branching with file", run("--env", "file", "--env-file", mdp, "--branching", "2"), "--branching"},
+		{"horizon with file", run("--env", "file", "--env-file", mdp, "--horizon", "5"), "--horizon"},
+		{"env-file without env file", run("--env-file", mdp), "--env-file"},
+		{"episodes beside config", []string{"run", "--config", cfg, "--episodes", "5", "--out", out}, "--episodes"},
+		{"agent beside config", []string{"run", "--config", cfg, "--agent", "ucbvi", "--out", out}, "--agent"},
+		{"qiao preset empty", []string{"reproduce", "qiao-fig1", "--preset", "", "--out", out}, "--preset"},
+		{"qiao seeds empty", []string{"reproduce", "qiao-fig1", "--seeds", "", "--out", out}, "--seeds"},
+		{"audit list and all", []string{"audit", "--list", "--all"}, "--list"},
+		{"audit list and target", []string{"audit", "--list", "mechanism/laplace"}, "--list"},
+	})
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("bad input created the output directory %s", out)
+	}
+	// The flags that do apply beside --config are accepted.
+	code, _, stderr := runCLI(t, "run", "--config", cfg, "--out", out, "--workers", "1", "--quiet")
+	if code != 0 {
+		t.Fatalf("run --config with --out/--workers/--quiet: exit %d, %s", code, stderr)
+	}
+}
