@@ -152,6 +152,15 @@ func BaseMixture(S, A, d, H int, seed *rand.Rand) (*MDP, error) {
 	if S < 3 || S > 1000 || A < 1 || A > 64 || d < 1 || d > 64 {
 		return nil, fmt.Errorf("base-mixture: states = %d (want 3..1000), actions = %d (want 1..64), dim = %d (want 1..64)", S, A, d)
 	}
+	if H < 1 || H > 10000 {
+		return nil, fmt.Errorf("base-mixture: horizon = %d, want 1..10000", H)
+	}
+	if n, ok := boundedProduct(MaxEntries, d, S, A, S); !ok {
+		return nil, fmt.Errorf("base-mixture: base kernels dim·states·actions·states = %s exceeds the limit 2^26 entries (states=%d, actions=%d, dim=%d)", n, S, A, d)
+	}
+	if err := CheckSize(S, A, H, d, S*A, 3*S*A); err != nil {
+		return nil, fmt.Errorf("base-mixture: %w", err)
+	}
 	const supp = 3
 	base := make([][]float64, d) // [j][(sa)*S+s']
 	for j := range base {
@@ -232,6 +241,9 @@ func HardToLearn(d, H, K int, seed *rand.Rand) (*MDP, error) {
 	beta := math.Sqrt(Delta / (1 + Delta*float64(n)))
 	S := H + 2
 	A := 1 << n
+	if err := CheckSize(S, A, H, d, 2, 2*S*A); err != nil {
+		return nil, fmt.Errorf("hard-to-learn: %w", err)
+	}
 	sp := Spec{Name: fmt.Sprintf("hard-to-learn(d=%d,H=%d,K=%d)", d, H, K), States: S, Actions: A, Horizon: H, Dim: d, RewardDim: 2}
 	for s := 0; s < S; s++ {
 		for a := 0; a < A; a++ {

@@ -2,6 +2,7 @@ package linmix
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,17 @@ func TestSizeLimits(t *testing.T) {
 		if _, err := New(c.sp); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
 		}
+	}
+
+	// The environment constructors check before building their ψ rows and base kernels.
+	if _, err := HardToLearn(16, 1000, 100, rand.New(rand.NewPCG(1, 2))); err == nil || !strings.Contains(err.Error(), "exceeds the limit 2^26") {
+		t.Errorf("HardToLearn(d = 16, H = 1000): error %v, want the size limit", err)
+	}
+	if _, err := BaseMixture(1000, 64, 64, 10, rand.New(rand.NewPCG(1, 2))); err == nil || !strings.Contains(err.Error(), "exceeds the limit 2^26") {
+		t.Errorf("BaseMixture(S = 1000, A = 64, d = 64): error %v, want the size limit", err)
+	}
+	if _, err := HardToLearn(5, 10, 100, rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Errorf("a small HardToLearn was refused: %v", err)
 	}
 
 	// The exact ψ normalisation check enumerates the 2^n vertices of every (s,a) whose

@@ -126,8 +126,8 @@ func (m *MDP) Reward(h, s, a int) float64 { return m.R[h][s*m.A+a] }
 // NewHomogeneous builds a time-homogeneous MDP repeating the transition table p
 // ([(s*A+a)*S+s']) and mean rewards r ([s*A+a]) at every step, and validates it.
 func NewHomogeneous(name string, S, A, H int, p, r, init []float64, kind RewardKind) (*MDP, error) {
-	if H < 1 {
-		return nil, fmt.Errorf("H: must be >= 1, got %d", H)
+	if err := CheckSize("", S, A, H); err != nil {
+		return nil, err
 	}
 	m := &MDP{Name: name, S: S, A: A, H: H, Rewards: kind, Init: init}
 	m.P = make([][]float64, H)

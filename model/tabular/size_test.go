@@ -49,6 +49,9 @@ func TestSizeLimits(t *testing.T) {
 			t.Errorf("Garnet(%+v): error %v, want one mentioning %q", c.cfg, err, c.want)
 		}
 	}
+	if _, err := RiverSwim(1 << 40); err == nil || !strings.Contains(err.Error(), "horizon: must be in [1, 65536]") {
+		t.Errorf("RiverSwim(2^40): error %v, want the horizon bound", err)
+	}
 	if _, err := Garnet(GarnetConfig{S: 64, A: 16, H: 256, Branching: 3, Homogeneous: true}); err != nil {
 		t.Errorf("Garnet at the limit (2^24 entries): %v", err)
 	}
