@@ -218,5 +218,6 @@ func AuditTargets() []audit.Target {
 			},
 		})
 	}
-	return ts
+	// dprl's practical agent (practical_audit.go).
+	return append(ts, PracticalAuditTargets()...)
 }

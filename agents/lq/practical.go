@@ -102,6 +102,9 @@ type PracticalConfig struct {
 	References int `json:"references"`
 	// Search configures the optimistic step (lq spec §4.3).
 	Search SearchConfig `json:"-"`
+	// BLT optionally holds BLT parameters fitted beforehand (counter.FitSqrtBLT for the
+	// capacity; public, data-independent), so that many runs share one fit. Nil: fit here.
+	BLT *counter.BLTParams `json:"-"`
 
 	broken practicalBroken
 }
@@ -479,8 +482,10 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 	if cfg.Counter == "blt" {
 		// Fit the BLT parameters once (the fit dominates the construction cost) and use them
 		// for the factor probe and for the counter.
-		params, err := counter.FitSqrtBLT(capacity, counter.DefaultBLTBuffers)
-		if err != nil {
+		var params counter.BLTParams
+		if cfg.BLT != nil {
+			params = *cfg.BLT
+		} else if params, err = counter.FitSqrtBLT(capacity, counter.DefaultBLTBuffers); err != nil {
 			return nil, err
 		}
 		build = func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
@@ -610,3 +615,12 @@ func (c *PracticalCurator) Receive(tr *Trajectory) error {
 
 // Release returns the current release (owned by the curator, valid until the next Receive).
 func (c *PracticalCurator) Release() *PracticalRelease { return &c.rel }
+
+// PracticalCapacity returns the number of counter insertions of a practical agent with K
+// episodes and batch size M (the capacity its counter is calibrated for; public).
+func PracticalCapacity(episodes, batchEvery int) int {
+	if episodes < 1 || batchEvery < 1 {
+		return 1
+	}
+	return max(practicalSchedule{batchEvery}.batches(episodes-1), 1)
+}

@@ -311,7 +311,7 @@ func TestAuditTargets(t *testing.T) {
 			t.Fatalf("%s: side 2 accepted", tg.Name)
 		}
 	}
-	if broken != 4 || len(ts) != 7 {
+	if broken != 8 || len(ts) != 14 { // 4 + 4 broken of Private-OFU-RL and practical-ofu-rl
 		t.Fatalf("%d broken variants, want 4", broken)
 	}
 }

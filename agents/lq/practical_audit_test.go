@@ -1,0 +1,66 @@
+package lq
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dprl/dprl/privacy/audit"
+	"github.com/dprl/dprl/rng"
+)
+
+// TestPracticalAuditTargets audits every practical target at a fixed seed: the correct agent
+// must pass, the broken variants (σ/4, noise redrawn per release, boundary skipped, raw
+// statistics released) must be flagged.
+func TestPracticalAuditTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("audit runs take a while")
+	}
+	for _, tg := range PracticalAuditTargets() {
+		t.Run(tg.Name, func(t *testing.T) {
+			r, err := audit.Audit(context.Background(), tg, audit.Options{Runs: 10000, Seed: rng.NewSeed(11)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ε_LB = %.3f (claim %g, δ %g): %s", r.EpsilonLB, tg.Claim.Epsilon, tg.Claim.Delta, r.Verdict())
+			if r.Violation != tg.Broken {
+				t.Errorf("ε_LB = %.3f vs claim %g: %s (event %s)", r.EpsilonLB, tg.Claim.Epsilon, r.Verdict(), r.Event)
+			}
+		})
+	}
+}
+
+// TestPracticalAuditDeterministic: outputs are pure functions of (side, seed) of fixed length,
+// side 2 is rejected, and the targets are part of the family's AuditTargets.
+func TestPracticalAuditDeterministic(t *testing.T) {
+	all := map[string]bool{}
+	for _, tg := range AuditTargets() {
+		all[tg.Name] = true
+	}
+	broken := 0
+	for _, tg := range PracticalAuditTargets() {
+		if !all[tg.Name] || tg.Family != "lq" {
+			t.Errorf("%s missing from AuditTargets or wrong family", tg.Name)
+		}
+		if tg.Broken {
+			broken++
+		}
+		a, err := tg.Run(1, rng.NewSeed(5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := tg.Run(1, rng.NewSeed(5))
+		c, _ := tg.Run(0, rng.NewSeed(6))
+		if len(a) != len(c) || len(a) == 0 {
+			t.Errorf("%s: output length depends on the side", tg.Name)
+		}
+		if !equalSlices(a, b) {
+			t.Errorf("%s: output not deterministic in the seed", tg.Name)
+		}
+		if _, err := tg.Run(2, rng.NewSeed(0)); err == nil {
+			t.Errorf("%s: side 2 accepted", tg.Name)
+		}
+	}
+	if broken != 4 {
+		t.Errorf("%d broken practical variants, want 4", broken)
+	}
+}
