@@ -21,6 +21,9 @@ const (
 	pUserBig                            // user A's pair times 5 (only the unclipped variant keeps it so)
 )
 
+// zeroTrajectory is a user reporting x ≡ 0, u ≡ 0 (LQ-E1 shapes).
+func zeroTrajectory(H int) *Trajectory { return adversarialTrajectory(userZero, H) }
+
 // practicalAuditTrajectory returns the changed user's report (LQ-E1 shapes). With the audit
 // budget B = (1+γ)²+1 only the first pair is kept; users A and B then realise
 // ‖e_A − e_B‖_σ = √(B² − 1) ≈ 0.93·Δ₂ (PracticalSensitivity's proof with ⟨M_A, M_B⟩ = 0).

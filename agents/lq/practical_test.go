@@ -17,9 +17,6 @@ import (
 	"github.com/dprl/dprl/rng"
 )
 
-// zeroTrajectory is a user reporting x ≡ 0, u ≡ 0 (LQ-E1 shapes).
-func zeroTrajectory(H int) *Trajectory { return adversarialTrajectory(userZero, H) }
-
 // pureNoiseRelease returns the release after `users` zero users: exactly the counter's noise.
 func pureNoiseRelease(t *testing.T, cfg PracticalConfig, users int, seed rng.Seed) *PracticalRelease {
 	t.Helper()
