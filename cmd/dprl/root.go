@@ -117,6 +117,7 @@ func reproductions(stdout, stderr io.Writer) []*cobra.Command {
 		newLinearMDPCmd(stdout, stderr),
 		newLinearMixtureCmd(stdout, stderr),
 		newPracticalTabularCmd(stdout, stderr),
+		newPracticalLQCmd(stdout, stderr),
 	}
 }
 

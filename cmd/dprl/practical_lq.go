@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+
+	explq "github.com/dprl/dprl/experiment/lq"
+)
+
+// newPracticalLQCmd is `dprl reproduce practical-lq`: dprl's practical Private-OFU-RL (and its
+// theory-constant variant and noise-off twin) beside the paper's Private-OFU-RL and OFU-RL on
+// LQ-E1, ε ∈ {0.5, 1, 2, 5, 10}.
+func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out, seeds string
+	var episodes, workers int
+	var long, quiet, force bool
+	cmd := &cobra.Command{
+		Use:   "practical-lq",
+		Short: "dprl's practical Private-OFU-RL (practical-ofu-rl, no regret proof) vs the paper's Private-OFU-RL and OFU-RL on LQ-E1, ε grid (--long: 5 seeds)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := explq.DefaultPracticalExpConfig()
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("episodes") {
+				if episodes < 2 || episodes > 10_000_000 {
+					return badInput("--episodes: must be in [2, 10000000], got %d", episodes)
+				}
+				cfg.Episodes = episodes
+				cfg.PaperEpisodes = min(cfg.PaperEpisodes, episodes)
+				cfg.OFUEpisodes = min(cfg.OFUEpisodes, episodes)
+			}
+			if seeds != "" {
+				s, err := parseSeeds(seeds)
+				if err != nil {
+					return err
+				}
+				cfg.Seeds, cfg.LongSeeds = s, nil
+			}
+			if workers < 0 {
+				return badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+			}
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			if out == "" {
+				out = "runs/practical-lq"
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			update, finish := progress(stderr, "practical-lq", "episodes", quiet)
+			res, err := explq.RunPracticalExp(ctx, cfg, long, workers, update)
+			finish()
+			if err != nil {
+				return err
+			}
+			summary, err := res.Write(out, force, os.Args)
+			if err != nil {
+				return fmt.Errorf("writing %s: %w", out, err)
+			}
+			fmt.Fprint(stdout, summary)
+			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, regret.png/svg, curves/*.csv) in %.1f s.\n", out, res.Seconds)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "run directory (default runs/practical-lq)")
+	f.StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-5")
+	f.IntVar(&episodes, "episodes", 0, "override K of the practical agents (default 100000; the paper's agents are capped at it)")
+	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
+	f.BoolVar(&long, "long", false, "run the long seeds (5 seeds)")
+	f.BoolVar(&force, "force", false, "replace an earlier run in the output directory")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	return cmd
+}

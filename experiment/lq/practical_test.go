@@ -1,0 +1,77 @@
+package lq
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPracticalExpConfig: the embedded configuration parses; bad fields are named.
+func TestPracticalExpConfig(t *testing.T) {
+	c, err := DefaultPracticalExpConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Episodes != 100000 || len(c.Epsilons) != 5 {
+		t.Fatalf("embedded config: %+v", c)
+	}
+	for _, bad := range []struct{ yaml, field string }{
+		{"episodes: 1\nseeds: [1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "episodes"},
+		{"episodes: 10\nseeds: [1, 1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "seeds"},
+		{"episodes: 10\nseeds: [1]\nepsilons: [1]\nbudget: -4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "budget"},
+		{"episodes: 10\nseeds: [1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: nope\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "counter"},
+		{"episodes: 10\nseeds: [1]\nepsilons: [1]\nbogus: 3\n", "bogus"},
+	} {
+		if _, err := ParsePracticalExpConfig([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.field) {
+			t.Errorf("%s: error %v", bad.field, err)
+		}
+	}
+}
+
+// TestPracticalExpRun: a short run is identical with 1 and 2 workers, the paper's private
+// agent stays on the zero line, and the run directory has its files with the manifest.
+func TestPracticalExpRun(t *testing.T) {
+	c, _ := DefaultPracticalExpConfig()
+	c.Episodes, c.PaperEpisodes, c.OFUEpisodes, c.Seeds = 600, 300, 20, []uint64{1, 2}
+	c.Epsilons, c.TheoryEpsilons, c.BatchEvery = []float64{1, 10}, []float64{1}, 50
+	a, err := RunPracticalExp(context.Background(), c, false, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := RunPracticalExp(context.Background(), c, false, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Curves {
+		for j := range a.Curves[i].Runs {
+			if a.Curves[i].Runs[j].Final != b.Curves[i].Runs[j].Final {
+				t.Fatalf("%s: result depends on the number of workers", a.Curves[i].Label)
+			}
+		}
+		if a.Curves[i].Agent == "private-ofu-rl" {
+			for _, r := range a.Curves[i].Runs {
+				if r.FirstOffZero != 0 {
+					t.Errorf("paper's agent left the zero line at %d", r.FirstOffZero)
+				}
+			}
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	summary, err := a.Write(dir, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(summary, "NOT MEASURED") || !strings.Contains(summary, "practical (dprl's own, no regret proof)") {
+		t.Errorf("summary lacks the goal status or the label:\n%s", summary)
+	}
+	for _, f := range []string{"manifest.json", "summary.md", "regret.png", "regret.svg", "curves/zero-policy.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := a.Write(dir, false, nil); err == nil {
+		t.Error("an earlier run was overwritten without force")
+	}
+}
