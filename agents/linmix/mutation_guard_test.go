@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -69,5 +70,41 @@ func TestLDPReportNoiseMatchesCalibration(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLDPNoiseNotReproducibleFromSeed: in deployment (New) each user's randomiser must draw
+// from a secret stream: nothing the server holds — in particular the public run seed, from
+// which the server's own streams are derived — may determine the LDP noise. Two agents built
+// from the same seed must therefore send different reports for the same leaves (equal reports
+// have probability 0 for continuous or fine-grid noise), and neither may equal the report of
+// the seeded (simulation) agent with that seed.
+func TestLDPNoiseNotReproducibleFromSeed(t *testing.T) {
+	m := envA(t)
+	cfg := Config{Algorithm: UCRLVTR, Mode: LDP, Calibration: ZCDP, Episodes: 10, Epsilon: 1, Delta: 1e-5}
+	report := func(a *Agent) []float64 {
+		return a.rnd.Privatize(newLeaves(m.Horizon(), a.specs)).Values()
+	}
+	var reps [][]float64
+	for _, build := range []func(*model.MDP, Config, rng.Seed) (*Agent, error){New, New, NewSeeded} {
+		a, err := build(m, cfg, rng.NewSeed(7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, report(a))
+	}
+	same := func(x, y []float64) bool {
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+		return len(x) == len(y)
+	}
+	if same(reps[0], reps[1]) {
+		t.Error("two deployed agents with the same seed sent identical LDP reports: the users' noise is a function of the public seed")
+	}
+	if same(reps[0], reps[2]) || same(reps[1], reps[2]) {
+		t.Error("a deployed agent's LDP report equals the seeded agent's: the users' noise is derived from the run seed")
 	}
 }

@@ -218,10 +218,17 @@ func TestRunnerEndToEnd(t *testing.T) {
 		{ID: "rotten", File: "tiny/tiny.go", Find: "3 / eps", Replace: "1 / eps", Pkgs: []string{"./tiny"}},
 	}
 	r := &Runner{Root: root, Files: names, Scratch: t.TempDir(), Workers: 2, Timeout: 2 * time.Minute}
-	base := r.Run(Baselines(ms))
-	if len(base) != 1 || base[0].Status != Survived {
-		t.Fatalf("baseline = %+v, want one passing command", base)
+	base := r.Baseline(ms)
+	if len(base) != 1 || base[0].Status != Survived || len(base[0].Ran) != 1 || base[0].Ran[0] != "TestScale" {
+		t.Fatalf("baseline = %+v, want one passing command that ran TestScale", base)
 	}
+	ms[1].Run = "^TestScale$"
+	ms[2].Run = "^TestNothing$"
+	base = r.Baseline(ms)
+	if len(base) != 2 || base[0].Status != Survived || base[1].Status != HarnessError || !strings.Contains(base[1].Detail, `mutant "nobuild": -run "^TestNothing$" matches none`) {
+		t.Fatalf("baseline with a pattern matching nothing = %+v, want a harness error naming the mutant", base)
+	}
+	ms[1].Run, ms[2].Run = "", ""
 	want := []Status{Caught, Survived, HarnessError, HarnessError}
 	res := r.Run(ms)
 	for i, x := range res {

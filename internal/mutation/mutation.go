@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,6 +59,8 @@ type Mutant struct {
 	Why string
 	// Line is the line of the mutant's header in the list (for error messages).
 	Line int
+
+	baseline bool // a baseline command (no mutation; run with -v to record the tests run)
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
@@ -337,6 +340,8 @@ type Result struct {
 	Failed []string
 	// Detail is the error or the tail of the command output for harness errors and survivors.
 	Detail string
+	// Ran lists the top-level tests and examples a baseline command ran.
+	Ran []string
 }
 
 // Runner runs mutants in scratch copies of a module.
@@ -359,7 +364,10 @@ type Runner struct {
 	Log func(string)
 }
 
-var failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+)`)
+var (
+	failLine = regexp.MustCompile(`(?m)^--- FAIL: (\S+)`)
+	runLine  = regexp.MustCompile(`(?m)^=== RUN\s+(\S+)`)
+)
 
 func (r *Runner) env() []string {
 	env := r.Env
@@ -402,9 +410,12 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// testArgs returns the go test arguments for pkgs and run.
-func (r *Runner) testArgs(pkgs []string, run string) []string {
+// testArgs returns the go test arguments for pkgs and run (-v for a baseline).
+func (r *Runner) testArgs(pkgs []string, run string, verbose bool) []string {
 	args := []string{"test", "-count=1", "-p=1", "-timeout=" + r.Timeout.String()}
+	if verbose {
+		args = append(args, "-v")
+	}
 	if run != "" {
 		args = append(args, "-run="+run)
 	}
@@ -419,7 +430,7 @@ func (r *Runner) prepare(dir string, m Mutant) error {
 	if err := CopyFiles(r.Root, dir, r.Files); err != nil {
 		return fmt.Errorf("copying the module: %w", err)
 	}
-	if m.Find == "" {
+	if m.baseline {
 		return nil
 	}
 	path := filepath.Join(dir, filepath.FromSlash(m.File))
@@ -434,8 +445,8 @@ func (r *Runner) prepare(dir string, m Mutant) error {
 	return os.WriteFile(path, mut, 0o644)
 }
 
-// runOne runs one mutant in dir. A mutant with an empty Find is a baseline: its tests must
-// pass, and "caught" means the baseline is broken.
+// runOne runs one mutant in dir. For a baseline (no mutation) the tests must pass: "caught"
+// then means the unmodified tests fail.
 func (r *Runner) runOne(dir string, m Mutant) Result {
 	start := time.Now()
 	res := Result{Mutant: m}
@@ -451,7 +462,7 @@ func (r *Runner) runOne(dir string, m Mutant) Result {
 	if out, err := r.goCmd(ctx, dir, append([]string{"vet"}, m.Pkgs...)...); err != nil {
 		return done(HarnessError, "mutant does not build (go vet): "+err.Error()+"\n"+tail(out, 15))
 	}
-	out, err := r.goCmd(ctx, dir, r.testArgs(m.Pkgs, m.Run)...)
+	out, err := r.goCmd(ctx, dir, r.testArgs(m.Pkgs, m.Run, m.baseline)...)
 	if ctx.Err() != nil {
 		return done(HarnessError, "tests did not finish in "+(r.Timeout+time.Minute).String())
 	}
@@ -460,11 +471,21 @@ func (r *Runner) runOne(dir string, m Mutant) Result {
 			res.Failed = append(res.Failed, f[1])
 		}
 	}
+	if m.baseline {
+		for _, f := range runLine.FindAllStringSubmatch(out, -1) {
+			if !strings.Contains(f[1], "/") {
+				res.Ran = append(res.Ran, f[1])
+			}
+		}
+	}
 	if strings.Contains(out, "[build failed]") || strings.Contains(out, "[setup failed]") {
 		return done(HarnessError, "test build failed:\n"+tail(out, 15))
 	}
 	if strings.Contains(out, "no tests to run") {
 		return done(HarnessError, "the -run pattern "+strconv.Quote(m.Run)+" matches no test in some package:\n"+tail(out, 8))
+	}
+	if m.baseline && err != nil {
+		return done(Caught, tail(out, 30)) // the unmodified tests fail
 	}
 	if err == nil {
 		return done(Survived, tail(out, 8))
@@ -476,20 +497,63 @@ func (r *Runner) runOne(dir string, m Mutant) Result {
 	return done(Caught, tail(out, 30))
 }
 
-// Baselines returns one pseudo-mutant (empty Find) per distinct (packages, run) pair of ms:
-// the unmodified tests every mutant relies on.
-func Baselines(ms []Mutant) []Mutant {
-	seen := map[string]bool{}
-	var out []Mutant
+// Baseline runs, on the unmodified copy, every test the mutants rely on: one go test command
+// per package, with -run the union of the package's mutants' patterns (all tests if one of
+// them has none). It returns one result per package, Survived meaning "the tests pass", and a
+// HarnessError per mutant whose -run pattern matches none of the tests that ran in one of its
+// packages (a pattern that selects nothing would let the mutant survive unnoticed).
+func (r *Runner) Baseline(ms []Mutant) []Result {
+	type group struct {
+		pats []string
+		all  bool
+	}
+	var order []string
+	groups := map[string]*group{}
 	for _, m := range ms {
-		key := strings.Join(m.Pkgs, " ") + "\x00" + m.Run
-		if seen[key] {
+		for _, p := range m.Pkgs {
+			g, ok := groups[p]
+			if !ok {
+				g = &group{}
+				groups[p] = g
+				order = append(order, p)
+			}
+			if m.Run == "" {
+				g.all = true
+			} else if !slices.Contains(g.pats, m.Run) {
+				g.pats = append(g.pats, m.Run)
+			}
+		}
+	}
+	base := make([]Mutant, len(order))
+	for i, p := range order {
+		g := groups[p]
+		run := ""
+		if !g.all {
+			run = "(" + strings.Join(g.pats, ")|(") + ")"
+		}
+		base[i] = Mutant{ID: "baseline:" + p, Pkgs: []string{p}, Run: run, baseline: true}
+	}
+	res := r.Run(base)
+	ran := map[string][]string{}
+	for i, p := range order {
+		ran[p] = res[i].Ran
+	}
+	for _, m := range ms {
+		if m.Run == "" {
 			continue
 		}
-		seen[key] = true
-		out = append(out, Mutant{ID: "baseline:" + m.ID, File: m.File, Pkgs: m.Pkgs, Run: m.Run})
+		re := regexp.MustCompile(m.Run) // validated by Parse
+		for _, p := range m.Pkgs {
+			if res[slices.Index(order, p)].Status != Survived {
+				continue
+			}
+			if !slices.ContainsFunc(ran[p], re.MatchString) {
+				res = append(res, Result{Mutant: m, Status: HarnessError,
+					Detail: fmt.Sprintf("mutant %q: -run %q matches none of the tests of %s", m.ID, m.Run, p)})
+			}
+		}
 	}
-	return out
+	return res
 }
 
 // Run runs ms, r.Workers at a time, each in its worker's scratch directory, and returns the

@@ -60,10 +60,9 @@ func TestMutants(t *testing.T) {
 	r := &Runner{Root: snap, Files: files, Scratch: scratch, Workers: *workers, Timeout: *perMut,
 		Log: func(s string) { t.Log(s) }}
 
-	base := Baselines(ms)
-	t.Logf("baseline: %d test commands on the unmodified copy", len(base))
+	t.Log("baseline: the mutants' tests on the unmodified copy, one command per package")
 	bad := false
-	for _, b := range r.Run(base) {
+	for _, b := range r.Baseline(ms) {
 		if b.Status != Survived { // a baseline "survives" when its tests pass
 			bad = true
 			t.Errorf("%s: the unmodified tests of %s (run %q) do not pass (%s):\n%s",
