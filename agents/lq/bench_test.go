@@ -92,3 +92,35 @@ func BenchmarkAuditTargets(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPracticalEpisode measures whole episodes of practical-ofu-rl on LQ-E1 at ε = 1
+// (K = 20000: u ≡ 0 until ≈ 3000, then real optimistic steps once per release) and of its
+// noise-off twin, including the one-off BLT fit, and reports episodes/s. Compare with
+// BenchmarkEpisode/n2d1/private-eps1 (the paper's Private-OFU-RL, every episode an early exit).
+//
+//	go test -run NONE -bench PracticalEpisode -cpu 1 ./agents/lq/
+func BenchmarkPracticalEpisode(b *testing.B) {
+	sys := lq.LQE1()
+	for _, c := range []struct {
+		label string
+		off   bool
+		K     int
+	}{{"practical-eps1", false, 20000}, {"practical-eps1-K1e5", false, 100000}, {"noise-off", true, 20000}} {
+		b.Run(c.label, func(b *testing.B) {
+			var eps, search, total float64
+			for i := 0; i < b.N; i++ {
+				cfg := DefaultPracticalConfig(1, c.K)
+				cfg.NoiseOff = c.off
+				res, err := RunPractical(context.Background(), sys, cfg, rng.NewSeed(uint64(i)), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				eps += float64(c.K)
+				search += res.Diag.SearchSeconds
+				total += res.Diag.Seconds
+			}
+			b.ReportMetric(eps/b.Elapsed().Seconds(), "episodes/s")
+			b.ReportMetric(search/total, "search-share")
+		})
+	}
+}
