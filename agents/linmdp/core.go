@@ -259,17 +259,20 @@ type Release struct {
 
 // planner turns Releases into Q-functions and a greedy policy (post-processing only).
 type planner struct {
-	env   *model.MDP
-	H, d  int
-	beta  float64
-	tie   TieBreak
-	tieR  *rand.Rand
-	act   [][]int     // [h][s]
-	val   [][]float64 // [h][s] V_h
-	w     []float64
-	tmp   []float64
-	ties  int   // states whose truncated Q tied at the maximum, summed over all planSteps
-	tiesH []int // per h: tied states in the latest planStep of h
+	env  *model.MDP
+	H, d int
+	beta float64
+	// noiseW, if > 0, adds noiseW·‖Λ̃⁻¹φ‖₂ to the bonus (the practical agents' width for the
+	// noise of the released statistics; practical.go). 0 for the papers' agents.
+	noiseW float64
+	tie    TieBreak
+	tieR   *rand.Rand
+	act    [][]int     // [h][s]
+	val    [][]float64 // [h][s] V_h
+	w      []float64
+	tmp    []float64
+	ties   int   // states whose truncated Q tied at the maximum, summed over all planSteps
+	tiesH  []int // per h: tied states in the latest planStep of h
 	// Distinct feature vectors: fid[s][a] indexes uniq; the score and bonus are computed once
 	// per distinct vector (E2 has 3·50 pairs but 3m + mM distinct features at most).
 	uniq       [][]float64
@@ -352,6 +355,14 @@ func (p *planner) planStep(h int, rel Release) {
 		}
 		p.sc[id] = sc
 		p.bonusU[id] = p.beta * math.Sqrt(smallmat.InvQuad(rel.Chol, d, f, p.tmp))
+		if p.noiseW > 0 {
+			smallmat.Solve(rel.Chol, d, f, p.tmp)
+			n := 0.0
+			for _, x := range p.tmp[:d] {
+				n += x * x
+			}
+			p.bonusU[id] += p.noiseW * math.Sqrt(n)
+		}
 	}
 	p.tiesH[h] = 0
 	for s := 0; s < p.env.N; s++ {
