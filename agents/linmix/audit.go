@@ -7,6 +7,7 @@ import (
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/audit"
+	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -251,6 +252,141 @@ func AuditTargets() []audit.Target {
 			}
 		} else if s.name == "ucrl-vtr-ldp" {
 			add("data-noise", knobs{dataScale: true}, true, "; BROKEN: noise level computed from the data")
+		}
+	}
+	return append(ts, practicalAuditTargets()...)
+}
+
+// Practical agents (dprl's own; PracticalLabel). Neighbouring inputs: K users (16 for JDP, 1
+// for LDP; one release after every user); user 1's leaves are hostile — X = 3B·e_1, y = 1 on D
+// and X = 3B·e_2, y = −1 on D′ — so the privacy guard projects them to X = B·e_{1|2},
+// y = ±½, and users 2..K are fixed. Observed output: every release (Gram and target) after each
+// user (JDP) or the changed user's report (LDP). Claim: the exact μ-GDP of the correct noise
+// on this pair, μ = ‖x − x′‖·factor/σ in the counter's weighted norm (user 1 is the counter's
+// first element, whose encoder column has the maximal norm, the sensitivity factor), as ε at
+// δ = 1e-3. Nominal ε = 2 makes that claim of order 1, where the auditor has power.
+
+type practicalAuditSpec struct {
+	name string
+	cfg  PracticalConfig
+}
+
+func practicalAuditSpecs() []practicalAuditSpec {
+	return []practicalAuditSpec{
+		{"practical-vtr-jdp", PracticalConfig{Privacy: PracticalPrivacy{Mode: JDP, Epsilon: 2, Delta: 1e-3}, Episodes: 17}},
+		{"practical-vtr-ldp", PracticalConfig{Privacy: PracticalPrivacy{Mode: LDP, Epsilon: 2, Delta: 1e-3}, Episodes: 2}},
+	}
+}
+
+func practicalHostile(H, d int, B float64, side int) *PracticalLeaves {
+	lv := newPracticalLeaves(H, d)
+	for h := range lv.x {
+		lv.x[h][side] = 3 * B
+		lv.y[h] = 1 - 2*float64(side)
+	}
+	return lv
+}
+
+func practicalAuditRun(cfg PracticalConfig, side int, seed rng.Seed) ([]float64, error) {
+	a, err := NewPracticalSeeded(auditEnv(), cfg, seed)
+	if err != nil {
+		return nil, err
+	}
+	H, d := a.m.Horizon(), a.m.Dim()
+	lv := practicalHostile(H, d, a.g.ClipRadius, side)
+	if a.rnd != nil {
+		return a.rnd.Privatize(lv).Values(), nil
+	}
+	var out []float64
+	for k := 1; k < cfg.Episodes; k++ {
+		if err := a.cur.Ingest(lv); err != nil {
+			return nil, err
+		}
+		rel := a.cur.Release()
+		out = append(out, rel.Gram...)
+		out = append(out, rel.Target...)
+		lv = newPracticalLeaves(H, d)
+		for h := range lv.x {
+			lv.x[h][0], lv.y[h] = a.g.ClipRadius/2, 0.25
+		}
+	}
+	return out, nil
+}
+
+// practicalPairClaim returns the exact guarantee of the correct agent on the audited pair.
+func practicalPairClaim(cfg PracticalConfig) audit.Claim {
+	a, err := NewPracticalSeeded(auditEnv(), cfg, rng.NewSeed(0))
+	if err != nil {
+		panic(fmt.Sprintf("linmix practical audit: %v", err)) // constant configs
+	}
+	H, d := a.m.Horizon(), a.m.Dim()
+	enc := practicalEncoder{d: d, B: a.g.ClipRadius, T: a.g.TraceCap}
+	x0, x1 := make([]float64, enc.dim()), make([]float64, enc.dim())
+	enc.add(practicalHostile(H, d, a.g.ClipRadius, 0), x0)
+	enc.add(practicalHostile(H, d, a.g.ClipRadius, 1), x1)
+	sc := practicalScales(d)
+	s := 0.0
+	for i := range x0 {
+		v := (x0[i] - x1[i]) / sc[i]
+		s += v * v
+	}
+	mu, err := accounting.NewGDP(math.Sqrt(s) * a.g.SensitivityFactor / a.g.Sigma)
+	if err != nil {
+		panic(err)
+	}
+	ad, err := mu.ToApproxDP(cfg.Privacy.Delta)
+	if err != nil {
+		panic(err)
+	}
+	return audit.Claim{Epsilon: ad.Epsilon, Delta: cfg.Privacy.Delta}
+}
+
+// practicalAuditTargets returns the practical agents' targets and their broken variants (σ/4,
+// noise redrawn per release, privacy guard skipped, planner reading exact statistics).
+func practicalAuditTargets() []audit.Target {
+	var ts []audit.Target
+	for _, s := range practicalAuditSpecs() {
+		claim := practicalPairClaim(s.cfg)
+		if s.cfg.Privacy.Mode == JDP {
+			a, err := NewPracticalSeeded(auditEnv(), s.cfg, rng.NewSeed(0))
+			if err != nil {
+				panic(err) // constant config
+			}
+			if b, ok := a.cur.cnt.(*counter.BLT); ok {
+				p := b.Params()
+				s.cfg.blt = &p
+			}
+		}
+		add := func(variant string, k practicalKnobs, broken bool, what string) {
+			cfg := s.cfg
+			cfg.knobs = k
+			name := "linear-mixture/" + s.name
+			if variant != "" {
+				name += "/" + variant
+			}
+			out := "every release (Gram, target) after each user"
+			if cfg.Privacy.Mode == LDP {
+				out = "the changed user's report"
+			}
+			ts = append(ts, audit.Target{
+				Name:   name,
+				Family: "linear-mixture",
+				Description: fmt.Sprintf("%s, %s (nominal ε=%g) on K=%d users, user 1 hostile (X=3B·e₁, y=1 vs X=3B·e₂, y=−1); output: %s; claim: exact μ-GDP of the noise on this pair%s",
+					cfg.Name(), PracticalLabel, cfg.Privacy.Epsilon, cfg.Episodes-1, out, what),
+				Claim:  claim,
+				Broken: broken,
+				Runs:   20000,
+				Run: func(side int, seed rng.Seed) ([]float64, error) {
+					return practicalAuditRun(cfg, side, seed)
+				},
+			})
+		}
+		add("", practicalKnobs{}, false, "")
+		add("noise-div4", practicalKnobs{noiseDiv: 4}, true, "; BROKEN: noise divided by 4")
+		add("no-clip", practicalKnobs{noClip: true}, true, "; BROKEN: privacy guard skipped")
+		if s.cfg.Privacy.Mode == JDP {
+			add("noise-redraw", practicalKnobs{redraw: true}, true, "; BROKEN: noise redrawn per release")
+			add("raw-planner", practicalKnobs{raw: true}, true, "; BROKEN: planner reads exact statistics")
 		}
 	}
 	return ts

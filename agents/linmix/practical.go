@@ -73,6 +73,9 @@ type PracticalConfig struct {
 	Cw float64
 
 	knobs practicalKnobs
+	// blt, if non-nil, are pre-fitted BLT parameters for the counter's capacity (the audit
+	// reuses one fit across runs; the fit is deterministic, so this changes nothing else).
+	blt *counter.BLTParams
 }
 
 // practicalKnobs are audit/test-only broken variants, unreachable from the CLI and configs.
@@ -337,7 +340,7 @@ func (c *PracticalCurator) Release() *PracticalRelease { return &c.rel }
 // Guarantee returns the accountant's statement.
 func (c *PracticalCurator) Guarantee() PracticalGuarantee { return c.g }
 
-func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs) (*PracticalCurator, error) {
+func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs, blt *counter.BLTParams) (*PracticalCurator, error) {
 	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, noClip: kn.noClip}
 	n := enc.dim()
 	c := &PracticalCurator{enc: enc, sched: practicalSchedule{p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
@@ -352,6 +355,9 @@ func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g Practical
 		return nil, errors.New("practical curator: a noise source is required")
 	}
 	build := practicalCounters[p.Counter]
+	if p.Counter == "blt" && blt != nil {
+		build = func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) { return counter.NewBLT(c, *blt, s) }
+	}
 	capacity := max(c.sched.batches(K-1), 1)
 	probe, err := build(counter.GaussianConfig{Dim: n, Capacity: capacity}, nil)
 	if err != nil {
@@ -551,7 +557,7 @@ func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.
 		}
 		a.rnd, a.srv, a.g = z, srv, gg
 	default:
-		c, err := newPracticalCurator(H, d, cfg.Episodes, B, p, g, src, cfg.knobs)
+		c, err := newPracticalCurator(H, d, cfg.Episodes, B, p, g, src, cfg.knobs, cfg.blt)
 		if err != nil {
 			return nil, err
 		}
