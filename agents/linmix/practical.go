@@ -356,7 +356,9 @@ func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g Practical
 	}
 	build := practicalCounters[p.Counter]
 	if p.Counter == "blt" && blt != nil {
-		build = func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) { return counter.NewBLT(c, *blt, s) }
+		build = func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
+			return counter.NewBLT(c, *blt, s)
+		}
 	}
 	capacity := max(c.sched.batches(K-1), 1)
 	probe, err := build(counter.GaussianConfig{Dim: n, Capacity: capacity}, nil)
