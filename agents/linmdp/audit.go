@@ -380,5 +380,161 @@ func AuditTargets() []audit.Target {
 			})
 		}
 	}
+	return append(ts, practicalAuditTargets(env, envErr)...)
+}
+
+// practicalAuditEps is the nominal ε of the practical targets: their claim is exactly it (the
+// exact μ-GDP conversion of the noise used, the element sensitivity √6 being attained on the
+// audit pair).
+const practicalAuditEps = 2.0
+
+// practicalAuditConfig is the audited practical agent: K = auditK users, square-root
+// factorisation counter (exact, no fit per run), releases after every user.
+func practicalAuditConfig(seed *rng.Seed, batched bool) PracticalConfig {
+	return PracticalConfig{Common: Common{K: auditK, Seed: seed}, Epsilon: practicalAuditEps, Delta: auditDelta,
+		Counter: "sqrt", Batched: batched, BatchEvery: 2 * b2i(batched)}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runPracticalAudit feeds the audit users (user 1 on side 1 reports the hostile reward 30,
+// which the boundary clips to 1) and returns every release and the final V table.
+func runPracticalAudit(env *model.MDP, cfg PracticalConfig, side int) ([]float64, error) {
+	cfg.broken.record = true
+	a, err := NewPractical(env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for k := 1; k <= auditK; k++ {
+		a.BeginEpisode(k)
+		s, act := auditUser(k, side)
+		r := env.Reward(0, s, act)
+		if k == 1 && side == 1 {
+			r = 30
+		}
+		if err := a.Observe(0, s, act, r, 0); err != nil {
+			return nil, err
+		}
+		a.EndEpisode()
+	}
+	if a.Err() != nil {
+		return nil, a.Err()
+	}
+	var out []float64
+	for _, v := range a.cur.log {
+		out = append(out, v...)
+	}
+	return appendPolicy(out, a.pl), nil
+}
+
+// practicalAuditTargets are the targets of dprl's practical agents (low-switching and
+// batched) and their broken variants: noise divided by 4, noise redrawn independently at every
+// release (instead of the counter's correlated noise), reward clipping skipped (the hostile
+// reward 30 enters), and a planner reading the exact statistics.
+func practicalAuditTargets(env *model.MDP, envErr error) []audit.Target {
+	var ts []audit.Target
+	for _, v := range []struct {
+		name    string
+		batched bool
+		brks    []string
+	}{
+		{"practical-lsvi", false, []string{"", "/noise-div4", "/no-clip", "/raw-planner"}},
+		{"practical-lsvi-batched", true, []string{"", "/noise-div4"}},
+	} {
+		for _, suffix := range v.brks {
+			var brk practicalBroken
+			switch suffix {
+			case "/noise-div4":
+				brk.noiseDiv = 4
+			case "/redrawn":
+				brk.redraw = true
+			case "/no-clip":
+				brk.noClip = true
+			case "/raw-planner":
+				brk.rawPlanner = true
+			}
+			batched := v.batched
+			run := func(side int, seed rng.Seed) ([]float64, error) {
+				sd := seed.Child("agent")
+				cfg := practicalAuditConfig(&sd, batched)
+				cfg.broken = brk
+				return runPracticalAudit(env, cfg, side)
+			}
+			if envErr != nil {
+				run = func(int, rng.Seed) ([]float64, error) { return nil, fmt.Errorf("linear-mdp audit setup: %v", envErr) }
+			}
+			ts = append(ts, audit.Target{
+				Name:   "linear-mdp/" + v.name + suffix,
+				Family: "linear-mdp",
+				Description: fmt.Sprintf("%s (%s), nominal ε=%g, K=%d, H=1, d=3, sqrt counter; user 1 has (φ, r) = (e0, 1) (D) or (e1, 30→clipped) (D′); output: every released prefix, final V",
+					v.name, PracticalLabel, practicalAuditEps, auditK),
+				Claim:  audit.Claim{Epsilon: practicalAuditEps, Delta: auditDelta},
+				Broken: suffix != "",
+				Run:    run,
+			})
+		}
+	}
+	// Noise redrawn per release: observed through a weighted sum of the releases over
+	// practicalSumK users (the optimal statistic against independent per-release noise).
+	for _, redraw := range []bool{false, true} {
+		run := func(side int, seed rng.Seed) ([]float64, error) {
+			sd := seed.Child("agent")
+			cfg := practicalAuditConfig(&sd, false)
+			cfg.K = practicalSumK
+			cfg.broken.redraw = redraw
+			return runPracticalSum(env, cfg, side)
+		}
+		if envErr != nil {
+			run = func(int, rng.Seed) ([]float64, error) { return nil, fmt.Errorf("linear-mdp audit setup: %v", envErr) }
+		}
+		name := "linear-mdp/practical-lsvi/release-sum"
+		if redraw {
+			name += "/redrawn"
+		}
+		ts = append(ts, audit.Target{
+			Name:   name,
+			Family: "linear-mdp",
+			Description: fmt.Sprintf("practical-lsvi (%s), nominal ε=%g, K=%d users, sqrt counter; user 1 has (φ, r) = (e0, 1) (D) or (e1, 1) (D′); output: (Σ_t D_t/s_t², Σ_t D_t), D_t the release's user-1 contrast",
+				PracticalLabel, practicalAuditEps, practicalSumK),
+			Claim:  audit.Claim{Epsilon: practicalAuditEps, Delta: auditDelta},
+			Broken: redraw,
+			Run:    run,
+		})
+	}
 	return ts
+}
+
+// practicalSumK is the number of users of the release-sum targets.
+const practicalSumK = 128
+
+// runPracticalSum feeds practicalSumK users and reduces the releases to (Σ_t D_t/s_t², Σ_t D_t)
+// with D_t = (Λ̃[0,0] − Λ̃[1,1]) + (b̃_0 − b̃_1) + (G̃[0]_0 − G̃[0]_1) in scaled coordinates and s_t
+// the release's reported std: post-processing of the releases.
+func runPracticalSum(env *model.MDP, cfg PracticalConfig, side int) ([]float64, error) {
+	cfg.broken.record = true
+	a, err := NewPractical(env, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for k := 1; k <= cfg.K; k++ {
+		s, act := auditUser(k, side)
+		if err := a.Observe(0, s, act, env.Reward(0, s, act), 0); err != nil {
+			return nil, err
+		}
+		a.EndEpisode()
+	}
+	l := a.cur.lay
+	var x, y float64
+	for t, p := range a.cur.log {
+		dt := p[0] - p[l.d] + p[l.packed] - p[l.packed+1] + p[l.packed+l.d] - p[l.packed+l.d+1]
+		st := a.stdAt(t + 1)
+		x += dt / (st * st)
+		y += dt
+	}
+	return []float64{x, y}, nil
 }

@@ -1,0 +1,34 @@
+package linmdp
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dprl/dprl/privacy/audit"
+	"github.com/dprl/dprl/rng"
+)
+
+// TestPracticalAuditTargets audits the practical targets at a fixed seed: the correct agents
+// must pass, the broken variants (σ/4, noise redrawn per release, reward clipping skipped,
+// planner reading the exact statistics) must be flagged.
+func TestPracticalAuditTargets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("audit runs take a while")
+	}
+	for _, tg := range AuditTargets() {
+		if !strings.Contains(tg.Name, "/practical-") {
+			continue
+		}
+		t.Run(tg.Name, func(t *testing.T) {
+			r, err := audit.Audit(context.Background(), tg, audit.Options{Runs: 10000, Seed: rng.NewSeed(11)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ε_LB = %.3f (claim %g, δ %g): %s", r.EpsilonLB, tg.Claim.Epsilon, tg.Claim.Delta, r.Verdict())
+			if r.Violation != tg.Broken {
+				t.Errorf("ε_LB = %.3f vs claim %g: %s (event %s)", r.EpsilonLB, tg.Claim.Epsilon, r.Verdict(), r.Event)
+			}
+		})
+	}
+}
