@@ -26,6 +26,21 @@ import (
 //go:embed configs/linear-mixture.yaml
 var defaultConfig []byte
 
+//go:embed configs/practical-linear-mixture.yaml
+var practicalConfig []byte
+
+//go:embed configs/practical-linear-mixture-long.yaml
+var practicalLongConfig []byte
+
+// PracticalConfig parses the embedded configuration of `dprl reproduce
+// practical-linear-mixture` (long: the K = 2·10⁵ LDP run).
+func PracticalConfig(long bool) (*Config, error) {
+	if long {
+		return ParseConfig(practicalLongConfig)
+	}
+	return ParseConfig(practicalConfig)
+}
+
 // DefaultConfigYAML returns the embedded default configuration.
 func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfig...) }
 
@@ -46,11 +61,61 @@ type EnvConfig struct {
 
 // CurveSpec is one family of curves: an algorithm and privacy mode, expanded over Epsilons
 // (private modes) and over the config's BetaMults.
+//
+// Algorithm practical-vtr is dprl's own practical private UCRL-VTR (agents/linmix
+// PracticalLabel, no regret proof), configured by Practical; it ignores BetaMults (its width
+// multiplier is practical.beta_mult) and runs once.
 type CurveSpec struct {
-	Algorithm   string    `yaml:"algorithm" json:"algorithm"`
-	Mode        string    `yaml:"mode" json:"mode"`
-	Calibration string    `yaml:"calibration,omitempty" json:"calibration,omitempty"`
-	Epsilons    []float64 `yaml:"epsilons,omitempty" json:"epsilons,omitempty"`
+	Algorithm   string         `yaml:"algorithm" json:"algorithm"`
+	Mode        string         `yaml:"mode" json:"mode"`
+	Calibration string         `yaml:"calibration,omitempty" json:"calibration,omitempty"`
+	Epsilons    []float64      `yaml:"epsilons,omitempty" json:"epsilons,omitempty"`
+	Practical   *PracticalSpec `yaml:"practical,omitempty" json:"practical,omitempty"`
+}
+
+// PracticalAlgorithm names dprl's practical private UCRL-VTR in configurations.
+const PracticalAlgorithm = "practical-vtr"
+
+// PracticalSpec configures a practical-vtr curve (agents/linmix.PracticalConfig; zero values
+// take the agent's defaults).
+type PracticalSpec struct {
+	BatchEvery int     `yaml:"batch_every,omitempty" json:"batch_every,omitempty"`
+	Budget     float64 `yaml:"budget,omitempty" json:"budget,omitempty"`
+	Clip       float64 `yaml:"clip,omitempty" json:"clip,omitempty"`
+	Counter    string  `yaml:"counter,omitempty" json:"counter,omitempty"`
+	Lambda0    float64 `yaml:"lambda0,omitempty" json:"lambda0,omitempty"`
+	Confidence float64 `yaml:"confidence,omitempty" json:"confidence,omitempty"`
+	BetaMult   float64 `yaml:"beta_mult,omitempty" json:"beta_mult,omitempty"`
+	Theory     bool    `yaml:"theory,omitempty" json:"theory,omitempty"`
+}
+
+// practicalConfigs returns the agent configurations of a practical-vtr curve (one per ε).
+func (cv CurveSpec) practicalConfigs(c *Config) ([]agents.PracticalConfig, error) {
+	mode, err := parseMode(cv.Mode)
+	if err != nil {
+		return nil, err
+	}
+	ps := PracticalSpec{}
+	if cv.Practical != nil {
+		ps = *cv.Practical
+	}
+	eps := cv.Epsilons
+	if mode == agents.None {
+		eps = []float64{0}
+	}
+	var out []agents.PracticalConfig
+	for _, e := range eps {
+		pc := agents.PracticalConfig{Privacy: agents.PracticalPrivacy{Mode: mode, Epsilon: e, BatchEvery: ps.BatchEvery, Counter: ps.Counter, Clip: ps.Clip, Budget: ps.Budget},
+			Episodes: c.Episodes, Lambda0: ps.Lambda0, Confidence: ps.Confidence, BetaMult: ps.BetaMult, Theory: ps.Theory, P: c.P}
+		if mode != agents.None {
+			pc.Privacy.Delta = c.Delta
+		}
+		if err := pc.Validate(); err != nil {
+			return nil, err
+		}
+		out = append(out, pc)
+	}
+	return out, nil
 }
 
 // Config is the experiment configuration (YAML, unknown fields rejected).
@@ -148,6 +213,18 @@ func (c *Config) Validate() error {
 		}
 	}
 	for i, cv := range c.Curves {
+		if cv.Algorithm == PracticalAlgorithm {
+			if _, err := cv.practicalConfigs(c); err != nil {
+				return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)
+			}
+			if cv.Mode != "none" && len(cv.Epsilons) == 0 {
+				return fmt.Errorf("curves[%d].epsilons: empty for a private mode", i)
+			}
+			continue
+		}
+		if cv.Practical != nil {
+			return fmt.Errorf("curves[%d].practical: only for algorithm %s", i, PracticalAlgorithm)
+		}
 		for _, ac := range cv.expand(c, 1) {
 			if err := ac.Validate(); err != nil {
 				return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)
@@ -172,7 +249,7 @@ func parseAlg(s string) (agents.Algorithm, error) {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("%q unknown (ucrl-vtr, ucrl-vtr+, linopt-vi, linopt-po)", s)
+	return 0, fmt.Errorf("%q unknown (ucrl-vtr, ucrl-vtr+, linopt-vi, linopt-po, %s)", s, PracticalAlgorithm)
 }
 
 func parseMode(s string) (agents.Mode, error) {

@@ -1,6 +1,7 @@
 package linmix
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,35 @@ func TestCheckpoints(t *testing.T) {
 		if len(cp) > c.points+2 {
 			t.Errorf("K=%d: %d checkpoints for %d points", c.K, len(cp), c.points)
 		}
+	}
+}
+
+// TestPracticalConfig: both embedded practical configurations parse, and a tiny run of the
+// default one yields the G1 goal verdict for the practical JDP curve at ε = 1.
+func TestPracticalConfig(t *testing.T) {
+	for _, long := range []bool{false, true} {
+		if _, err := PracticalConfig(long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, _ := PracticalConfig(false)
+	c.Episodes, c.Seeds, c.Points = 60, []uint64{1}, 10
+	c.Curves = c.Curves[5:6] // practical-vtr jdp
+	res, err := Run(context.Background(), c, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := res.Summaries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	goals := res.practicalGoals(ss)
+	if len(goals) != 1 || goals[0].ID != "G1" || ss[0].Guarantee == nil || !ss[0].Guarantee.PrivateAtNominal {
+		t.Fatalf("goals %+v", goals)
+	}
+	bad := *c
+	bad.Curves = []CurveSpec{{Algorithm: PracticalAlgorithm, Mode: "jdp", Epsilons: []float64{1}, Practical: &PracticalSpec{Budget: 2}}}
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "privacy.budget") {
+		t.Fatalf("bad budget: %v", err)
 	}
 }

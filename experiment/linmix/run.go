@@ -24,6 +24,10 @@ type Curve struct {
 	Label string `json:"label"`
 	// Agent is the agent configuration.
 	Agent agents.Config `json:"-"`
+	// Practical, if non-nil, makes this a practical-vtr curve (dprl's own agent) and Guarantee
+	// is its accountant's statement.
+	Practical *agents.PracticalConfig    `json:"practical,omitempty"`
+	Guarantee *agents.PracticalGuarantee `json:"guarantee,omitempty"`
 	// Algorithm, Mode, Calibration, Epsilon, BetaMult, ShiftMult echo Agent for the manifest.
 	Algorithm   string  `json:"algorithm"`
 	Mode        string  `json:"mode"`
@@ -94,8 +98,34 @@ func (c *Config) curves() ([]*Curve, error) {
 			return nil, fmt.Errorf("envs[%d]: %w", ei, err)
 		}
 		uni := uniformRegret(m)
-		for _, bm := range c.BetaMults {
+		for bi, bm := range c.BetaMults {
 			for _, cv := range c.Curves {
+				if cv.Algorithm == PracticalAlgorithm {
+					if bi > 0 {
+						continue
+					}
+					pcs, err := cv.practicalConfigs(c)
+					if err != nil {
+						return nil, err
+					}
+					for _, pc := range pcs {
+						pc := pc
+						lab := pc.Name()
+						if pc.Privacy.Mode != agents.None {
+							lab += fmt.Sprintf(" ε=%g", pc.Privacy.Epsilon)
+						}
+						lab += fmt.Sprintf(" cβ=%g", pc.BetaMult)
+						if pc.Privacy.BatchEvery > 1 {
+							lab += fmt.Sprintf(" M=%d", pc.Privacy.BatchEvery)
+						}
+						lab += " (dprl's own)"
+						out = append(out, &Curve{Env: ei, EnvName: m.Name(), Label: lab, Practical: &pc,
+							Algorithm: PracticalAlgorithm, Mode: pc.Privacy.Mode.String(), Epsilon: pc.Privacy.Epsilon, BetaMult: pc.BetaMult,
+							Runs: make([][]float64, len(c.Seeds)), Diagnostics: make([]agents.Diagnostics, len(c.Seeds)),
+							VStar: m.VStar(), Uniform: uni, Horizon: m.Horizon()})
+					}
+					continue
+				}
 				for _, ac := range cv.expand(c, bm) {
 					if err := ac.Validate(); err != nil {
 						return nil, err
@@ -118,6 +148,12 @@ func uniformRegret(m *model.MDP) float64 {
 		p.Prob[i] = 1 / float64(m.NumActions())
 	}
 	return m.NewEvaluator().Regret(p)
+}
+
+// episoder is what runOne needs from an agent.
+type episoder interface {
+	Episode() (float64, error)
+	Diagnostics() agents.Diagnostics
 }
 
 // Options controls Run.
@@ -233,12 +269,35 @@ func runOne(ctx context.Context, c *Config, res *Result, cv *Curve, si int, done
 	if err != nil {
 		return err
 	}
-	a, err := agents.NewSeeded(m, cv.Agent, rng.NewSeed(seed))
-	if err != nil {
-		return fmt.Errorf("%s: %w", cv.Label, err)
-	}
-	if si == 0 {
-		cv.Constants = a.Constants()
+	var a episoder
+	if cv.Practical != nil {
+		pa, err := agents.NewPracticalSeeded(m, *cv.Practical, rng.NewSeed(seed))
+		if err != nil {
+			return fmt.Errorf("%s: %w", cv.Label, err)
+		}
+		if si == 0 {
+			g := pa.Guarantee()
+			cv.Guarantee = &g
+			cv.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Mode == "none",
+				NoiseKind: "gaussian"}
+			if g.Mode == "none" {
+				cv.Constants.NoiseKind = "none"
+			}
+			if g.Sigma > 0 {
+				cv.Constants.SigmaMat, cv.Constants.SigmaVec = []float64{g.Sigma}, []float64{g.Sigma}
+			}
+			defer func() { _, b := pa.Width(); cv.Constants.Beta = []float64{b} }()
+		}
+		a = pa
+	} else {
+		aa, err := agents.NewSeeded(m, cv.Agent, rng.NewSeed(seed))
+		if err != nil {
+			return fmt.Errorf("%s: %w", cv.Label, err)
+		}
+		if si == 0 {
+			cv.Constants = aa.Constants()
+		}
+		a = aa
 	}
 	cps := res.Checkpoints
 	out := make([]float64, len(cps))
