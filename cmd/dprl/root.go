@@ -116,6 +116,7 @@ func reproductions(stdout, stderr io.Writer) []*cobra.Command {
 		newLQCmd(stdout, stderr),
 		newLinearMDPCmd(stdout, stderr),
 		newLinearMixtureCmd(stdout, stderr),
+		newPracticalLinearMixtureCmd(stdout, stderr),
 		newPracticalTabularCmd(stdout, stderr),
 		newPracticalLQCmd(stdout, stderr),
 	}
