@@ -119,6 +119,7 @@ func reproductions(stdout, stderr io.Writer) []*cobra.Command {
 		newPracticalLinearMixtureCmd(stdout, stderr),
 		newPracticalTabularCmd(stdout, stderr),
 		newPracticalLQCmd(stdout, stderr),
+		newPracticalLinearMDPCmd(stdout, stderr),
 	}
 }
 

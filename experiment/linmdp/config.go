@@ -100,7 +100,17 @@ type Config struct {
 }
 
 // Agent names accepted in Config.Agents.
-var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "ngo-printed", "rare-switch-reg", "luyo-batched", "luyo-zcdp", "batch-twin", "luyo-nonbatched"}
+var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "ngo-printed", "rare-switch-reg", "luyo-batched", "luyo-zcdp", "batch-twin", "luyo-nonbatched",
+	"practical-lsvi", "practical-lsvi-batched", "practical-rare-switch", "practical-batch-twin", "practical-lsvi-noiseoff", "practical-lsvi-theory"}
+
+// epsilonFree reports whether an agent ignores ε (the non-private agents).
+func epsilonFree(a string) bool {
+	switch a {
+	case "lsvi-ucb", "rare-switch", "practical-rare-switch", "practical-batch-twin":
+		return true
+	}
+	return false
+}
 
 // ParseConfig parses and validates a YAML configuration (unknown fields are rejected).
 func ParseConfig(data []byte) (*Config, error) {
@@ -160,7 +170,7 @@ func (c *Config) Validate() error {
 		if !ok {
 			return fmt.Errorf("agents: unknown agent %q (allowed: %v)", a, agentNames)
 		}
-		if a != "lsvi-ucb" && a != "rare-switch" && len(c.Epsilons) == 0 {
+		if !epsilonFree(a) && len(c.Epsilons) == 0 {
 			return fmt.Errorf("epsilons: agent %q needs at least one ε", a)
 		}
 	}
@@ -203,7 +213,7 @@ func (c *Config) Validate() error {
 // ε-dependent twin).
 func (c *Config) hasPrivate() bool {
 	for _, a := range c.Agents {
-		if a != "lsvi-ucb" && a != "rare-switch" {
+		if !epsilonFree(a) {
 			return true
 		}
 	}

@@ -21,6 +21,9 @@ import (
 // non-batched variant (Remark 7).
 var TheoryExponent = map[string]float64{
 	"lsvi-ucb": 0.5, "rare-switch": 0.5, "rare-switch-reg": 0.5, "batch-twin": 0.5, "ngo": 0.5, "ngo-printed": 0.5, "luyo-batched": 0.6, "luyo-zcdp": 0.6, "luyo-nonbatched": 0.75,
+	// dprl's practical agents have no regret proof; their non-private twins are LSVI-UCB
+	// variants (pooled), 1/2.
+	"practical-rare-switch": 0.5, "practical-batch-twin": 0.5,
 }
 
 // CellSummary is the per-cell part of the manifest and summary.
@@ -229,7 +232,8 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		for _, e := range cfg.Envs {
 			var curves []report.Curve
 			for _, b := range cfg.BetaModes {
-				for _, pair := range [][2]string{{"ngo", "rare-switch"}, {"ngo", "rare-switch-reg"}, {"luyo-batched", "batch-twin"}, {"luyo-nonbatched", "lsvi-ucb"}} {
+				for _, pair := range [][2]string{{"ngo", "rare-switch"}, {"ngo", "rare-switch-reg"}, {"luyo-batched", "batch-twin"}, {"luyo-nonbatched", "lsvi-ucb"},
+					{"practical-lsvi", "practical-rare-switch"}, {"practical-lsvi", "practical-lsvi-noiseoff"}, {"practical-lsvi-batched", "practical-batch-twin"}} {
 					a, tw := pair[0], pair[1]
 					var xs []float64
 					var diffs [][]float64 // [seed][ε]
@@ -237,7 +241,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 					for _, eps := range cfg.Epsilons {
 						pi, okp := idx[fmt.Sprintf("%s|%s|%s|%g", e.Name, b.Name, a, eps)]
 						twEps := 0.0
-						if tw == "batch-twin" || tw == "rare-switch-reg" {
+						if !epsilonFree(tw) {
 							twEps = eps
 						}
 						ti, okt := idx[fmt.Sprintf("%s|%s|%s|%g", e.Name, b.Name, tw, twEps)]

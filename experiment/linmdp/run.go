@@ -140,7 +140,7 @@ func (c *Config) Cells() []Cell {
 		for _, b := range c.BetaModes {
 			for _, a := range c.Agents {
 				eps := []float64{0}
-				if a != "lsvi-ucb" && a != "rare-switch" {
+				if !epsilonFree(a) {
 					eps = c.Epsilons
 				}
 				for _, x := range eps {
@@ -193,6 +193,9 @@ func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.S
 		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, NoiseOff: true})
 	case "luyo-nonbatched":
 		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, NonBatched: true})
+	}
+	if a, ok, err := newPracticalAgent(env, cfg, cell, com); ok {
+		return a, err
 	}
 	return nil, fmt.Errorf("unknown agent %q", cell.Agent)
 }

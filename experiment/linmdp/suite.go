@@ -113,6 +113,12 @@ type SuiteManifest struct {
 // RunSuite runs every block and writes <out>/<block>/ (each with its own manifest), then
 // <out>/summary.md and <out>/manifest.json (last).
 func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command []string) (*SuiteManifest, string, error) {
+	return runSuite(ctx, s, opts, out, command, nil)
+}
+
+// runSuite is RunSuite; extra, if non-nil, appends a section computed from every block's
+// results to the summary.
+func runSuite(ctx context.Context, s *Suite, opts Options, out string, command []string, extra func([]*Result) string) (*SuiteManifest, string, error) {
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -150,6 +156,9 @@ func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command [
 		fmt.Fprintf(&sum, "<!-- block %s: %s/%s -->\n", s.Blocks[i].Name, out, s.Blocks[i].Name)
 		sum.WriteString(strings.Replace(text, "# ", fmt.Sprintf("# [%s] ", s.Blocks[i].Name), 1))
 		sum.WriteString(fmt.Sprintf("\n(block wall time %.1f s)\n\n", r.Seconds))
+	}
+	if extra != nil {
+		sum.WriteString(extra(results))
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(out, "summary.md"), []byte(sum.String()), 0o644); err != nil {
 		return nil, "", err
