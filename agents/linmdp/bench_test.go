@@ -81,3 +81,33 @@ func BenchmarkGrowth(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPracticalAgents runs dprl's practical agents (ε = 1, δ = 1e−5, BLT counter,
+// release after every user for practical-lsvi) for K = 10⁴ and 10⁵ episodes (H = 15) on E2
+// (m = 5) and TwoState-100 beside Ngo's agent, and reports episodes/s (including exact regret
+// evaluation); the K = 10⁵ / 10⁴ time ratio shows the cost is flat in K:
+//
+//	go test -run XXX -bench PracticalAgents -benchtime 1x -cpu 1 ./agents/linmdp
+func BenchmarkPracticalAgents(b *testing.B) {
+	for _, en := range []string{"E2", "TwoState100"} {
+		env := benchEnvs(b)[en]
+		for _, an := range []string{"practical-lsvi", "practical-lsvi-batched", "practical-rare-switch", "ngo-private"} {
+			for _, K := range []int{10000, 100000} {
+				mk := func() (Agent, error) {
+					sd := rng.NewSeed(1)
+					c := PracticalConfig{Common: Common{K: K, Seed: &sd}, Epsilon: 1, Delta: 1e-5}
+					switch an {
+					case "practical-lsvi-batched":
+						c.Batched = true
+					case "practical-rare-switch":
+						c.Mode = PracticalNonPrivate
+					case "ngo-private":
+						return benchAgents(env, K)[an]()
+					}
+					return NewPractical(env, c)
+				}
+				b.Run(fmt.Sprintf("%s/%s/K=%d", en, an, K), func(b *testing.B) { benchRun(b, env, mk, K) })
+			}
+		}
+	}
+}
