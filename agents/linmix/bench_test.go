@@ -89,3 +89,33 @@ func BenchmarkRunLength(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPracticalEpisode measures one episode of dprl's practical private UCRL-VTR (release
+// every episode, M = 1: the most expensive schedule) on the same HardToLearn instance as
+// BenchmarkEpisode, seeded noise; compare with ucrl-vtr/{jdp,ldp} there.
+//
+//	go test -run NONE -bench BenchmarkPracticalEpisode -cpu 1 ./agents/linmix/
+func BenchmarkPracticalEpisode(b *testing.B) {
+	for _, mode := range []Mode{None, JDP, LDP} {
+		cfg := PracticalConfig{Privacy: PracticalPrivacy{Mode: mode, Epsilon: 0.5}, Episodes: 1 << 16}
+		b.Run(cfg.Name(), func(b *testing.B) {
+			a, err := NewPracticalSeeded(benchEnv(b, cfg.Episodes), cfg, rng.NewSeed(1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if a.k == cfg.Episodes {
+					b.StopTimer()
+					a, _ = NewPracticalSeeded(benchEnv(b, cfg.Episodes), cfg, rng.NewSeed(uint64(i)))
+					b.StartTimer()
+				}
+				if _, err := a.Episode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "episodes/s")
+		})
+	}
+}
