@@ -426,3 +426,66 @@ func TestPracticalBadConfig(t *testing.T) {
 		t.Error("unknown agent accepted")
 	}
 }
+
+// TestEffectiveEstimates: golden values of the effective estimator (n_e = n₊²/(n₊ + S·σ²),
+// soft-thresholded P̂ and r̂, shrinkage towards the optimistic prior), exact counts reduce to
+// the empirical estimates, and a negative count carries no weight.
+func TestEffectiveEstimates(t *testing.T) {
+	r := &Release{S: 2, A: 1, H: 1, Pooled: true, Std: 10,
+		NT: []float64{300, 100, -50, 20}, R: []float64{220, 40}}
+	ne, p, rr := make([]float64, 2), make([]float64, 4), make([]float64, 2)
+	effectiveEstimates(r, 0.1, 0.3, 2, ne, p, rr)
+	// Cell 0: n = 400, n_e = 400²/(400 + 2·100) = 266.67; kept (280, 80) → P̂ = (0.777…, 0.222…);
+	// r̂ = (220 − 20)/400 = 0.5.
+	e := 400.0 * 400 / 600
+	wantP0 := (e*280/360 + 0.05) / (e + 0.1)
+	wantR := (e*0.5 + 0.3) / (e + 0.3)
+	if math.Abs(ne[0]-e) > 1e-9 || math.Abs(p[0]-wantP0) > 1e-12 || math.Abs(p[0]+p[1]-1) > 1e-12 || math.Abs(rr[0]-wantR) > 1e-12 {
+		t.Errorf("cell 0: n_e %g (want %g), P %v (want %g), r %g (want %g)", ne[0], e, p[:2], wantP0, rr[0], wantR)
+	}
+	// Cell 1: n = −30 → n_e = 0: the prior alone (uniform P, r = 1).
+	if ne[1] != 0 || p[2] != 0.5 || p[3] != 0.5 || rr[1] != 1 {
+		t.Errorf("cell 1: n_e %g, P %v, r %g", ne[1], p[2:], rr[1])
+	}
+	// Exact counts (σ = 0, τ irrelevant): n_e = n and P̂ is the empirical frequency.
+	x := &Release{S: 2, A: 1, H: 1, Pooled: true, NT: []float64{30, 10, 0, 0}, R: []float64{20, 0}}
+	effectiveEstimates(x, 0.1, 0.3, 2, ne, p, rr)
+	if ne[0] != 40 || math.Abs(p[0]-(40*0.75+0.05)/40.1) > 1e-12 {
+		t.Errorf("exact: n_e %g, P %v", ne[0], p[:2])
+	}
+}
+
+// TestEffectiveDirected: when every count is below the noise, the practical planner does not
+// act uniformly at random: at every step it picks the action with the least information, also
+// at the last step where both actions are optimistic beyond H − h (the argmax is over the
+// unclipped Q). The plugin planner saturates both actions at H − h and breaks the tie at
+// random, so over 64 tie streams it picks both.
+func TestEffectiveDirected(t *testing.T) {
+	const S, A, H = 2, 2, 3
+	r := &Release{S: S, A: A, H: H, Pooled: true, Users: 5, Std: 50,
+		NT: []float64{5, 0, 0, 0, 10, 5, 20, 0}, R: []float64{1, 0, 0, 1}}
+	for _, preset := range []string{"practical", "plugin"} {
+		b, _ := NoiseBonusPreset(preset)
+		b, err := b.resolve(S, A, H, 100, PracticalPrivacy{Pool: true}, 0.1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		picked := map[int]bool{}
+		for seed := uint64(0); seed < 64; seed++ {
+			u := newNoiseUCB(S, A, H, b, rand.New(rand.NewPCG(seed, 1)))
+			pol := model.NewDeterministic(S, H)
+			if err := u.Plan(r, pol); err != nil {
+				t.Fatal(err)
+			}
+			for h := range H {
+				picked[pol.Act[h][0]] = true
+			}
+		}
+		if preset == "practical" && (len(picked) != 1 || !picked[1]) {
+			t.Errorf("effective estimator: state 0 actions %v, want only 1 (the unexplored one)", picked)
+		}
+		if preset == "plugin" && len(picked) != 2 {
+			t.Errorf("plugin estimator: state 0 actions %v, want a random tie", picked)
+		}
+	}
+}
