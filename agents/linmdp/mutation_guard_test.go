@@ -3,10 +3,12 @@ package linmdp
 import (
 	"context"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
 	model "github.com/dprl/dprl/model/linmdp"
+	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -83,5 +85,58 @@ func TestGramTreeNoiseMatchesCalibration(t *testing.T) {
 				t.Errorf("%s: released Gram noise has mean square %.4f σ², want 1 ± %.4f (%d draws)", name, ms, tol, n)
 			}
 		})
+	}
+}
+
+// TestConstantsNoiseWithinBudget recomputes, from the noise levels the constants fix and the
+// sensitivities of spec §3.2/§4.6 (a changed user alters one leaf of each of the H Gram trees,
+// Frobenius sensitivity 2 per released node, and one term of each released regression vector,
+// sensitivity 2(H+1)), the zCDP cost with the accountant's Gaussian formula ρ = Δ²/(2σ²)
+// (Bun & Steinke 2016, Prop. 1.6) summed over releases, and requires it within the budget:
+// ρ for Ngo [S] (at most L nodes per tree and U_max released ỹ per step), and the target
+// (ε, δ) for Luyo (TreeLevels nodes per tree, B−1 released u per step). Noise below the
+// calibration (e.g. σ halved: 4× the cost) fails.
+func TestConstantsNoiseWithinBudget(t *testing.T) {
+	for _, c := range []struct {
+		K, H, D int
+		rho     float64
+	}{{100, 3, 4, 0.5}, {1000, 5, 8, 2}, {20000, 10, 10, 0.1}} {
+		cons, err := NewNgoConstants(c.K, c.H, c.D, c.rho, 0.05, CalibSound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := float64(c.H)
+		levels := bits.Len(uint(c.K))
+		spent := accounting.GaussianRho(math.Sqrt(h*float64(levels))*2, cons.SigmaNode)
+		if cons.UMax > 0 {
+			spent += accounting.GaussianRho(math.Sqrt(float64(cons.UMax)*h)*2*(h+1), cons.SigmaY)
+		}
+		if spent > c.rho*(1+1e-9) {
+			t.Errorf("Ngo %+v: noise of σ_node = %g, σ_y = %g costs ρ = %g > budget %g", c, cons.SigmaNode, cons.SigmaY, spent, c.rho)
+		}
+	}
+	for _, mode := range []LuyoCalibration{LuyoPaper, LuyoZCDP} {
+		for _, c := range []struct {
+			K, H, D, B int
+			eps, delta float64
+		}{{100, 3, 4, 10, 1, 1e-5}, {1000, 5, 8, 1000, 0.5, 1e-6}, {5000, 4, 6, 50, 2, 1e-5}} {
+			cons, err := NewLuyoConstants(c.K, c.H, c.D, c.eps, c.delta, 0.05, c.B, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := float64(c.H)
+			levels := bits.Len(uint(max(cons.B-1, 1)))
+			rho := accounting.GaussianRho(math.Sqrt(h*float64(levels))*2, cons.SigmaLam)
+			if cons.B > 1 {
+				rho += accounting.GaussianRho(math.Sqrt(float64(cons.B-1)*h)*2*(h+1), cons.SigmaU)
+			}
+			got, err := accounting.ZCDP{Rho: rho}.ToApproxDP(c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Epsilon > c.eps*(1+1e-9) {
+				t.Errorf("Luyo %s %+v: noise of σ_Λ = %g, σ_u = %g costs ρ = %g, i.e. ε = %g > target %g", mode, c, cons.SigmaLam, cons.SigmaU, rho, got.Epsilon, c.eps)
+			}
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package linmix
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -106,5 +107,72 @@ func TestLDPNoiseNotReproducibleFromSeed(t *testing.T) {
 	}
 	if same(reps[0], reps[2]) || same(reps[1], reps[2]) {
 		t.Error("a deployed agent's LDP report equals the seeded agent's: the users' noise is derived from the run seed")
+	}
+}
+
+// TestCentralReleaseNoiseMatchesCalibration: the statistics the JDP curator releases after
+// the first user (Luyo Alg. 1 / Zhou, tree prefix of length 1) are her exact Σ X Xᵀ and Σ X y
+// plus one tree node of Gaussian noise per entry, with the standard deviation of the
+// calibration in the specs (times the symmetric-noise multiplier of the entry). Over many
+// independently seeded agents the standardised residuals must have mean square 1 within 6
+// standard errors (√(2/N)). A release of the raw statistics (residual 0) or with less noise
+// than calibrated fails.
+func TestCentralReleaseNoiseMatchesCalibration(t *testing.T) {
+	m := envA(t)
+	for _, c := range []struct {
+		alg Algorithm
+		cal Calibration
+	}{{UCRLVTR, ZCDP}, {UCRLVTR, Paper}, {UCRLVTRPlus, Paper}, {LinOptVI, Paper}} {
+		t.Run(fmt.Sprint(c.alg, "/", c.cal), func(t *testing.T) {
+			var sum float64
+			n := 0
+			for i := range 60 {
+				cfg := Config{Algorithm: c.alg, Mode: JDP, Calibration: c.cal, Episodes: 16, Epsilon: 1, Delta: 1e-5}
+				a, err := NewSeeded(m, cfg, rng.NewSeed(uint64(300+i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cur := a.cur
+				lv := newLeaves(m.Horizon(), cur.specs)
+				for h := range lv.x {
+					for r := range lv.x[h] {
+						lv.x[h][r][0] = 0.3
+						lv.y[h][r] = 0.7
+					}
+				}
+				if err := cur.observe(lv); err != nil {
+					t.Fatal(err)
+				}
+				nreg := len(cur.specs)
+				for j := range cur.stat {
+					sp := cur.specs[j%nreg]
+					if sp.mat.Kind != noise.Gaussian || sp.vec.Kind != noise.Gaussian || !(sp.mat.Scale > 0) || !(sp.vec.Scale > 0) {
+						t.Fatalf("regression %d: calibrations %s, %s, want Gaussian noise", j%nreg, sp.mat, sp.vec)
+					}
+					d := sp.dim
+					scales := noise.SymScales(d, sp.sym)
+					if sp.sym == noise.Mirror {
+						for k := range scales {
+							scales[k] = 1
+						}
+					}
+					for p := 0; p < d; p++ {
+						for q := p; q < d; q++ {
+							k := noise.PackedIndex(d, p, q)
+							z := (cur.stat[j][k] - cur.g[j][p*d+q]) / (sp.mat.Scale * scales[k])
+							sum += z * z
+							n++
+						}
+						z := (cur.uu[j][p] - cur.u[j][p]) / sp.vec.Scale
+						sum += z * z
+						n++
+					}
+				}
+			}
+			ms := sum / float64(n)
+			if tol := 6 * math.Sqrt(2/float64(n)); math.Abs(ms-1) > tol {
+				t.Errorf("released statistics' noise has mean square %.4f of the calibrated variance, want 1 ± %.4f (%d entries)", ms, tol, n)
+			}
+		})
 	}
 }
