@@ -122,7 +122,10 @@ func CalibrateSigma(mu, sens2, factor float64, dim int, minScale float64, secure
 		if !secure {
 			return sens2
 		}
-		return SecureSensitivity(sens2, dim, sigma*minScale)
+		// The grid is that of the smallest per-coordinate std σ·minScale; a rounding error of
+		// γ/2 in a coordinate with scale s is γ/(2s) ≤ γ/(2·minScale) in the units of σ in
+		// which sens2 is measured.
+		return sens2 + math.Sqrt(float64(dim))*noise.GaussianGranularity(sigma*minScale)/minScale
 	}
 	ok := func(sigma float64) bool { return factor*sens(sigma)/sigma <= mu }
 	sigma := factor * sens2 / mu

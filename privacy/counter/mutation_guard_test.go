@@ -89,7 +89,8 @@ func TestGaussianCountersSeededNoise(t *testing.T) {
 // TestCalibrateSigmaCoversGridRounding: on the Secure path every element is rounded to the
 // grid γ(σ), which can move each of the dim coordinates by γ/2 on each neighbour, so the
 // sensitivity the calibration must cover is Δ₂ + √dim·γ (practical-privacy spec §7). The σ
-// returned for a target μ must therefore satisfy factor·(Δ₂ + √dim·γ(σ·minScale))/σ ≤ μ,
+// returned for a target μ must therefore satisfy factor·(Δ₂ + √dim·γ(σ·minScale)/minScale)/σ ≤ μ
+// (a coordinate with noise scale s ≥ minScale measures its rounding in units of s·σ),
 // with γ taken from the noise package (the grid the Secure source really uses), and must be
 // strictly larger than the seeded σ = factor·Δ₂/μ whenever γ > 0.
 func TestCalibrateSigmaCoversGridRounding(t *testing.T) {
@@ -106,7 +107,8 @@ func TestCalibrateSigmaCoversGridRounding(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g := noise.GaussianGranularity(sigma * c.minScale)
+		// The rounding error γ/2 of a coordinate with scale s is γ/(2s) in the units of σ.
+		g := noise.GaussianGranularity(sigma*c.minScale) / c.minScale
 		if mu := c.factor * (c.sens2 + math.Sqrt(float64(c.dim))*g) / sigma; mu > c.mu {
 			t.Errorf("%+v: Secure σ = %v gives μ = %v with the grid slack √dim·γ = %v, above the target %v", c, sigma, mu, math.Sqrt(float64(c.dim))*g, c.mu)
 		}
