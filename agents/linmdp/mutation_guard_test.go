@@ -140,3 +140,45 @@ func TestConstantsNoiseWithinBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestPracticalFeaturesProjected: the practical agents' privacy boundary projects the public
+// feature table onto the unit ball before any user data is recorded, so a (buggy or hostile)
+// table with ‖φ‖ > 1 cannot raise one user's contribution above the sensitivity
+// PracticalSensitivity assumes (‖φφᵀ‖_F ≤ 1, ‖φ r‖ ≤ 1). One step at a feature of norm 10
+// must enter the counter's element with ‖φφᵀ‖_F = ‖packed Gram‖₂·gramScale ≤ 1 and
+// ‖φ r‖ ≤ r.
+func TestPracticalFeaturesProjected(t *testing.T) {
+	env := practicalSmall(t)
+	f := append([]float64(nil), env.Phi[0][0]...)
+	n0 := 0.0
+	for i := range f {
+		f[i] *= 10
+		n0 += f[i] * f[i]
+	}
+	if !(n0 > 1) {
+		t.Fatalf("feature (0,0) has norm %v after scaling: test would be vacuous", math.Sqrt(n0))
+	}
+	env.Phi[0][0] = f
+	sd := rng.NewSeed(1)
+	a, err := NewPractical(env, PracticalConfig{Common: Common{K: 10, Seed: &sd}, Epsilon: 1, Delta: 1e-5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const r = 0.5
+	a.cur.observe(0, 0, 0, r, 0)
+	l := a.cur.lay
+	g := 0.0
+	for _, v := range a.cur.batch[:l.packed] {
+		g += v * v
+	}
+	if fro := math.Sqrt(g) * l.gramScale; fro > 1+1e-12 {
+		t.Errorf("a feature of norm %.3g entered the Gram element with ‖φφᵀ‖_F = %.4g > 1", math.Sqrt(n0), fro)
+	}
+	b := 0.0
+	for _, v := range a.cur.batch[l.packed : l.packed+l.d] {
+		b += v * v
+	}
+	if nb := math.Sqrt(b) * l.tgtScale; nb > r*(1+1e-12) {
+		t.Errorf("a feature of norm %.3g entered the target element with ‖φ r‖ = %.4g > r = %v", math.Sqrt(n0), nb, r)
+	}
+}
