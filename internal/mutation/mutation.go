@@ -17,6 +17,11 @@
 //
 //	go test -tags mutation ./internal/mutation -run TestMutants -timeout 40m -v
 //
+// (.ci/mutation runs it time-boxed). Flags after -args: -mutation.only=id1,id2 runs a subset,
+// -mutation.workers (default 2) mutants at once, -mutation.timeout (default 5m) bounds one
+// mutant's tests, -mutation.list names another list, -mutation.keep keeps the scratch copies.
+// The go commands get -trimpath (so the scratch copies share the build cache) and -p=1.
+//
 // This package holds the parsing, applying and running logic; its untagged tests check the
 // logic and that every committed mutant still applies to the current tree.
 package mutation
