@@ -52,11 +52,12 @@ type Release struct {
 	Pooled bool
 	// Users is the number of users whose data the release contains (public: schedule).
 	Users int
-	// NT is N̂(s,a,s'), R is R̂(s,a): noisy sums (may be negative).
+	// NT is N̂(s,a,s'), R is R̂(s,a): noisy sums (may be negative), R already divided by the
+	// reward weight w (PracticalPrivacy.RewardWeight).
 	NT, R []float64
-	// Std is the standard deviation of the noise of every coordinate of NT and R
-	// (data-independent; 0 for exact counts).
-	Std float64
+	// Std is the standard deviation of the noise of every coordinate of NT, RStd that of R
+	// (Std/w) (data-independent; 0 for exact counts).
+	Std, RStd float64
 }
 
 func (r *Release) groups() int {
@@ -81,14 +82,15 @@ type contribution struct {
 	S, A, H int
 	pool    bool
 	cap     int
-	seen    []int // visits of each (s,a) in the current episode (pooled)
+	w       float64 // reward weight (PracticalPrivacy.rewardWeight)
+	seen    []int   // visits of each (s,a) in the current episode (pooled)
 	// noClip is a deliberately broken variant reachable only from the audit targets and tests:
 	// rewards enter unclipped.
 	noClip bool
 }
 
 func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
-	return &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), seen: make([]int, S*A)}
+	return &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), w: p.rewardWeight(), seen: make([]int, S*A)}
 }
 
 func (c *contribution) dim() int {
@@ -132,10 +134,10 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 		}
 		x[i*S+t.S[h+1]]++
 		if c.noClip {
-			x[nt+i] += t.R[h]
+			x[nt+i] += c.w * t.R[h]
 			continue
 		}
-		x[nt+i] += min(max(t.R[h], 0), 1) // clipped to [0, 1]
+		x[nt+i] += c.w * min(max(t.R[h], 0), 1) // clipped to [0, 1], weighted by w
 	}
 	return nil
 }
@@ -183,7 +185,7 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 			if i < len(c.rel.NT) {
 				c.rel.NT[i] += v
 			} else {
-				c.rel.R[i-len(c.rel.NT)] += v
+				c.rel.R[i-len(c.rel.NT)] += v / c.enc.w
 			}
 		}
 	} else {
@@ -192,8 +194,12 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 		}
 		p := c.cnt.Prefix()
 		n := len(c.rel.NT)
-		c.rel.NT, c.rel.R = p[:n:n], p[n:]
+		c.rel.NT = p[:n:n]
+		for i, v := range p[n:] {
+			c.rel.R[i] = v / c.enc.w
+		}
 		c.rel.Std = c.cnt.PrefixStd()
+		c.rel.RStd = c.rel.Std / c.enc.w
 	}
 	clear(c.batch)
 	c.inB = 0
@@ -317,6 +323,7 @@ type PracticalLocalServer struct {
 	batches int
 	inB     int
 	sigma   float64
+	w       float64 // reward weight: the R block of the sum is divided by it
 	cap     int
 	sum     []float64
 	users   int
@@ -341,9 +348,12 @@ func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
 		l.inB = 0
 		n := len(l.rel.NT)
 		copy(l.rel.NT, l.sum[:n])
-		copy(l.rel.R, l.sum[n:])
+		for i, v := range l.sum[n:] {
+			l.rel.R[i] = v / l.w
+		}
 		l.rel.Users = l.users
 		l.rel.Std = l.sigma * math.Sqrt(float64(l.users))
+		l.rel.RStd = l.rel.Std / l.w
 	}
 	return nil
 }
@@ -372,7 +382,7 @@ func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*G
 		return nil, nil, rep, err
 	}
 	z := &GaussianRandomizer{enc: enc, sigma: rep.Sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
-	srv := &PracticalLocalServer{sched: schedule{p.BatchEvery}, sigma: rep.Sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	srv := &PracticalLocalServer{sched: schedule{p.BatchEvery}, sigma: rep.Sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	return z, srv, rep, nil
 }
 

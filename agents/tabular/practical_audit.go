@@ -128,7 +128,7 @@ func practicalAuditPrivacy(model Model, kind string) (PracticalPrivacy, error) {
 	// The audits use the exact square-root factorisation ("sqrt"), of which the default BLT
 	// counter is a fitted approximation: fitting a BLT per run would dominate the audit's
 	// cost. The BLT counter itself is audited as a mechanism by privacy/counter's targets.
-	p := PracticalPrivacy{Model: model, Epsilon: 1, Delta: practicalAuditDelta, Pool: true, VisitCap: DefaultVisitCap, BatchEvery: 1, Counter: "sqrt"}
+	p := PracticalPrivacy{Model: model, Epsilon: 1, Delta: practicalAuditDelta, Pool: true, VisitCap: DefaultVisitCap, BatchEvery: 1, Counter: "sqrt", RewardWeight: DefaultRewardWeight}
 	if kind == "noise-div4" { // BROKEN: built for 4μ while claiming μ
 		g, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: 1, Delta: practicalAuditDelta})
 		if err != nil {

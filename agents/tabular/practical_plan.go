@@ -271,7 +271,7 @@ func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
 func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []float64) {
 	S := r.S
 	v := float64(S) * r.Std * r.Std // noise variance of N̂(s,a)
-	thr := tau * r.Std
+	thr, thrR := tau*r.Std, tau*r.RStd
 	u := alpha / float64(S)
 	for i := range r.R {
 		row := r.NT[i*S : (i+1)*S]
@@ -301,7 +301,7 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 				pr[j] = 1 / float64(S)
 			}
 		}
-		rh := min(max(r.R[i]-thr, 0)/max(raw, 1), 1)
+		rh := min(max(r.R[i]-thrR, 0)/max(raw, 1), 1)
 		if e+alphaR > 0 {
 			rr[i] = (e*rh + alphaR) / (e + alphaR)
 		} else {
@@ -384,7 +384,7 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 		return err
 	}
 	S, A, H := u.S, u.A, u.H
-	v2 := r.Std * r.Std
+	vN, vR := r.Std*r.Std, r.RStd*r.RStd
 	for i := range r.R {
 		row := r.NT[i*S : (i+1)*S]
 		pos := 0.0
@@ -393,8 +393,8 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 		}
 		neff, neffR := 0.0, 0.0
 		if pos > 0 {
-			neff = pos * pos / (pos + float64(S)*v2)
-			neffR = pos * pos / (pos + v2)
+			neff = pos * pos / (pos + float64(S)*vN)
+			neffR = pos * pos / (pos + vR)
 		}
 		tot := 0.0
 		pr := u.p[i*S : (i+1)*S]

@@ -34,6 +34,18 @@ type PracticalPrivacy struct {
 	BatchEvery int `json:"batch_every"`
 	// Counter names the JDP continual counter (see PracticalCounters).
 	Counter string `json:"counter,omitempty"`
+	// RewardWeight w ∈ (0, 1] scales the reward block of the contribution (0 means 1): the
+	// ℓ2 budget is split between transitions and rewards, Δ₂² = 2(1+w²)·M₂
+	// (PracticalSensitivity); the released R̂ is divided by w, so its noise std is σ/w.
+	RewardWeight float64 `json:"reward_weight,omitempty"`
+}
+
+// rewardWeight returns the effective reward weight w ∈ (0, 1].
+func (p PracticalPrivacy) rewardWeight() float64 {
+	if p.RewardWeight == 0 {
+		return 1
+	}
+	return p.RewardWeight
 }
 
 // Validate checks the setting; errors name the field and its allowed range.
@@ -53,6 +65,9 @@ func (p PracticalPrivacy) Validate() error {
 	}
 	if p.VisitCap < 0 {
 		return fmt.Errorf("privacy.visit_cap: must be >= 0 (0 = no cap), got %d", p.VisitCap)
+	}
+	if !(p.RewardWeight >= 0 && p.RewardWeight <= 1) {
+		return fmt.Errorf("privacy.reward_weight: must be in (0, 1] (0 = 1), got %g", p.RewardWeight)
 	}
 	if p.BatchEvery < 1 {
 		return fmt.Errorf("privacy.batch_every: must be >= 1, got %d", p.BatchEvery)
@@ -87,25 +102,26 @@ func maxSumSquares(H, m, n int) float64 {
 }
 
 // PracticalSensitivity returns the ℓ2 sensitivity Δ₂ of one user's whole contribution — the
-// vector x = (N(s,a,s'), R(s,a)) of her episode, pooled over h or step-dependent — under
-// replace-one neighbours (practical-privacy spec §2, §4).
+// vector x = (N(s,a,s'), w·R(s,a)) of her episode, pooled over h or step-dependent, w the
+// reward weight — under replace-one neighbours (practical-privacy spec §2, §4).
 //
-// Claim. Let m = min(VisitCap, H) (pooled; m = H without a cap) and let n be the number of
-// cells (S·A pooled). Then for any two episodes x, x′
+// Claim. Let m = min(VisitCap, H) (pooled; m = H without a cap), n the number of cells (S·A
+// pooled) and w ∈ (0, 1] the reward weight. Then for any two episodes x, x′
 //
-//	‖x − x′‖₂² ≤ 4·M₂,   M₂ = max{Σ c_i² : c_i ∈ {0..m}, Σ c_i ≤ H, at most n cells}
+//	‖x − x′‖₂² ≤ 2(1+w²)·M₂,   M₂ = max{Σ c_i² : c_i ∈ {0..m}, Σ c_i ≤ H, at most n cells}
 //
-// so Δ₂ = 2·√M₂ ≤ 2·√(H·m); without a cap Δ₂ = 2H, with m = 1 Δ₂ = 2·√min(H, S·A).
-// Step-dependent (no pooling): each (h,s,a) is one cell visited at most once, M₂ = H,
-// Δ₂ = √(4H), the spec's value.
+// so with w = 1 Δ₂ = 2·√M₂ ≤ 2·√(H·m); without a cap Δ₂ = 2H, with m = 1
+// Δ₂ = 2·√min(H, S·A). Step-dependent (no pooling): each (h,s,a) is one cell visited at most
+// once, M₂ = H, Δ₂ = √(4H) at w = 1, the spec's value.
 //
 // Proof. Let c(s,a) ≤ m be the number of kept visits of (s,a); Σ c ≤ H since an episode has H
 // steps. The transition block has Σ_{s′} N(s,a,s′) = c(s,a), so Σ_{s′} N(s,a,s′)² ≤ c(s,a)²
-// and ‖x_N‖² ≤ Σ c(s,a)² ≤ M₂. The reward block has R(s,a) ∈ [0, c(s,a)] because rewards are
-// clipped to [0, 1] at the boundary, so ‖x_R‖² ≤ M₂ too. All coordinates of x and x′ are
-// nonnegative, so ⟨x, x′⟩ ≥ 0 and ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ 2·max‖·‖² per block;
-// adding both blocks gives 4·M₂. The bound is attained (x and x′ with all visits in distinct
-// cells and rewards 1). M₂ ≤ H·m since Σ c² ≤ m·Σ c.
+// and ‖x_N‖² ≤ Σ c(s,a)² ≤ M₂. The reward block has w·R(s,a) ∈ [0, w·c(s,a)] because rewards
+// are clipped to [0, 1] at the boundary, so ‖x_R‖² ≤ w²·M₂. All coordinates of x and x′ are
+// nonnegative, so ⟨x, x′⟩ ≥ 0 and ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ 2·max‖x‖² ≤
+// 2(1+w²)·M₂. The bound is attained (x and x′ with all visits in distinct cells and rewards
+// 1). M₂ ≤ H·m since Σ c² ≤ m·Σ c. Dividing the released R block by w afterwards is
+// post-processing.
 //
 // Validity of the kept samples (why the cap does not bias the estimates). Imagine, for every
 // (s,a), an i.i.d. stack of next states s′₁, s′₂, … ~ P(·|s,a) and rewards drawn in advance,
@@ -115,10 +131,12 @@ func maxSumSquares(H, m, n int) float64 {
 // first min(m, visits) entries of each stack, which are i.i.d. draws from P(·|s,a): the
 // decision to keep an entry depends only on the past, never on the entry itself.
 func PracticalSensitivity(S, A, H int, p PracticalPrivacy) float64 {
-	if !p.Pool {
-		return math.Sqrt(4 * float64(H))
+	w := p.rewardWeight()
+	m2 := float64(H)
+	if p.Pool {
+		m2 = maxSumSquares(H, p.capOf(H), S*A)
 	}
-	return 2 * math.Sqrt(maxSumSquares(H, p.capOf(H), S*A))
+	return math.Sqrt(2 * (1 + w*w) * m2)
 }
 
 // PracticalReport states the guarantee of a practical agent, computed by the accountant

@@ -65,9 +65,11 @@ func TestPracticalSensitivity(t *testing.T) {
 	cases := []struct {
 		S, A, H, cap int
 		pool         bool
-	}{{3, 2, 5, 0, true}, {3, 2, 5, 2, true}, {2, 2, 7, 3, true}, {2, 1, 9, 1, true}, {3, 2, 4, 0, false}, {6, 2, 20, 4, true}}
+		w            float64
+	}{{3, 2, 5, 0, true, 0}, {3, 2, 5, 2, true, 0}, {2, 2, 7, 3, true, 0}, {2, 1, 9, 1, true, 0}, {3, 2, 4, 0, false, 0}, {6, 2, 20, 4, true, 0},
+		{3, 2, 5, 0, true, 0.5}, {2, 2, 7, 3, true, 0.3}, {3, 2, 4, 0, false, 0.5}}
 	for _, c := range cases {
-		p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: c.pool, VisitCap: c.cap, BatchEvery: 1}
+		p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: c.pool, VisitCap: c.cap, BatchEvery: 1, RewardWeight: c.w}
 		d := PracticalSensitivity(c.S, c.A, c.H, p)
 		enc := newContribution(c.S, c.A, c.H, p)
 		r := rand.New(rand.NewPCG(1, uint64(c.H)))
@@ -118,12 +120,14 @@ func TestPracticalSensitivity(t *testing.T) {
 			t.Errorf("%+v: bound %g far from the largest observed distance %g", c, d, best)
 		}
 	}
-	// Golden values: RiverSwim H=20 pooled without cap 2H = 40, cap 4 → 2√80, cap 1 → 2√12.
+	// Golden values: RiverSwim H=20 pooled without cap 2H = 40, cap 4 → 2√80, cap 1 → 2√12;
+	// reward weight 0.5 with cap 4 → √(2·1.25·80) = √200.
 	for _, g := range []struct {
 		cap  int
+		w    float64
 		want float64
-	}{{0, 40}, {4, 2 * math.Sqrt(80)}, {1, 2 * math.Sqrt(12)}} {
-		got := PracticalSensitivity(6, 2, 20, PracticalPrivacy{Pool: true, VisitCap: g.cap})
+	}{{0, 0, 40}, {4, 0, 2 * math.Sqrt(80)}, {1, 0, 2 * math.Sqrt(12)}, {4, 1, 2 * math.Sqrt(80)}, {4, 0.5, math.Sqrt(200)}} {
+		got := PracticalSensitivity(6, 2, 20, PracticalPrivacy{Pool: true, VisitCap: g.cap, RewardWeight: g.w})
 		if math.Abs(got-g.want) > 1e-12 {
 			t.Errorf("cap %d: Δ₂ = %g, want %g", g.cap, got, g.want)
 		}
@@ -348,16 +352,17 @@ func TestPracticalLDPServerTypes(t *testing.T) {
 }
 
 // TestPracticalNoiseStd: the noise of the released statistics has the standard deviation the
-// release reports (LDP: σ_L·√users; JDP: the counter's), every coordinate is noised, and its
-// mean is 0. Tolerances: 5 standard errors of the sample variance of a Gaussian (n = runs ×
+// release reports (LDP: σ_L·√users; JDP: the counter's; rewards: that over the reward weight w,
+// after the release divides the reward block by w), every coordinate is noised, and its mean
+// is 0. Tolerances: 5 standard errors of the sample variance of a Gaussian (n = runs ×
 // coordinates independent draws), so σ/4 or 2σ fail.
 func TestPracticalNoiseStd(t *testing.T) {
 	m := riverswim(t)
 	for _, name := range []string{"practical-ldp", "practical-jdp"} {
 		const runs = 40
 		K := 40
-		var s1, s2 float64
-		var n int
+		var s1, s2, r2 float64
+		var n, rn int
 		var std float64
 		for run := 0; run < runs; run++ {
 			ag := newPracticalAgent(t, m, K, name, 1, uint64(100+run))
@@ -388,6 +393,17 @@ func TestPracticalNoiseStd(t *testing.T) {
 				s2 += d * d
 				n++
 			}
+			if math.Abs(a.RStd*DefaultRewardWeight-a.Std) > 1e-9*a.Std {
+				t.Fatalf("%s: reward noise std %g, want Std/w = %g", name, a.RStd, a.Std/DefaultRewardWeight)
+			}
+			for i, v := range a.R { // standardised reward noise
+				d := (v - b.R[i]) / a.RStd
+				r2 += d * d
+				rn++
+			}
+		}
+		if vr := r2 / float64(rn); math.Abs(vr-1) > 5*math.Sqrt(2/float64(rn)) {
+			t.Errorf("%s: standardised reward noise variance %.3g, want 1 (tol %.3g)", name, vr, 5*math.Sqrt(2/float64(rn)))
 		}
 		mean, v := s1/float64(n), s2/float64(n)
 		if tol := 5 * std * std * math.Sqrt(2/float64(n)); math.Abs(v-std*std) > tol {
@@ -410,6 +426,8 @@ func TestPracticalBadConfig(t *testing.T) {
 		{"privacy.delta", func(c *PracticalConfig) { c.Privacy.Delta = 1 }},
 		{"privacy.visit_cap", func(c *PracticalConfig) { c.Privacy.VisitCap = -1 }},
 		{"privacy.batch_every", func(c *PracticalConfig) { c.Privacy.BatchEvery = 0 }},
+		{"privacy.reward_weight", func(c *PracticalConfig) { c.Privacy.RewardWeight = 1.5 }},
+		{"privacy.reward_weight", func(c *PracticalConfig) { c.Privacy.RewardWeight = -0.1 }},
 		{"privacy.counter", func(c *PracticalConfig) { c.Privacy.Counter = "nope" }},
 		{"agent.planner", func(c *PracticalConfig) { c.Planner = "x" }},
 		{"bonus.z", func(c *PracticalConfig) { c.Bonus.Z = -1 }},
@@ -431,15 +449,15 @@ func TestPracticalBadConfig(t *testing.T) {
 // soft-thresholded P̂ and r̂, shrinkage towards the optimistic prior), exact counts reduce to
 // the empirical estimates, and a negative count carries no weight.
 func TestEffectiveEstimates(t *testing.T) {
-	r := &Release{S: 2, A: 1, H: 1, Pooled: true, Std: 10,
+	r := &Release{S: 2, A: 1, H: 1, Pooled: true, Std: 10, RStd: 20,
 		NT: []float64{300, 100, -50, 20}, R: []float64{220, 40}}
 	ne, p, rr := make([]float64, 2), make([]float64, 4), make([]float64, 2)
 	effectiveEstimates(r, 0.1, 0.3, 2, ne, p, rr)
 	// Cell 0: n = 400, n_e = 400²/(400 + 2·100) = 266.67; kept (280, 80) → P̂ = (0.777…, 0.222…);
-	// r̂ = (220 − 20)/400 = 0.5.
+	// r̂ = (220 − 2·RStd)/400 = 0.45.
 	e := 400.0 * 400 / 600
 	wantP0 := (e*280/360 + 0.05) / (e + 0.1)
-	wantR := (e*0.5 + 0.3) / (e + 0.3)
+	wantR := (e*0.45 + 0.3) / (e + 0.3)
 	if math.Abs(ne[0]-e) > 1e-9 || math.Abs(p[0]-wantP0) > 1e-12 || math.Abs(p[0]+p[1]-1) > 1e-12 || math.Abs(rr[0]-wantR) > 1e-12 {
 		t.Errorf("cell 0: n_e %g (want %g), P %v (want %g), r %g (want %g)", ne[0], e, p[:2], wantP0, rr[0], wantR)
 	}
@@ -462,7 +480,7 @@ func TestEffectiveEstimates(t *testing.T) {
 // random, so over 64 tie streams it picks both.
 func TestEffectiveDirected(t *testing.T) {
 	const S, A, H = 2, 2, 3
-	r := &Release{S: S, A: A, H: H, Pooled: true, Users: 5, Std: 50,
+	r := &Release{S: S, A: A, H: H, Pooled: true, Users: 5, Std: 50, RStd: 100,
 		NT: []float64{5, 0, 0, 0, 10, 5, 20, 0}, R: []float64{1, 0, 0, 1}}
 	for _, preset := range []string{"practical", "plugin"} {
 		b, _ := NoiseBonusPreset(preset)
