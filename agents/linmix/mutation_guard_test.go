@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -174,5 +175,37 @@ func TestCentralReleaseNoiseMatchesCalibration(t *testing.T) {
 				t.Errorf("released statistics' noise has mean square %.4f of the calibrated variance, want 1 ± %.4f (%d entries)", ms, tol, n)
 			}
 		})
+	}
+}
+
+// TestZCDPCalibrationWithinBudget recomputes the privacy of the zCDP calibration mode (spec P7
+// [D]) from the σ it returns and the spec's accounting, not from its formula: JDP releases 2H
+// trees whose leaves each lie in ≤ K0 nodes, LDP 2H statistics once per user, each with
+// sensitivity Δ = 2H², so ρ = (#releases)·Δ²/(2σ²) (Bun & Steinke 2016, Prop. 1.6 and
+// composition) must convert (Lemma 3.5) to at most the target ε at δ. A σ below the
+// calibration (e.g. halved: 4ρ) fails.
+func TestZCDPCalibrationWithinBudget(t *testing.T) {
+	for _, p := range []Params{
+		{K: 10000, H: 10, D: 5, D2: 2, Epsilon: 0.5, Delta: 1e-5, P: 0.05, Cw: 2},
+		{K: 64, H: 3, D: 2, D2: 2, Epsilon: 2, Delta: 1e-6, P: 0.1, Cw: 1},
+		{K: 1000, H: 5, D: 4, D2: 3, Epsilon: 8, Delta: 1e-3, P: 0.05, Cw: 1},
+	} {
+		H := float64(p.H)
+		delta := 2 * H * H
+		for _, jdp := range []bool{true, false} {
+			sigma := LuyoZCDP(p, jdp).SigmaB
+			releases := 2 * H // LDP: 2H statistics per user, each released once
+			if jdp {
+				releases *= float64(K0(p.K)) // JDP: 2H trees, a leaf in ≤ K0 nodes each
+			}
+			rho := accounting.GaussianRho(math.Sqrt(releases)*delta, sigma)
+			got, err := accounting.ZCDP{Rho: rho}.ToApproxDP(p.Delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Epsilon > p.Epsilon*(1+1e-9) {
+				t.Errorf("%+v jdp=%v: σ = %g gives ρ = %g, i.e. ε = %g > target %g", p, jdp, sigma, rho, got.Epsilon, p.Epsilon)
+			}
+		}
 	}
 }
