@@ -20,7 +20,9 @@ func PracticalAgents() []PracticalInfo {
 	return []PracticalInfo{
 		{"practical-jdp", JDP, "ucb", "practical", "dprl's own, (ε,δ)-JDP: pooled capped counts, one Gaussian release per user into a continual counter, UCB on noise-aware effective counts (non-saturating optimism) [PRACTICAL, no regret proof]"},
 		{"practical-jdp-theory", JDP, "ucb", "theory", "practical-jdp with the theory constants (plugin estimator, union-bound z, unscaled statistical bonus)"},
+		{"practical-jdp-plugin", JDP, "ucb", "plugin", "practical-jdp with the earlier plugin estimator (pessimistic count, saturation at H − h), for comparison [PRACTICAL]"},
 		{"practical-ldp", LDP, "ucb", "practical", "dprl's own, (ε,δ)-LDP: each user adds Gaussian noise to her pooled capped counts; the server sums reports; UCB on noise-aware effective counts [PRACTICAL]"},
+		{"practical-ldp-plugin", LDP, "ucb", "plugin", "practical-ldp with the earlier plugin estimator, for comparison [PRACTICAL]"},
 		{"practical-psrl-jdp", JDP, "psrl", "practical", "dprl's own, (ε,δ)-JDP posterior sampling with a noise-aware Dirichlet/Gaussian posterior [PRACTICAL]"},
 		{"practical-ucbvi", NonPrivate, "ucb", "practical", "noise-off twin of practical-jdp (exact pooled capped counts, same schedule)"},
 		{"practical-psrl", NonPrivate, "psrl", "practical", "noise-off twin of practical-psrl-jdp"},

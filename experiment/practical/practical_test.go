@@ -115,10 +115,10 @@ func TestTinyRunWritesEverything(t *testing.T) {
 	if !strings.Contains(sum, "## Goals") || !strings.Contains(sum, "Privacy cost") {
 		t.Errorf("summary lacks the goals or the privacy-cost table:\n%s", sum)
 	}
-	// ucbvi, practical-ucbvi, dp-ucbvi-jdp, practical-jdp, psrl-jdp, jdp-theory; ucbvi,
-	// dp-ucbvi-ldp, practical-ldp; 4 Garnet curves.
-	if len(man.CSV) != 13 || len(res.Curves) != 13 {
-		t.Errorf("%d CSV files for %d curves, want 13", len(man.CSV), len(res.Curves))
+	// ucbvi, practical-ucbvi, dp-ucbvi-jdp, practical-jdp, jdp-plugin, psrl-jdp, jdp-theory;
+	// ucbvi, dp-ucbvi-ldp, practical-ldp, ldp-plugin; 4 Garnet curves.
+	if len(man.CSV) != 15 || len(res.Curves) != 15 {
+		t.Errorf("%d CSV files for %d curves, want 15", len(man.CSV), len(res.Curves))
 	}
 	// One regret figure (png + svg) per group (3) and the privacy-cost figure.
 	if len(man.Figures) != 8 {

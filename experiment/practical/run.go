@@ -92,6 +92,7 @@ func (c *Config) curves() []*Curve {
 	for _, e := range c.Epsilons {
 		add("riverswim-jdp", "practical-jdp", e, K, 0)
 	}
+	add("riverswim-jdp", "practical-jdp-plugin", 1, K, 0)
 	add("riverswim-jdp", "practical-psrl-jdp", 1, K, 0)
 	add("riverswim-jdp", "practical-jdp-theory", 1, K, 0)
 	KL := c.LDPEpisodes
@@ -103,6 +104,7 @@ func (c *Config) curves() []*Curve {
 	for _, e := range c.Epsilons {
 		add("riverswim-ldp", "practical-ldp", e, KL, 0)
 	}
+	add("riverswim-ldp", "practical-ldp-plugin", 1, KL, 0)
 	for _, s := range c.Garnet.EnvSeeds {
 		g := fmt.Sprintf("garnet-%d", s)
 		for _, a := range []string{"ucbvi", "practical-ucbvi", "practical-jdp", "practical-psrl-jdp"} {
