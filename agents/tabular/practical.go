@@ -38,7 +38,21 @@ import (
 //
 // Privacy of practical-ldp ((ε, δ)-LDP). The user's client computes the same x_k and sends
 // x_k + N(0, σ_L²I) drawn from her own stream, σ_L = Δ₂/μ; the server type accepts only
-// *GaussianReport values and never holds a noise stream. One report per user: μ-GDP.
+// *GaussianReport values and never holds a noise stream. One report per user: μ-GDP. The
+// server's release cadence (every M reports) is public and costs no privacy.
+//
+// Design (what makes practical-ldp learn within 10⁶ users at (1, 10⁻⁵); spec §1, §4, §5).
+// The report x_k = (N(s,a,s′), w·R(s,a)) is pooled over h (HomogeneityAssumption), keeps at
+// most m = 4 visits per (s,a) and weights the reward block by w = 0.5, so Δ₂ = √(2(1+w²)·M₂) =
+// √200 on RiverSwim (PracticalSensitivity) and σ_L = 52.8 against 66.7 at w = 1 and 149 with
+// neither cap nor weight. The aggregate noise grows as σ_L·√users, so every pair stays below
+// the noise for 10⁵ users or more; the planner's effective estimator (NoiseBonus) turns the
+// noisy counts into a noise-aware effective sample size and shrinks towards an optimistic prior
+// instead of saturating at H − h, so exploration is directed at the least-known pairs, and a
+// soft threshold of 2σ removes the spurious mass that the positive part of the noise puts on
+// empty next states and on rewards. Measured alternatives (RiverSwim, 3–4 seeds, K = 10⁶): caps
+// 1, 2, 8, weights 0.3 and 1, thresholds 0–3, prior weights 0.01–3, a pessimistic count in
+// n_e, and the noise-aware PSRL planner (no learning) were no better.
 
 // Release is what a practical agent's privatizer releases before episode k: noisy statistics
 // of the users seen so far plus the data-independent standard deviation of their noise. It
