@@ -63,3 +63,15 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeDeep: deeply nested input is an error in both formats, not a stack overflow.
+func TestDecodeDeep(t *testing.T) {
+	for _, data := range []string{strings.Repeat("[", 1e6) + strings.Repeat("]", 1e6), strings.Repeat("{a: ", 1e5) + "1" + strings.Repeat("}", 1e5)} {
+		for _, format := range []string{"json", "yaml"} {
+			var v struct{ A int }
+			if err := Decode([]byte(data), format, &v); err == nil {
+				t.Errorf("%s: %d bytes of nesting accepted", format, len(data))
+			}
+		}
+	}
+}
