@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	explin "github.com/dprl/dprl/experiment/linmdp"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // listLinearMDP prints the linear-MDP family's environments and agents for `dprl list`.
@@ -48,7 +49,7 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			var suite *explin.Suite
 			var err error
 			if config != "" {
-				data, rerr := os.ReadFile(config)
+				data, rerr := strictdecode.ReadFile(config)
 				if rerr != nil {
 					return badInput("--config: %v", rerr)
 				}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -100,4 +101,30 @@ func duplicateJSONKeys(data []byte) error {
 			stack = stack[:len(stack)-1]
 		}
 	}
+}
+
+// MaxFileSize bounds the files ReadFile reads (64 MiB): far above any model or configuration
+// dprl uses, and small enough that decoding cannot exhaust memory.
+const MaxFileSize = 64 << 20
+
+// ReadFile reads a whole file of at most MaxFileSize bytes. Unlike os.ReadFile it refuses a
+// larger file (or a device such as /dev/zero) after reading MaxFileSize+1 bytes instead of
+// allocating without bound.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a file", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s is larger than the limit of 64 MiB", path)
+	}
+	return data, nil
 }

@@ -1,6 +1,8 @@
 package strictdecode
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -73,5 +75,38 @@ func TestDecodeDeep(t *testing.T) {
 				t.Errorf("%s: %d bytes of nesting accepted", format, len(data))
 			}
 		}
+	}
+}
+
+// TestReadFile: files are read up to MaxFileSize; a larger file or an endless device is
+// refused without reading it all.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	small := filepath.Join(dir, "small.yaml")
+	if err := os.WriteFile(small, []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadFile(small); err != nil || string(data) != "a: 1\n" {
+		t.Errorf("small file: %q, %v", data, err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxFileSize + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, p := range []string{big, "/dev/zero"} {
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), "larger than the limit of 64 MiB") {
+			t.Errorf("%s: error %v, want the size limit", p, err)
+		}
+	}
+	if _, err := ReadFile(dir); err == nil {
+		t.Errorf("a directory was read")
 	}
 }

@@ -2,7 +2,6 @@ package linmdp
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -34,7 +33,7 @@ type File struct {
 
 // Load reads a linear MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictdecode.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package linmix
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -50,7 +49,7 @@ type FileEntry struct {
 
 // Load reads a linear mixture MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictdecode.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package lq
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,7 +31,7 @@ func Load(path string) (*System, error) {
 	if ext != ".yaml" && ext != ".yml" && ext != ".json" {
 		return nil, fmt.Errorf("lq: system file %q: extension must be .yaml, .yml or .json", path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := strictdecode.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("lq: %w", err)
 	}

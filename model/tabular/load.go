@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -73,7 +72,7 @@ func CheckSize(prefix string, S, A, H int) error {
 
 // Load reads an MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictdecode.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
