@@ -45,6 +45,9 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			var cfg *lmexp.Config
 			var err error
 			if config != "" {
+				if err := checkInputFile("--config", config); err != nil {
+					return err
+				}
 				cfg, err = lmexp.LoadConfig(config)
 			} else {
 				cfg, err = lmexp.DefaultConfig()

@@ -227,6 +227,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err := rejectChanged(cmd, "beside --config (set it in the configuration file)", runConfigFlags...); err != nil {
 					return err
 				}
+				if err := checkInputFile("--config", configPath); err != nil {
+					return err
+				}
 				if cfg, err = experiment.LoadConfig(configPath); err != nil {
 					return usageError{err}
 				}

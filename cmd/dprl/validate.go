@@ -12,6 +12,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // Limits of the command line, checked before anything is allocated or computed.
@@ -170,6 +171,23 @@ func checkRunFlags(cmd *cobra.Command, env, agent string, beta, mult float64) er
 		if err := rejectChanged(cmd, fmt.Sprintf("for the non-private agent %s", agent), "epsilon", "calibration", "e-mode"); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkInputFile checks a configuration file before it is read: a regular file of at most
+// strictdecode.MaxFileSize bytes (a device such as /dev/zero or a FIFO would be read without
+// end).
+func checkInputFile(flag, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return badInput("%s: %v", flag, err)
+	}
+	if !st.Mode().IsRegular() {
+		return badInput("%s: %s is not a regular file", flag, path)
+	}
+	if st.Size() > strictdecode.MaxFileSize {
+		return badInput("%s: %s has %d bytes, more than the limit of 64 MiB", flag, path, st.Size())
 	}
 	return nil
 }
