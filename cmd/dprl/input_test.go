@@ -68,6 +68,18 @@ func TestBadInputExit2(t *testing.T) {
 	if err := os.WriteFile(tinyEpsLin, []byte(strings.Replace(linSmall, "epsilons: [10]", "epsilons: [1e-320]", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	twoDocs := filepath.Join(dir, "two.yaml")
+	if err := os.WriteFile(twoDocs, []byte("name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\n---\nname: y\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lmTwo := filepath.Join(dir, "lm-two.yaml")
+	if err := os.WriteFile(lmTwo, []byte(lmTestConfig+"---\n"+lmTestConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linTwo := filepath.Join(dir, "lin-two.yaml")
+	if err := os.WriteFile(linTwo, []byte(linSmall+"---\n"+linSmall), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out")
 	long := []string{"--episodes", "10000000", "--seeds", "1-3", "--quiet"} // hours of compute
 	run := func(args ...string) []string { return append(append([]string{"run", "--out", out}, long...), args...) }
@@ -92,9 +104,12 @@ func TestBadInputExit2(t *testing.T) {
 		{"linear-mixture tiny epsilon", []string{"reproduce", "linear-mixture", "--config", tinyEpsLM, "--out", out, "--quiet"}, "epsilon"},
 		{"linear-mdp out", []string{"reproduce", "linear-mdp", "--config", lin, "--out", file, "--quiet"}, "--out"},
 		{"linear-mdp tiny epsilon", []string{"reproduce", "linear-mdp", "--config", tinyEpsLin, "--out", out, "--quiet"}, "epsilon"},
+		{"config with two documents", []string{"run", "--config", twoDocs, "--out", out}, "more than one YAML document"},
+		{"linear-mixture config with two documents", []string{"reproduce", "linear-mixture", "--config", lmTwo, "--out", out}, "more than one YAML document"},
+		{"linear-mdp config with two documents", []string{"reproduce", "linear-mdp", "--config", linTwo, "--out", out}, "more than one YAML document"},
 		{"config device", []string{"run", "--config", "/dev/zero", "--out", out}, "not a regular file"},
 		{"linear-mixture config device", []string{"reproduce", "linear-mixture", "--config", "/dev/zero", "--out", out}, "not a regular file"},
-		{"linear-mdp config device", []string{"reproduce", "linear-mdp", "--config", "/dev/zero", "--out", out}, "64 MiB"},
+		{"linear-mdp config device", []string{"reproduce", "linear-mdp", "--config", "/dev/zero", "--out", out}, "not a regular file"},
 		{"env-file device", run("--env", "file", "--env-file", "/dev/zero"), "64 MiB"},
 		{"audit out", []string{"audit", "mechanism/laplace", "--out", file, "--quiet"}, "--out"},
 		{"audit runs", []string{"audit", "mechanism/laplace", "--runs", "1000000000", "--out", out}, "--runs"},

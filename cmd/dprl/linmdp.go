@@ -49,6 +49,9 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			var suite *explin.Suite
 			var err error
 			if config != "" {
+				if err := checkInputFile("--config", config); err != nil {
+					return err
+				}
 				data, rerr := strictdecode.ReadFile(config)
 				if rerr != nil {
 					return badInput("--config: %v", rerr)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
@@ -175,9 +176,9 @@ func checkRunFlags(cmd *cobra.Command, env, agent string, beta, mult float64) er
 	return nil
 }
 
-// checkInputFile checks a configuration file before it is read: a regular file of at most
+// checkInputFile checks a configuration file before it is parsed: a regular file of at most
 // strictdecode.MaxFileSize bytes (a device such as /dev/zero or a FIFO would be read without
-// end).
+// end) holding exactly one YAML (or JSON) document without duplicate keys.
 func checkInputFile(flag, path string) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -188,6 +189,16 @@ func checkInputFile(flag, path string) error {
 	}
 	if st.Size() > strictdecode.MaxFileSize {
 		return badInput("%s: %s has %d bytes, more than the limit of 64 MiB", flag, path, st.Size())
+	}
+	// The configuration parsers decode the first YAML document; the strict decoder also
+	// rejects a second document and duplicate keys, as for every model file.
+	data, err := strictdecode.ReadFile(path)
+	if err != nil {
+		return badInput("%s: %v", flag, err)
+	}
+	var doc yaml.Node
+	if err := strictdecode.Decode(data, "yaml", &doc); err != nil {
+		return badInput("%s: %s: %v", flag, path, err)
 	}
 	return nil
 }
