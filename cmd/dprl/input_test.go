@@ -141,6 +141,7 @@ func TestFlagsNeverIgnored(t *testing.T) {
 		{"multiplier Inf", run("--multiplier", "Inf"), "--multiplier"},
 		{"epsilon, non-private", run("--agent", "ucbvi", "--epsilon", "1"), "--epsilon"},
 		{"calibration, non-private", run("--agent", "ucbvi", "--calibration", "paper"), "--calibration"},
+		{"noise, non-private", run("--agent", "ucbvi", "--noise", "secure"), "--noise"},
 		{"states with riverswim", run("--states", "12"), "--states"},
 		{"env-seed with riverswim", run("--env-seed", "3"), "--env-seed"},
 		{"branching with file", run("--env", "file", "--env-file", mdp, "--branching", "2"), "--branching"},

@@ -169,7 +169,7 @@ func checkRunFlags(cmd *cobra.Command, env, agent string, beta, mult float64) er
 		}
 	}
 	if info, err := agents.Lookup(agent); err == nil && info.Model == agents.NonPrivate {
-		if err := rejectChanged(cmd, fmt.Sprintf("for the non-private agent %s", agent), "epsilon", "calibration", "e-mode"); err != nil {
+		if err := rejectChanged(cmd, fmt.Sprintf("for the non-private agent %s", agent), "epsilon", "calibration", "e-mode", "noise"); err != nil {
 			return err
 		}
 	}
