@@ -35,13 +35,17 @@ import (
 // is calibrated to the noise-to-count ratio: the released counts are converted to a
 // noise-aware effective sample size
 //
-//	n_e = n₊² / (n₊ + S·σ_t²),  n₊ = max(N̂(s,a), 0)
+//	n_e = n₊² / (n₊ + S·σ_t²) · min(1, κ/n₊),  n₊ = max(N̂(s,a), 0),  κ = Σ_{s'} (N̂(s,a,s') − τσ_t)₊
 //
-// (the number of clean samples whose empirical P̂ has the variance of the noisy one: the
-// sampling variance P(1−P)/n plus the noise variance ≈ σ_t²/n² per coordinate, matched at
-// P ≈ 1/S; n_e ≈ n for n ≫ S·σ_t² and ≈ (n/(σ_t√S))², the squared signal-to-noise ratio, for
-// n ≪ S·σ_t²). The estimates are shrunk towards an optimistic prior with n_e as the weight of
-// the data:
+// (the first factor is the number of clean samples whose empirical P̂ has the variance of
+// the noisy one: the sampling variance P(1−P)/n plus the noise variance ≈ σ_t²/n² per
+// coordinate, matched at P ≈ 1/S; it is ≈ n for n ≫ S·σ_t² and ≈ (n/(σ_t√S))², the squared
+// signal-to-noise ratio, for n ≪ S·σ_t². The second is the fraction of the row above the
+// threshold: a row whose coordinates are all within τσ_t of 0 carries no information on P,
+// however large its noisy sum — without it a sum inflated by noise made a pure-noise row
+// count as data and the pair's P̂ uniform, which hid the rewarding pair of RiverSwim from one
+// LDP seed for 10⁶ users). The estimates are shrunk towards an optimistic prior with n_e as
+// the weight of the data:
 //
 //	P̃(s') = (n_e·P̂_τ(s') + Prior/S) / (n_e + Prior),  P̂_τ ∝ (N̂(s,a,s') − τσ_t)₊
 //	r̃     = (n_e·r̂_τ + RewardPrior·1) / (n_e + RewardPrior),  r̂_τ = clip((R̂ − τσ_t)₊/N̂(s,a), 0, 1)
@@ -284,6 +288,13 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 		e := n
 		if v > 0 {
 			e = n * n / (n + v)
+			// Only the part of the row above the threshold carries information on P: the
+			// data weight is n_e times the kept fraction (0 if nothing is above τσ_t).
+			if pos <= 0 {
+				e = 0
+			} else if pos < n {
+				e *= pos / n
+			}
 		}
 		ne[i] = e
 		pr := p[i*S : (i+1)*S]

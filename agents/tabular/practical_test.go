@@ -453,17 +453,23 @@ func TestEffectiveEstimates(t *testing.T) {
 		NT: []float64{300, 100, -50, 20}, R: []float64{220, 40}}
 	ne, p, rr := make([]float64, 2), make([]float64, 4), make([]float64, 2)
 	effectiveEstimates(r, 0.1, 0.3, 2, ne, p, rr)
-	// Cell 0: n = 400, n_e = 400²/(400 + 2·100) = 266.67; kept (280, 80) → P̂ = (0.777…, 0.222…);
-	// r̂ = (220 − 2·RStd)/400 = 0.45.
-	e := 400.0 * 400 / 600
+	// Cell 0: n = 400, n_e = 400²/(400 + 2·100) · 360/400 = 240 (kept (280, 80), 360 of the
+	// 400 above the threshold) → P̂ = (0.777…, 0.222…); r̂ = (220 − 2·RStd)/400 = 0.45.
+	e := 400.0 * 400 / 600 * 360 / 400
 	wantP0 := (e*280/360 + 0.05) / (e + 0.1)
 	wantR := (e*0.45 + 0.3) / (e + 0.3)
 	if math.Abs(ne[0]-e) > 1e-9 || math.Abs(p[0]-wantP0) > 1e-12 || math.Abs(p[0]+p[1]-1) > 1e-12 || math.Abs(rr[0]-wantR) > 1e-12 {
 		t.Errorf("cell 0: n_e %g (want %g), P %v (want %g), r %g (want %g)", ne[0], e, p[:2], wantP0, rr[0], wantR)
 	}
-	// Cell 1: n = −30 → n_e = 0: the prior alone (uniform P, r = 1).
+	// Cell 1: n = −30 → n_e = 0: the prior alone (uniform P, r = 1). A row with nothing above
+	// the threshold also has n_e = 0, whatever its sum.
 	if ne[1] != 0 || p[2] != 0.5 || p[3] != 0.5 || rr[1] != 1 {
 		t.Errorf("cell 1: n_e %g, P %v, r %g", ne[1], p[2:], rr[1])
+	}
+	flat := &Release{S: 2, A: 1, H: 1, Pooled: true, Std: 10, RStd: 10, NT: []float64{19, 19, 0, 0}, R: []float64{0, 0}}
+	effectiveEstimates(flat, 0.1, 0.3, 2, ne, p, rr)
+	if ne[0] != 0 {
+		t.Errorf("row below the threshold: n_e = %g, want 0", ne[0])
 	}
 	// Exact counts (σ = 0, τ irrelevant): n_e = n and P̂ is the empirical frequency.
 	x := &Release{S: 2, A: 1, H: 1, Pooled: true, NT: []float64{30, 10, 0, 0}, R: []float64{20, 0}}
@@ -481,7 +487,7 @@ func TestEffectiveEstimates(t *testing.T) {
 func TestEffectiveDirected(t *testing.T) {
 	const S, A, H = 2, 2, 3
 	r := &Release{S: S, A: A, H: H, Pooled: true, Users: 5, Std: 50, RStd: 100,
-		NT: []float64{5, 0, 0, 0, 10, 5, 20, 0}, R: []float64{1, 0, 0, 1}}
+		NT: []float64{101, 0, 0, 0, 10, 5, 20, 0}, R: []float64{300, 0, 0, 1}}
 	for _, preset := range []string{"practical", "plugin"} {
 		b, _ := NoiseBonusPreset(preset)
 		b, err := b.resolve(S, A, H, 100, PracticalPrivacy{Pool: true}, 0.1)

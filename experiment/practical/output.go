@@ -93,13 +93,16 @@ func (r *Result) Goals() []Goal {
 			Goal{"G6", "practical-jdp ≥ 20 000 episodes/s single-threaded (whole run incl. exact regret evaluation)", meanOf(jdp, speed) >= 20000, fmt.Sprintf("%.0f episodes/s (loaded machine, per run)", meanOf(jdp, speed))})
 	}
 	if l := r.find("riverswim-ldp", "practical-ldp", 1); l != nil {
-		t := meanOf(l, tail)
-		st := fmt.Sprintf("last-decile %.3f/episode at K = %d", t, l.Episodes)
-		ok := t <= 1.0 && l.Episodes >= 1_000_000
+		t, worst := meanOf(l, tail), 0.0
+		for _, s := range l.Runs {
+			worst = math.Max(worst, s.LastDecile)
+		}
+		st := fmt.Sprintf("last-decile %.3f/episode (mean of %d seeds; worst seed %.3f) at K = %d", t, len(l.Runs), worst, l.Episodes)
+		ok := worst <= 1.0 && l.Episodes >= 1_000_000
 		if l.Episodes < 1_000_000 {
 			st += " (K < 10⁶: run with --long to evaluate this goal)"
 		}
-		gs = append(gs, Goal{"G4", "(1, 1e-5)-LDP learns within K = 10⁶ (last-decile per-episode regret ≤ 1.0)", ok, st})
+		gs = append(gs, Goal{"G4", "(1, 1e-5)-LDP learns within K = 10⁶ (last-decile per-episode regret ≤ 1.0, every seed)", ok, st})
 	}
 	ok, var_ := true, []string{}
 	for _, s := range r.Config.Garnet.EnvSeeds {

@@ -190,7 +190,7 @@ func synthetic(final, tail, speed float64, ldpK int, ldpTail, garnetTail float64
 }
 
 // TestGoalsVerdict: the goal verdicts on synthetic curves, both ways (each goal once holding and
-// once not), including the LDP goal that cannot hold below K = 10⁶.
+// once not), including the LDP goal that cannot hold below K = 10⁶ nor when one seed fails.
 func TestGoalsVerdict(t *testing.T) {
 	verdicts := func(r *Result) map[string]bool {
 		v := map[string]bool{}
@@ -215,6 +215,11 @@ func TestGoalsVerdict(t *testing.T) {
 			map[string]bool{"G1": false, "G2": false, "G3": false, "G4": false, "G5": false, "G6": false}},
 		{"LDP short run", synthetic(3000, 0.01, 30000, 50000, 0.1, 0.5),
 			map[string]bool{"G1": true, "G2": true, "G3": true, "G4": false, "G5": true, "G6": true}},
+		{"LDP one seed fails", func() *Result {
+			r := synthetic(3000, 0.01, 30000, 1_000_000, 0.5, 0.5)
+			r.Curves[2].Runs[1].LastDecile = 1.4 // mean 0.95 ≤ 1, but one seed does not learn
+			return r
+		}(), map[string]bool{"G1": true, "G4": false}},
 	} {
 		got := verdicts(c.r)
 		for id, w := range c.want {
