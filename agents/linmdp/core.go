@@ -194,7 +194,6 @@ type stats struct {
 	gram  [][]float64 // [h] d·d
 	b     [][]float64 // [h] d
 	gnext [][]float64 // [h] n·d
-	count int         // episodes recorded
 }
 
 func newStats(H, n, d int) *stats {

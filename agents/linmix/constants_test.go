@@ -9,13 +9,6 @@ func ref() Params {
 	return Params{K: 10000, H: 10, D: 5, D2: 2, Epsilon: 0.5, Delta: 1e-5, P: 0.05, Cw: 2}
 }
 
-func near(t *testing.T, name string, got, want float64) {
-	t.Helper()
-	if math.Abs(got-want) > 1e-9*math.Abs(want) {
-		t.Errorf("%s = %.10g, want %.10g (rel. err %.2g)", name, got, want, math.Abs(got-want)/math.Abs(want))
-	}
-}
-
 // TestGoldenConstants checks every constant of the spec's Appendix A (relative tolerance
 // 1e-9; Appendix A prints 10 significant digits, so values are compared at the printed
 // precision where the table rounds).

@@ -155,8 +155,8 @@ func (b *Billboard) factor(h, r int) ([]float64, []float64) {
 // releaser turns released Gram matrices and target vectors into billboard entries: PD repair
 // (post-processing, spec P2), Cholesky, and w̃ by two triangular solves.
 type releaser struct {
-	lam, l, tmp []float64
-	fallbacks   int
+	tmp       []float64
+	fallbacks int
 }
 
 func (rl *releaser) release(b *Billboard, h, r int, lam, u []float64, sp regSpec) {

@@ -85,7 +85,7 @@ func (f *File) MDP() (*MDP, error) {
 		sp.Name = "file"
 	}
 	for _, e := range f.Psi {
-		sp.Psi = append(sp.Psi, PsiEntry{S: e.S, A: e.A, Next: e.Next, Vec: e.Vec})
+		sp.Psi = append(sp.Psi, PsiEntry(e))
 	}
 	per := func(x [][]float64, field string) ([][]float64, error) {
 		switch len(x) {
