@@ -9,16 +9,14 @@
 package experiment
 
 import (
-	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 )
@@ -43,7 +41,8 @@ type EnvConfig struct {
 type BonusSpec struct {
 	// Preset is "practical" or "theory".
 	Preset string `yaml:"preset,omitempty" json:"preset,omitempty"`
-	// Multiplier multiplies the whole bonus (0 = 1).
+	// Multiplier multiplies the whole bonus, in (0, 1e6]; omitted (0) means 1, an explicit 0 in
+	// a file is rejected.
 	Multiplier float64 `yaml:"multiplier,omitempty" json:"multiplier,omitempty"`
 	// Optional overrides of preset fields (nil = keep).
 	Scale *float64 `yaml:"scale,omitempty" json:"scale,omitempty"`
@@ -59,7 +58,8 @@ type CurveSpec struct {
 	Agent string `yaml:"agent" json:"agent"`
 	// Epsilon is the nominal ε (private agents).
 	Epsilon float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
-	// Calibration is "strict" (default), "paper" or "unit".
+	// Calibration is "exact" (default; "strict" is its old name, accepted as an alias), "paper"
+	// or "unit" (package experiment/calibration).
 	Calibration string `yaml:"calibration,omitempty" json:"calibration,omitempty"`
 	// EMode is "practical" or "theory" (default: the bonus preset's name).
 	EMode string `yaml:"e_mode,omitempty" json:"e_mode,omitempty"`
@@ -88,13 +88,18 @@ type Config struct {
 	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
-// ParseConfig reads a YAML (or JSON, which is YAML) experiment config, rejecting unknown fields.
+// ParseConfig reads a YAML (or JSON, which is YAML) experiment config strictly (unknown
+// fields, duplicate keys and a second document are errors). A field whose zero value means the
+// default (beta, bonus.multiplier, env.horizon, the names) may be omitted but not set to zero:
+// an explicit zero is rejected with the allowed range rather than silently replaced.
 func ParseConfig(data []byte) (*Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var c Config
-	if err := dec.Decode(&c); err != nil {
+	keys, err := cfgfile.Decode(data, &c)
+	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := c.rejectExplicitZeros(keys); err != nil {
+		return nil, err
 	}
 	c.defaults()
 	if err := c.Validate(); err != nil {
@@ -103,11 +108,42 @@ func ParseConfig(data []byte) (*Config, error) {
 	return &c, nil
 }
 
-// LoadConfig reads a config file.
+// calibrationNames are the tabular calibrations (package experiment/calibration).
+var calibrationNames = calibration.Allowed(calibration.Exact, calibration.Paper, calibration.Unit)
+
+// rejectExplicitZeros refuses the fields present in the document with the zero value that
+// defaults() would replace.
+func (c *Config) rejectExplicitZeros(keys cfgfile.Keys) error {
+	d := []cfgfile.Default{
+		{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
+		{Path: "beta", Value: c.Beta, Allowed: "in (0, 1)"},
+		{Path: "noise", Value: c.Noise, Allowed: "seeded or secure"},
+		{Path: "env.name", Value: c.Env.Name, Allowed: "riverswim, garnet or file"},
+		{Path: "env.horizon", Value: c.Env.Horizon, Allowed: "in [1, 10000]"},
+		{Path: "bonus.preset", Value: c.Bonus.Preset, Allowed: "theory or practical"},
+		{Path: "bonus.multiplier", Value: c.Bonus.Multiplier, Allowed: "in (0, 1e6]"},
+	}
+	for i, cv := range c.Curves {
+		f := fmt.Sprintf("curves[%d].", i)
+		d = append(d,
+			cfgfile.Default{Path: f + "label", Value: cv.Label, Allowed: "a non-empty label"},
+			cfgfile.Default{Path: f + "calibration", Value: cv.Calibration, Allowed: "one of " + calibrationNames},
+			cfgfile.Default{Path: f + "e_mode", Value: cv.EMode, Allowed: "theory or practical"})
+		if cv.Bonus != nil {
+			d = append(d,
+				cfgfile.Default{Path: f + "bonus.preset", Value: cv.Bonus.Preset, Allowed: "theory or practical"},
+				cfgfile.Default{Path: f + "bonus.multiplier", Value: cv.Bonus.Multiplier, Allowed: "in (0, 1e6]"})
+		}
+	}
+	return keys.RejectExplicitZeros(d...)
+}
+
+// LoadConfig reads a config file (at most 64 MiB) and records it, with the SHA-256 of the
+// bytes parsed, as an input of the run.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := cfgfile.Read(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	c, err := ParseConfig(data)
 	if err != nil {
@@ -139,7 +175,10 @@ func (c *Config) defaults() {
 	for i := range c.Curves {
 		cv := &c.Curves[i]
 		if cv.Calibration == "" {
-			cv.Calibration = "strict"
+			cv.Calibration = calibration.Exact
+		}
+		if c, ok := calibration.Alias(cv.Calibration); ok {
+			cv.Calibration = c // outputs carry the canonical name
 		}
 		if len(cv.Groups) == 0 {
 			cv.Groups = []string{"main"}
@@ -256,8 +295,8 @@ func (b BonusSpec) validate(field string) error {
 	if b.Preset != "" && b.Preset != "theory" && b.Preset != "practical" {
 		return fmt.Errorf("%s.preset: unknown preset %q (allowed: theory, practical)", field, b.Preset)
 	}
-	if b.Multiplier < 0 || math.IsNaN(b.Multiplier) || math.IsInf(b.Multiplier, 0) {
-		return fmt.Errorf("%s.multiplier: must be finite and >= 0, got %g", field, b.Multiplier)
+	if b.Multiplier != 0 && !(b.Multiplier > 0 && b.Multiplier <= 1e6) {
+		return fmt.Errorf("%s.multiplier: must be in (0, 1e6] (omit it for the default 1), got %g", field, b.Multiplier)
 	}
 	for name, p := range map[string]*float64{"scale": b.Scale, "c3": b.C3, "c4": b.C4} {
 		if p != nil && (!(*p >= 0) || math.IsInf(*p, 0)) {

@@ -114,7 +114,7 @@ func TestQiaoConfigEmbedded(t *testing.T) {
 		t.Fatalf("embedded config changed: K=%d seeds=%v curves=%d", c.Episodes, c.Seeds, len(c.Curves))
 	}
 	s, err := QiaoFig1Config("strict")
-	if err != nil || s.Curves[1].Calibration != "strict" {
+	if err != nil || s.Curves[1].Calibration != "exact" {
 		t.Fatalf("strict variant: %v", err)
 	}
 }

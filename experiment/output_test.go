@@ -141,7 +141,7 @@ func TestManifestSettingsUsed(t *testing.T) {
 	if np := curves[0].(map[string]any); np["epsilon"] != nil || np["calibration"] != nil {
 		t.Errorf("non-private curve records ε/calibration: %v", np)
 	}
-	if p := curves[1].(map[string]any); p["epsilon"] != 1.0 || p["calibration"] != "strict" {
+	if p := curves[1].(map[string]any); p["epsilon"] != 1.0 || p["calibration"] != "exact" {
 		t.Errorf("private curve: %v", p)
 	}
 	in, _ := man["inputs"].([]any)

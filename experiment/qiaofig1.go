@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/report"
@@ -19,24 +20,28 @@ import (
 var qiaoFig1YAML []byte
 
 // QiaoFig1Config returns the embedded configuration of `dprl reproduce qiao-fig1`.
-// faithful selects the calibration of the faithful group: "paper" (default) or "strict".
+// faithful selects the calibration of the faithful group: "paper" (default) or "exact"
+// ("strict", its old name, is accepted as an alias).
 func QiaoFig1Config(faithful string) (*Config, error) {
 	c, err := ParseConfig(qiaoFig1YAML)
 	if err != nil {
 		return nil, err
 	}
-	switch faithful {
-	case "", "paper":
-	case "strict":
+	if faithful == "" {
+		faithful = calibration.Paper
+	}
+	faithful, err = calibration.Canonical("calibration", faithful, calibration.Paper, calibration.Exact)
+	if err != nil {
+		return nil, fmt.Errorf("%w (the faithful curves' calibration)", err)
+	}
+	if faithful == calibration.Exact {
 		for i := range c.Curves {
 			cv := &c.Curves[i]
-			if cv.Calibration == "paper" {
-				cv.Calibration = "strict"
-				cv.Label = strings.Replace(cv.Label, "paper", "strict", 1)
+			if cv.Calibration == calibration.Paper {
+				cv.Calibration = calibration.Exact
+				cv.Label = strings.Replace(cv.Label, calibration.Paper, calibration.Exact, 1)
 			}
 		}
-	default:
-		return nil, fmt.Errorf("calibration: faithful calibration must be paper or strict, got %q", faithful)
 	}
 	return c, nil
 }
@@ -230,8 +235,8 @@ func QiaoSummary(res *Result) (string, map[string][]Claim, error) {
 				"JDP curves have effective ε = 3·H·L·ε, LDP curves 3·H·ε (see the table above).\n\n")
 		case "paper":
 			fmt.Fprintf(&b, "Paper calibration: the paper's own mechanisms (ε-DP for add/remove neighbours, 2ε under the paper's replace-one definition).\n\n")
-		case "strict":
-			fmt.Fprintf(&b, "Strict calibration: ε-JDP / ε-LDP under the paper's replace-one definition.\n\n")
+		case "exact":
+			fmt.Fprintf(&b, "Exact calibration: ε-JDP / ε-LDP under the paper's replace-one definition.\n\n")
 		}
 		rows = rows[:0]
 		for _, c := range cl {

@@ -9,7 +9,7 @@ import (
 	"github.com/dprl/dprl/rng"
 )
 
-// A DP-UCBVI agent with the Central privatizer (strict ε-JDP, ε = 1) on RiverSwim. At this ε
+// A DP-UCBVI agent with the Central privatizer (exact calibration: ε-JDP, ε = 1) on RiverSwim. At this ε
 // and K the count noise swamps the data and the regret equals the no-learning line (see the
 // README: the private agents need far larger K or ε). The client/server
 // split is the trust boundary: the server's planner reads only the released billboard.
@@ -42,6 +42,6 @@ func Example() {
 	}
 	fmt.Printf("regret %.0f (no learning: %.0f)\n", total, 3.353475*K)
 	// Output:
-	// jdp ε=1 (strict calibration, b=1320, L=11): effective ε = 1 (replace-one), 0.5 (zero-out)
+	// jdp ε=1 (exact calibration, b=1320, L=11): effective ε = 1 (replace-one), 0.5 (zero-out)
 	// regret 6710 (no learning: 6707)
 }

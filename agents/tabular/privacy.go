@@ -41,6 +41,8 @@ type Calibration int
 const (
 	// Strict calibrates for the paper's own replace-one neighbours: JDP node scale 6HL/ε, LDP
 	// scale 6H/ε. The run is ε-JDP / ε-LDP as defined in the paper (Defs 2.2, 2.3). Default.
+	// Its name is "exact" (dprl's calibration vocabulary, package experiment/calibration);
+	// "strict" is accepted as an alias.
 	Strict Calibration = iota
 	// Paper uses the paper's scales 3HL/ε (JDP, ε' = ε/(3H log K) with log K read as the number
 	// of tree levels L) and 3H/ε (LDP). They give ε under add/remove ("zero-out") neighbours and
@@ -51,11 +53,11 @@ const (
 	Unit
 )
 
-// String returns "strict", "paper" or "unit".
+// String returns "exact", "paper" or "unit".
 func (c Calibration) String() string {
 	switch c {
 	case Strict:
-		return "strict"
+		return "exact"
 	case Paper:
 		return "paper"
 	case Unit:
@@ -64,17 +66,17 @@ func (c Calibration) String() string {
 	return fmt.Sprintf("Calibration(%d)", int(c))
 }
 
-// ParseCalibration parses "strict", "paper" or "unit".
+// ParseCalibration parses "exact" (or its old name "strict"), "paper" or "unit".
 func ParseCalibration(s string) (Calibration, error) {
 	switch s {
-	case "strict":
+	case "exact", "strict":
 		return Strict, nil
 	case "paper":
 		return Paper, nil
 	case "unit":
 		return Unit, nil
 	}
-	return 0, fmt.Errorf("calibration: unknown value %q (allowed: strict, paper, unit)", s)
+	return 0, fmt.Errorf("calibration: unknown value %q (allowed: exact (alias strict), paper, unit)", s)
 }
 
 // EMode selects the uniform count-error bound E_{ε,β} the algorithm assumes.
@@ -125,7 +127,7 @@ func (p PrivacyConfig) Validate() error {
 			return fmt.Errorf("privacy.epsilon: must be finite and > 0, got %g", p.Epsilon)
 		}
 		if p.Calibration < Strict || p.Calibration > Unit {
-			return fmt.Errorf("privacy.calibration: unknown value %d (allowed: strict, paper, unit)", int(p.Calibration))
+			return fmt.Errorf("privacy.calibration: unknown value %d (allowed: exact, paper, unit)", int(p.Calibration))
 		}
 	}
 	if !(p.Beta > 0 && p.Beta < 1) {

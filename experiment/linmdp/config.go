@@ -6,13 +6,11 @@
 package linmdp
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"math"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
 )
@@ -112,18 +110,36 @@ func epsilonFree(a string) bool {
 	return false
 }
 
-// ParseConfig parses and validates a YAML configuration (unknown fields are rejected).
+// ParseConfig parses (strictly: unknown fields, duplicate keys and a second document are
+// errors) and validates a YAML configuration. A field whose zero value means "unset"
+// (tie_break, a β mode's c_beta / match_c_beta) may be omitted but not set to zero: an
+// explicit zero is rejected with the allowed range.
 func ParseConfig(data []byte) (*Config, error) {
 	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	keys, err := cfgfile.Decode(data, &c)
+	if err != nil {
 		return nil, fmt.Errorf("linear-mdp config: %w", err)
+	}
+	if err := c.rejectExplicitZeros(keys, ""); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// rejectExplicitZeros refuses the fields present in the document (under prefix, "" for a
+// top-level configuration) with the zero value that means "unset".
+func (c *Config) rejectExplicitZeros(keys cfgfile.Keys, prefix string) error {
+	d := []cfgfile.Default{{Path: prefix + "tie_break", Value: c.TieBreak, Allowed: "one of bonus, untruncated, lowest-index, seeded-random"}}
+	for i, b := range c.BetaModes {
+		f := fmt.Sprintf("%sbeta_modes[%d].", prefix, i)
+		d = append(d,
+			cfgfile.Default{Path: f + "c_beta", Value: b.CBeta, Allowed: "a finite number > 0 (or omit it and set match_c_beta)"},
+			cfgfile.Default{Path: f + "match_c_beta", Value: b.MatchCBeta, Allowed: "a finite number > 0 (or omit it and set c_beta)"})
+	}
+	return keys.RejectExplicitZeros(d...)
 }
 
 // Validate checks every field and names the offending one with its allowed range.

@@ -1,17 +1,17 @@
 package linmdp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // Suite is a named list of experiment blocks run one after the other.
@@ -25,10 +25,10 @@ type Suite struct {
 // DefaultSuite returns the embedded suite of `dprl reproduce linear-mdp`.
 func DefaultSuite() (*Suite, error) { return ParseSuite(defaultConfig) }
 
-// LoadSuite reads a suite (or a single Config) from a file and records the file, with the
-// SHA-256 of the bytes parsed, as an input of every block.
+// LoadSuite reads a suite (or a single Config) from a file of at most 64 MiB and records the
+// file, with the SHA-256 of the bytes parsed, as an input of every block.
 func LoadSuite(path string) (*Suite, error) {
-	data, err := os.ReadFile(path)
+	data, err := cfgfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -45,13 +45,14 @@ func LoadSuite(path string) (*Suite, error) {
 }
 
 // ParseSuite parses a suite (name + blocks) or, if the document has no blocks field, a single
-// Config as a one-block suite. Unknown fields are rejected.
+// Config as a one-block suite. Decoding is strict (unknown fields, duplicate keys and a second
+// document are errors) and explicit zeros are rejected as in ParseConfig.
 func ParseSuite(data []byte) (*Suite, error) {
-	var probe map[string]any
-	if err := yaml.Unmarshal(data, &probe); err != nil {
+	var probe yaml.Node
+	if err := strictdecode.Decode(data, "yaml", &probe); err != nil {
 		return nil, fmt.Errorf("linear-mdp config: %w", err)
 	}
-	if _, ok := probe["blocks"]; !ok {
+	if !hasKey(&probe, "blocks") {
 		c, err := ParseConfig(data)
 		if err != nil {
 			return nil, err
@@ -59,15 +60,38 @@ func ParseSuite(data []byte) (*Suite, error) {
 		return &Suite{Name: c.Name, Blocks: []*Config{c}}, nil
 	}
 	var s Suite
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&s); err != nil {
+	keys, err := cfgfile.Decode(data, &s)
+	if err != nil {
 		return nil, fmt.Errorf("linear-mdp config: %w", err)
+	}
+	for i, b := range s.Blocks {
+		if b == nil {
+			continue
+		}
+		if err := b.rejectExplicitZeros(keys, fmt.Sprintf("blocks[%d].", i)); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return &s, nil
+}
+
+// hasKey reports whether the document n is a mapping with the given top-level key.
+func hasKey(n *yaml.Node, key string) bool {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks the suite and every block.

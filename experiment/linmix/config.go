@@ -8,16 +8,13 @@
 package linmix
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"os"
-
-	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/rng"
@@ -140,11 +137,12 @@ type Config struct {
 // DefaultConfig parses the embedded default configuration.
 func DefaultConfig() (*Config, error) { return ParseConfig(defaultConfig) }
 
-// LoadConfig reads a configuration file.
+// LoadConfig reads a configuration file (at most 64 MiB) and records it, with the SHA-256 of
+// the bytes parsed, as an input of the run.
 func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := cfgfile.Read(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("linear-mixture config: %w", err)
 	}
 	c, err := ParseConfig(b)
 	if err != nil {
@@ -154,19 +152,56 @@ func LoadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
-// ParseConfig parses and validates a YAML configuration.
+// ParseConfig parses (strictly: unknown fields, duplicate keys and a second document are
+// errors) and validates a YAML configuration. A field whose zero value means the default
+// (name, points, shift_mult, an environment's states, a practical curve's settings) may be
+// omitted but not set to zero: an explicit zero is rejected with the allowed range.
 func ParseConfig(b []byte) (*Config, error) {
 	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	keys, err := cfgfile.Decode(b, &c)
+	if err != nil {
 		return nil, fmt.Errorf("linear-mixture config: %w", err)
+	}
+	if err := c.rejectExplicitZeros(keys); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return &c, nil
 }
+
+// rejectExplicitZeros refuses the fields present in the document with the zero value that
+// Validate or the agents' defaults would replace.
+func (c *Config) rejectExplicitZeros(keys cfgfile.Keys) error {
+	d := []cfgfile.Default{
+		{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
+		{Path: "points", Value: c.Points, Allowed: "in [10, 100000]"},
+		{Path: "shift_mult", Value: c.ShiftMult, Allowed: "a finite number > 0"},
+	}
+	for i, e := range c.Envs {
+		d = append(d, cfgfile.Default{Path: fmt.Sprintf("envs[%d].states", i), Value: e.States, Allowed: "in [3, 20] for riverswim (default 5)"})
+	}
+	for i, cv := range c.Curves {
+		f := fmt.Sprintf("curves[%d].", i)
+		d = append(d, cfgfile.Default{Path: f + "calibration", Value: cv.Calibration, Allowed: "one of " + CalibrationNames})
+		if p := cv.Practical; p != nil {
+			d = append(d,
+				cfgfile.Default{Path: f + "practical.batch_every", Value: p.BatchEvery, Allowed: "an integer >= 1"},
+				cfgfile.Default{Path: f + "practical.budget", Value: p.Budget, Allowed: "in (0, 1]"},
+				cfgfile.Default{Path: f + "practical.clip", Value: p.Clip, Allowed: "in (0, 1]"},
+				cfgfile.Default{Path: f + "practical.counter", Value: p.Counter, Allowed: "a counter name (default blt)"},
+				cfgfile.Default{Path: f + "practical.lambda0", Value: p.Lambda0, Allowed: "a finite number > 0"},
+				cfgfile.Default{Path: f + "practical.confidence", Value: p.Confidence, Allowed: "in (0, 1)"},
+				cfgfile.Default{Path: f + "practical.beta_mult", Value: p.BetaMult, Allowed: "a finite number > 0"})
+		}
+	}
+	return keys.RejectExplicitZeros(d...)
+}
+
+// CalibrationNames are the linear-mixture calibrations (package experiment/calibration):
+// paper (Luyo et al. Cor. 5/6, default), laplace (pure ε-DP, spec §3.5) and zcdp (spec P7).
+var CalibrationNames = calibration.Allowed(calibration.Paper, calibration.Laplace, calibration.ZCDP)
 
 // Validate checks the configuration; errors name the field and the allowed range.
 func (c *Config) Validate() error {
@@ -224,6 +259,11 @@ func (c *Config) Validate() error {
 		}
 		if cv.Practical != nil {
 			return fmt.Errorf("curves[%d].practical: only for algorithm %s", i, PracticalAlgorithm)
+		}
+		if cv.Calibration != "" {
+			if _, err := calibration.Canonical(fmt.Sprintf("curves[%d].calibration", i), cv.Calibration, calibration.Paper, calibration.Laplace, calibration.ZCDP); err != nil {
+				return err
+			}
 		}
 		for _, ac := range cv.expand(c, 1) {
 			if err := ac.Validate(); err != nil {
@@ -284,6 +324,14 @@ func (cv CurveSpec) expand(c *Config, betaMult float64) []agents.Config {
 	return out
 }
 
+// riverSwimStates is RiverSwim's S: States, or 5 when it is omitted (0).
+func (e EnvConfig) riverSwimStates() int {
+	if e.States == 0 {
+		return 5
+	}
+	return e.States
+}
+
 // Build constructs the environment; HardToLearn's hidden signs are drawn from seed.
 func (e EnvConfig) Build(seed uint64, K int) (*model.MDP, error) {
 	r := rng.NewSeed(seed).Child("env").Rand()
@@ -293,7 +341,7 @@ func (e EnvConfig) Build(seed uint64, K int) (*model.MDP, error) {
 	case "hard-to-learn":
 		return model.HardToLearn(e.Dim, e.Horizon, K, r)
 	case "riverswim":
-		return model.RiverSwim(max(e.States, 5), e.Horizon)
+		return model.RiverSwim(e.riverSwimStates(), e.Horizon)
 	case "base-mixture":
 		return model.BaseMixture(e.States, e.Actions, e.Dim, e.Horizon, r)
 	case "file":
@@ -301,8 +349,6 @@ func (e EnvConfig) Build(seed uint64, K int) (*model.MDP, error) {
 	}
 	return nil, fmt.Errorf("kind: %q unknown (two-state-hard, hard-to-learn, riverswim, base-mixture, file)", e.Kind)
 }
-
-var _ = rand.New
 
 // used returns the configuration actually used: environments with only their kind's
 // parameters (a file environment with the file's own H), no calibration or ε on non-private
@@ -319,7 +365,7 @@ func (c *Config) used(horizons []int) *Config {
 		case "hard-to-learn":
 			k.Dim = e.Dim
 		case "riverswim":
-			k.States = max(e.States, 5)
+			k.States = e.riverSwimStates()
 		case "base-mixture":
 			k.States, k.Actions, k.Dim = e.States, e.Actions, e.Dim
 		case "file":

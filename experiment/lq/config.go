@@ -5,16 +5,13 @@
 package lq
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"math"
 
-	"os"
-
-	"go.yaml.in/yaml/v3"
-
 	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
@@ -58,10 +55,10 @@ type Config struct {
 	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
-// LoadConfig reads a configuration file and records it, with the SHA-256 of the bytes parsed,
-// as an input of the run.
+// LoadConfig reads a configuration file (at most 64 MiB) and records it, with the SHA-256 of
+// the bytes parsed, as an input of the run.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := cfgfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("lq experiment: %w", err)
 	}
@@ -76,19 +73,31 @@ func LoadConfig(path string) (*Config, error) {
 // DefaultConfig returns the embedded configuration of `dprl reproduce lq`.
 func DefaultConfig() (*Config, error) { return ParseConfig(embedded) }
 
-// ParseConfig decodes and validates a configuration; unknown fields are rejected.
+// ParseConfig decodes (strictly: unknown fields, duplicate keys and a second document are
+// errors) and validates a configuration. The fields whose zero value means the default (name,
+// system, calibration) may be omitted but not set to zero.
 func ParseConfig(data []byte) (*Config, error) {
 	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	keys, err := cfgfile.Decode(data, &c)
+	if err != nil {
 		return nil, fmt.Errorf("lq experiment: parsing config: %w", err)
+	}
+	if err := keys.RejectExplicitZeros(
+		cfgfile.Default{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
+		cfgfile.Default{Path: "system", Value: c.System, Allowed: "lq-e1 or the path of a system file"},
+		cfgfile.Default{Path: "calibration", Value: c.Calibration, Allowed: "one of " + CalibrationNames},
+	); err != nil {
+		return nil, err
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return &c, nil
 }
+
+// CalibrationNames are the LQ calibrations (package experiment/calibration): exact (the exact
+// ρ*, default) and paper (the paper's σ, which overspends ε).
+var CalibrationNames = calibration.Allowed(calibration.Exact, calibration.Paper)
 
 // Validate checks every field and names the offending one with its allowed range.
 func (c *Config) Validate() error {
@@ -104,9 +113,12 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("seeds: must list 1 to 1000 seeds, got %d", len(c.Seeds))
 	case len(c.Epsilons) == 0 || len(c.Epsilons) > 64:
 		return fmt.Errorf("epsilons: must list 1 to 64 values, got %d", len(c.Epsilons))
-	case c.Calibration != "exact" && c.Calibration != "paper":
-		return fmt.Errorf("calibration: must be exact or paper, got %q", c.Calibration)
 	}
+	cal, err := calibration.Canonical("calibration", c.Calibration, calibration.Exact, calibration.Paper)
+	if err != nil {
+		return err
+	}
+	c.Calibration = cal
 	seen := map[uint64]bool{}
 	for _, s := range c.Seeds {
 		if seen[s] {
@@ -141,7 +153,7 @@ func (c *Config) Validate() error {
 			}
 		}
 	}
-	_, err := c.BuildSystem()
+	_, err = c.BuildSystem()
 	return err
 }
 

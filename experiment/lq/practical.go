@@ -1,7 +1,6 @@
 package lq
 
 import (
-	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -15,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	"gonum.org/v1/plot/vg"
 
 	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/privacy/counter"
@@ -59,13 +58,23 @@ func DefaultPracticalExpConfig() (*PracticalExpConfig, error) {
 	return ParsePracticalExpConfig(practicalEmbedded)
 }
 
-// ParsePracticalExpConfig decodes (unknown fields rejected) and validates a configuration.
+// ParsePracticalExpConfig decodes (strictly: unknown fields, duplicate keys and a second
+// document are errors) and validates a configuration. The fields whose zero value means the
+// agent's default (budget, counter, references) may be omitted but not set to zero.
 func ParsePracticalExpConfig(data []byte) (*PracticalExpConfig, error) {
 	var c PracticalExpConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	keys, err := cfgfile.Decode(data, &c)
+	if err != nil {
 		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
+	}
+	if err := keys.RejectExplicitZeros(
+		cfgfile.Default{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
+		cfgfile.Default{Path: "system", Value: c.System, Allowed: "lq-e1"},
+		cfgfile.Default{Path: "budget", Value: c.Budget, Allowed: "in (0, H((1+γ)²+1)] (omit it for the theory budget)"},
+		cfgfile.Default{Path: "counter", Value: c.Counter, Allowed: "a counter name (default blt)"},
+		cfgfile.Default{Path: "references", Value: c.References, Allowed: "in [1, 64] (default 4)"},
+	); err != nil {
+		return nil, err
 	}
 	return &c, c.Validate()
 }

@@ -1,0 +1,54 @@
+package linmdp
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestParseStrictAndExplicitZeros: a second YAML document is rejected (the block form used to
+// be probed non-strictly), and an explicit zero multiplier or empty tie-break (read as unset)
+// is refused with the allowed range, in a single configuration and in a suite's blocks.
+func TestParseStrictAndExplicitZeros(t *testing.T) {
+	suite := "name: s\nblocks:\n" + indent(smallConfig)
+	for _, c := range []struct{ doc, from, to, want string }{
+		{smallConfig, "{name: theory, c_beta: 1}", "{name: theory, c_beta: 1, match_c_beta: 0}", "beta_modes[0].match_c_beta: must be a finite number > 0"},
+		{smallConfig, "{name: tuned, match_c_beta: 0.2}", "{name: tuned, c_beta: 0, match_c_beta: 0.2}", "beta_modes[1].c_beta"},
+		{smallConfig, "tie_break: bonus", "tie_break: ''", "tie_break: must be one of"},
+		{suite, "{name: tuned, match_c_beta: 0.2}", "{name: tuned, c_beta: 0, match_c_beta: 0.2}", "blocks[0].beta_modes[1].c_beta"},
+		{smallConfig, "p: 0.05", "p: 0.05\np: 0.05", "already defined"},
+	} {
+		if !strings.Contains(c.doc, c.from) {
+			t.Fatalf("config lacks %q", c.from)
+		}
+		_, err := ParseSuite([]byte(strings.Replace(c.doc, c.from, c.to, 1)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q → %q: error %v, want one containing %q", c.from, c.to, err, c.want)
+		}
+	}
+	for _, doc := range []string{smallConfig + "---\n" + smallConfig, suite + "---\nname: t\n"} {
+		if _, err := ParseSuite([]byte(doc)); err == nil || !strings.Contains(err.Error(), "more than one YAML document") {
+			t.Errorf("two documents: %v", err)
+		}
+	}
+	if _, err := ParseSuite([]byte(suite)); err != nil {
+		t.Errorf("suite: %v", err)
+	}
+	if _, err := LoadSuite("/dev/zero"); err == nil || !strings.Contains(err.Error(), "64 MiB") {
+		t.Errorf("LoadSuite(/dev/zero): %v, want the 64 MiB limit", err)
+	}
+}
+
+// indent turns a configuration into the first item of a YAML sequence.
+func indent(s string) string {
+	lines := strings.Split(strings.TrimPrefix(s, "\n"), "\n")
+	for i, l := range lines {
+		switch {
+		case l == "":
+		case i == 0:
+			lines[i] = "  - " + l
+		default:
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
