@@ -259,5 +259,15 @@ func NewLuyoConstants(K, H, D int, eps, delta, p float64, B int, mode LuyoCalibr
 	c.RhoCertified = h*float64(c.TreeLevels)*4/(2*c.SigmaLam*c.SigmaLam) + math.Max(b-1, 0)*h*dy*dy/(2*c.SigmaU*c.SigmaU)
 	c.EpsilonCertified = EpsFromRho(c.RhoCertified, delta)
 	c.PaperClaimApplies = mode == LuyoPaper && eps < 1
+	// A tiny ε makes the noise scales (∝ 1/ε) or the width overflow: refuse it here, before
+	// any tree is built or any data is seen.
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"σ_Λ", c.SigmaLam}, {"σ_u", c.SigmaU}, {"β", c.Beta}} {
+		if !(v.x > 0) || math.IsInf(v.x, 0) {
+			return LuyoConstants{}, fmt.Errorf("epsilon: %g makes %s = %g (not a finite positive number); use a larger ε (dprl accepts ε in [1e-9, 1e9])", eps, v.name, v.x)
+		}
+	}
 	return c, nil
 }

@@ -80,6 +80,9 @@ func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r i
 	}
 	a.pl = newPlanner(m, &a.cfg, seed.Child("ties").Rand())
 	a.pl.beta = a.betas()
+	if err := a.checkFinite(); err != nil {
+		return nil, err
+	}
 	if cfg.Algorithm == UCRLVTRPlus {
 		pc := a.plusConsts()
 		a.pl.plus = &pc
@@ -257,6 +260,52 @@ func (a *Agent) setup() error {
 	for _, sp := range a.specs {
 		c.Shift = append(c.Shift, sp.shift)
 		c.Ridge = append(c.Ridge, sp.ridge)
+	}
+	return nil
+}
+
+// CheckConstants computes the public constants an agent for m with cfg would use (noise
+// scales, shifts, widths; nothing is allocated for the data) and returns an error naming ε and
+// the allowed range if any of them is not a finite number (a tiny ε overflows the scales ∝ 1/ε
+// or underflows the zCDP budget), or a configuration error. Experiments call it for every
+// curve before any compute.
+func CheckConstants(m *model.MDP, cfg Config) error {
+	if m == nil {
+		return errors.New("linmix: nil environment")
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	a := &Agent{cfg: cfg, m: m}
+	if err := a.setup(); err != nil {
+		return err
+	}
+	a.betas()
+	return a.checkFinite()
+}
+
+// checkFinite refuses non-finite (or, for a private agent, non-positive) noise scales and
+// non-finite shifts and widths.
+func (a *Agent) checkFinite() error {
+	c := &a.consts
+	bad := func(name string, xs []float64, positive bool) error {
+		for _, x := range xs {
+			if math.IsNaN(x) || math.IsInf(x, 0) || (positive && !(x > 0)) {
+				return fmt.Errorf("linmix: epsilon: %g makes %s = %g (not a finite positive number); use a larger ε (dprl accepts ε in [1e-9, 1e9])", a.cfg.Epsilon, name, x)
+			}
+		}
+		return nil
+	}
+	private := a.cfg.Mode != None && !a.cfg.knobs.noiseOff
+	for _, v := range []struct {
+		name     string
+		xs       []float64
+		positive bool
+	}{{"the Gram noise scale", c.SigmaMat, private}, {"the vector noise scale", c.SigmaVec, private}, {"Υ", c.Upsilon, false},
+		{"the regulariser shift", c.Shift, false}, {"the confidence width β", c.Beta, false}} {
+		if err := bad(v.name, v.xs, v.positive); err != nil {
+			return err
+		}
 	}
 	return nil
 }

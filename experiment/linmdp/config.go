@@ -9,10 +9,12 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
+	"github.com/dprl/dprl/rng"
 )
 
 //go:embed configs/linear-mdp.yaml
@@ -202,8 +204,23 @@ func (c *Config) Validate() error {
 		if e.Kind != "file" && (e.Horizon < 1 || e.Horizon > 1000) {
 			return fmt.Errorf("envs[%s].horizon: must be in [1, 1000], got %d", e.Name, e.Horizon)
 		}
-		if _, err := e.Build(); err != nil {
+		env, err := e.Build()
+		if err != nil {
 			return fmt.Errorf("envs[%s]: %w", e.Name, err)
+		}
+		// Every paper agent's constants (noise scales ∝ 1/ε, widths) must be finite at every
+		// ε: a tiny ε is refused here, before any compute, not when the run reaches the cell.
+		// (The practical agents calibrate through μ-GDP, whose σ stays finite as ε → 0, and
+		// their constructor builds counters of size K: they are not built here.)
+		for _, a := range c.Agents {
+			if epsilonFree(a) || strings.HasPrefix(a, "practical-") {
+				continue
+			}
+			for _, eps := range c.Epsilons {
+				if _, err := newAgent(env, c, Cell{Env: e.Name, Agent: a, Epsilon: eps}, 1, &rng.Seed{}); err != nil {
+					return fmt.Errorf("agents: %s at ε = %g on %s: %w", a, eps, e.Name, err)
+				}
+			}
 		}
 	}
 	bn := map[string]bool{}

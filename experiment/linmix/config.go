@@ -242,10 +242,13 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("beta_mults[%d]: %v, want a finite number > 0", i, b)
 		}
 	}
+	var envs []*model.MDP
 	for i, e := range c.Envs {
-		if _, err := e.Build(1, c.Episodes); err != nil {
+		m, err := e.Build(1, c.Episodes)
+		if err != nil {
 			return fmt.Errorf("envs[%d]: %w", i, err)
 		}
+		envs = append(envs, m)
 	}
 	for i, cv := range c.Curves {
 		if cv.Algorithm == PracticalAlgorithm {
@@ -278,6 +281,17 @@ func (c *Config) Validate() error {
 		}
 		if cv.Mode != "none" && len(cv.Epsilons) == 0 {
 			return fmt.Errorf("curves[%d].epsilons: empty for a private mode", i)
+		}
+		// Every noise scale, shift and width must be finite (a tiny ε overflows them): checked
+		// on every environment before any compute, not when the run reaches the curve.
+		for j, m := range envs {
+			for _, bm := range c.BetaMults {
+				for _, ac := range cv.expand(c, bm) {
+					if err := agents.CheckConstants(m, ac); err != nil {
+						return fmt.Errorf("curves[%d] (%s/%s) on envs[%d]: %w", i, cv.Algorithm, cv.Mode, j, err)
+					}
+				}
+			}
 		}
 	}
 	return nil
