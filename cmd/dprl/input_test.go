@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,25 @@ func TestBadInputExit2(t *testing.T) {
 		{"linear-mixture config device", []string{"reproduce", "linear-mixture", "--config", "/dev/zero", "--out", out}, "not a regular file"},
 		{"linear-mdp config device", []string{"reproduce", "linear-mdp", "--config", "/dev/zero", "--out", out}, "not a regular file"},
 		{"env-file device", run("--env", "file", "--env-file", "/dev/zero"), "64 MiB"},
+		// The practical reproductions and LQ with a configuration file call the same checks.
+		{"practical-tabular out", []string{"reproduce", "practical-tabular", "--out", file, "--quiet"}, "--out"},
+		{"practical-tabular workers", []string{"reproduce", "practical-tabular", "--workers", "100000", "--out", out}, "--workers"},
+		{"practical-tabular config device", []string{"reproduce", "practical-tabular", "--config", "/dev/zero", "--out", out}, "not a regular file"},
+		{"practical-tabular config with two documents", []string{"reproduce", "practical-tabular", "--config", twoDocs, "--out", out}, "more than one YAML document"},
+		{"practical-linear-mdp out", []string{"reproduce", "practical-linear-mdp", "--out", file, "--quiet"}, "--out"},
+		{"practical-linear-mdp workers", []string{"reproduce", "practical-linear-mdp", "--workers", "100000", "--out", out}, "--workers"},
+		{"practical-linear-mdp log-y", []string{"reproduce", "practical-linear-mdp", "--log-y", "loglog", "--out", out}, "--log-y"},
+		{"practical-linear-mixture out", []string{"reproduce", "practical-linear-mixture", "--out", file, "--quiet"}, "--out"},
+		{"practical-linear-mixture workers", []string{"reproduce", "practical-linear-mixture", "--workers", "100000", "--out", out}, "--workers"},
+		{"practical-linear-mixture config device", []string{"reproduce", "practical-linear-mixture", "--config", "/dev/zero", "--out", out}, "not a regular file"},
+		{"practical-linear-mixture config with two documents", []string{"reproduce", "practical-linear-mixture", "--config", lmTwo, "--out", out}, "more than one YAML document"},
+		{"practical-linear-mixture tiny epsilon", []string{"reproduce", "practical-linear-mixture", "--config", tinyEpsLM, "--out", out, "--quiet"}, "epsilon"},
+		{"practical-lq out", []string{"reproduce", "practical-lq", "--out", filepath.Join(file, "x"), "--quiet"}, "--out"},
+		{"practical-lq workers", []string{"reproduce", "practical-lq", "--workers", "100000", "--out", out}, "--workers"},
+		{"practical-lq memory", []string{"reproduce", "practical-lq", "--episodes", "10000000", "--seeds", "0-999", "--out", out, "--quiet"}, "exceeds the limit"},
+		{"practical-lq log-y", []string{"reproduce", "practical-lq", "--log-y", "x", "--out", out}, "--log-y"},
+		{"lq config device", []string{"reproduce", "lq", "--config", "/dev/zero", "--out", out}, "not a regular file"},
+		{"lq config with two documents", []string{"reproduce", "lq", "--config", twoDocs, "--out", out}, "more than one YAML document"},
 		{"audit out", []string{"audit", "mechanism/laplace", "--out", file, "--quiet"}, "--out"},
 		{"audit runs", []string{"audit", "mechanism/laplace", "--runs", "1000000000", "--out", out}, "--runs"},
 		{"audit workers", []string{"audit", "mechanism/laplace", "--workers", "100000", "--out", out}, "--workers"},
@@ -151,6 +171,7 @@ func TestFlagsNeverIgnored(t *testing.T) {
 		{"agent beside config", []string{"run", "--config", cfg, "--agent", "ucbvi", "--out", out}, "--agent"},
 		{"qiao preset empty", []string{"reproduce", "qiao-fig1", "--preset", "", "--out", out}, "--preset"},
 		{"qiao seeds empty", []string{"reproduce", "qiao-fig1", "--seeds", "", "--out", out}, "--seeds"},
+		{"practical-linear-mixture long beside config", []string{"reproduce", "practical-linear-mixture", "--config", cfg, "--long", "--out", out}, "--long"},
 		{"audit list and all", []string{"audit", "--list", "--all"}, "--list"},
 		{"audit list and target", []string{"audit", "--list", "mechanism/laplace"}, "--list"},
 	})
@@ -161,5 +182,82 @@ func TestFlagsNeverIgnored(t *testing.T) {
 	code, _, stderr := runCLI(t, "run", "--config", cfg, "--out", out, "--workers", "1", "--quiet")
 	if code != 0 {
 		t.Fatalf("run --config with --out/--workers/--quiet: exit %d, %s", code, stderr)
+	}
+}
+
+// runCommands returns every command that writes a run directory (run and each reproduction)
+// with arguments that would compute for a long time (so a refusal must come before compute).
+func runCommands(t *testing.T) map[string][]string {
+	t.Helper()
+	cmds := map[string][]string{"run": {"run", "--episodes", "10000000", "--seeds", "1-3"}}
+	for _, c := range reproductions(io.Discard, io.Discard) {
+		cmds[c.Name()] = []string{"reproduce", c.Name()}
+	}
+	return cmds
+}
+
+// TestOutputFlagsEverywhere: every run and reproduce command has --force and --log-y (an
+// unknown axis is bad input, exit 2, before any compute). practical-tabular has --force only:
+// its experiment package (experiment/practical) has no y-axis option yet.
+func TestOutputFlagsEverywhere(t *testing.T) {
+	root := newRoot(io.Discard, io.Discard)
+	out := filepath.Join(t.TempDir(), "out")
+	var cases []badCase
+	for name, args := range runCommands(t) {
+		c, _, err := root.Find(args)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c.Flags().Lookup("force") == nil {
+			t.Errorf("%s has no --force", name)
+		}
+		if name == "practical-tabular" {
+			continue
+		}
+		if c.Flags().Lookup("log-y") == nil {
+			t.Errorf("%s has no --log-y", name)
+			continue
+		}
+		cases = append(cases, badCase{name + " log-y", append(append([]string(nil), args...), "--log-y", "sideways", "--out", out, "--quiet"), "--log-y"})
+	}
+	checkBad(t, cases)
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("bad input created the output directory %s", out)
+	}
+}
+
+// TestEarlierRunNeedsForce: a run into a directory holding an earlier run is refused with
+// exit status 2, before any compute, by every run and reproduce command, with a message naming
+// --force, and the earlier run is left intact; with --force the earlier run's files are
+// removed and the new run completes.
+func TestEarlierRunNeedsForce(t *testing.T) {
+	dir := t.TempDir()
+	earlier := filepath.Join(dir, "earlier")
+	stale := filepath.Join(earlier, "curves", "stale.csv")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{filepath.Join(earlier, "manifest.json"), stale} {
+		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cases []badCase
+	for name, args := range runCommands(t) {
+		cases = append(cases, badCase{name, append(append([]string(nil), args...), "--out", earlier, "--quiet"), "--force"})
+	}
+	checkBad(t, cases)
+	if _, err := os.Stat(stale); err != nil {
+		t.Fatalf("a refused run touched the earlier run: %v", err)
+	}
+	code, _, stderr := runCLI(t, "run", "--episodes", "20", "--seeds", "1", "--out", earlier, "--force", "--quiet", "--log-y", "linear")
+	if code != 0 {
+		t.Fatalf("run --force: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("--force left the earlier run's %s", stale)
+	}
+	if _, err := os.Stat(filepath.Join(earlier, "manifest.json")); err != nil {
+		t.Errorf("no manifest after run --force: %v", err)
 	}
 }

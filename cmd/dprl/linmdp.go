@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	explin "github.com/dprl/dprl/experiment/linmdp"
-	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // listLinearMDP prints the linear-MDP family's environments and agents for `dprl list`.
@@ -41,6 +40,7 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int
 	var quiet bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "linear-mdp",
 		Short: "Linear MDPs: LSVI-UCB vs Ngo et al. (low switching) and Luyo et al. (batched) private LSVI-UCB, regret vs K at several ε",
@@ -52,11 +52,8 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err := checkInputFile("--config", config); err != nil {
 					return err
 				}
-				data, rerr := strictdecode.ReadFile(config)
-				if rerr != nil {
-					return badInput("--config: %v", rerr)
-				}
-				suite, err = explin.ParseSuite(data)
+				// LoadSuite records the file and its SHA-256 in every manifest.
+				suite, err = explin.LoadSuite(config)
 			} else {
 				suite, err = explin.DefaultSuite()
 			}
@@ -93,15 +90,18 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
+			if err := o.check(); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + suite.Name
 			}
-			if err := checkOut(out); err != nil {
+			if err := prepareOut(out, o.force); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			opts := explin.Options{Workers: workers}
+			opts := explin.Options{Workers: workers, Output: o.options()}
 			if !quiet {
 				start := time.Now()
 				last := int64(-1)
@@ -128,5 +128,6 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&episodes, "episodes", 0, "override K in every block (default: main 20000, long 200000)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "auto")
 	return cmd
 }

@@ -37,6 +37,7 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int
 	var quiet bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "linear-mixture",
 		Short: "Linear mixture MDPs: UCRL-VTR vs private UCRL-VTR (JDP, LDP, Laplace), UCRL-VTR+, LinOpt-VI/PO on TwoStateHard and HardToLearn",
@@ -79,15 +80,18 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
+			if err := o.check(); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/linear-mixture"
 			}
-			if err := checkOut(out); err != nil {
+			if err := prepareOut(out, o.force); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			opts := lmexp.Options{Workers: workers}
+			opts := lmexp.Options{Workers: workers, Output: o.options()}
 			var finish func()
 			opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
 			res, err := lmexp.Run(ctx, cfg, opts)
@@ -111,5 +115,6 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&episodes, "episodes", 0, "override K (default 20000)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "auto")
 	return cmd
 }

@@ -25,18 +25,28 @@ func listLQ(w io.Writer) {
 }
 
 func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
-	var out, seeds string
+	var out, seeds, config string
 	var episodes, workers int
 	var extended, quiet bool
 	var mult float64
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "lq",
 		Short: "LQ control: OFU-RL vs Private-OFU-RL on LQ-E1, regret vs K for ε ∈ {0.1, 1, 10, ∞} (--extended: ε ∈ {10, 100, 1000}, K = 10^5)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := explq.DefaultConfig()
+			var cfg *explq.Config
+			var err error
+			if cmd.Flags().Changed("config") {
+				if err := checkInputFile("--config", config); err != nil {
+					return err
+				}
+				cfg, err = explq.LoadConfig(config)
+			} else {
+				cfg, err = explq.DefaultConfig()
+			}
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			if cmd.Flags().Changed("episodes") {
 				if episodes < 1 || episodes > 10_000_000 {
@@ -71,6 +81,18 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
+			eps := cfg.Epsilons
+			if extended {
+				eps = append(append([]float64(nil), cfg.Extended.Epsilons...), cfg.Extended.ZeroOutEpsilons...)
+			}
+			for i, e := range eps {
+				if err := checkEpsilon(fmt.Sprintf("epsilons[%d]", i), e, true); err != nil {
+					return err
+				}
+			}
+			if err := o.check(); err != nil {
+				return err
+			}
 			// Every curve keeps its cumulative regret for every seed and episode.
 			curves, nSeeds, K := 1+len(cfg.Epsilons), len(cfg.Seeds), cfg.Episodes
 			if extended {
@@ -85,12 +107,12 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 					out = "runs/lq-extended"
 				}
 			}
-			if err := checkOut(out); err != nil {
+			if err := prepareOut(out, o.force); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			opts := explq.Options{Workers: workers, Extended: extended}
+			opts := explq.Options{Workers: workers, Extended: extended, Output: o.options()}
 			var finish func()
 			opts.Progress, finish = progress(stderr, "lq", "episodes", quiet)
 			res, err := explq.Run(ctx, cfg, opts)
@@ -109,11 +131,13 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "run directory (default runs/lq, runs/lq-extended)")
+	f.StringVar(&config, "config", "", "YAML configuration (default: the embedded experiment/lq/configs/lq-e1.yaml)")
 	f.StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-5")
 	f.IntVar(&episodes, "episodes", 0, "override K (default 20000; extended 100000)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&extended, "extended", false, "run the extended sweep ε ∈ {10, 100, 1000} (+ zero-out ε = 10) instead")
 	f.Float64Var(&mult, "multiplier", 1, "confidence-width multiplier (1 = theory; never changes noise)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "auto")
 	return cmd
 }

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/dprl/dprl/experiment/rundir"
 )
 
 // usageError marks bad input (exit status 2).
@@ -33,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(stderr, "dprl: error: %v\n", err)
 		var u usageError
-		if errors.As(err, &u) || isCobraUsage(err) {
+		if errors.As(err, &u) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) {
 			return 2
 		}
 		return 1

@@ -16,7 +16,7 @@ import (
 func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int
-	var long, quiet bool
+	var long, quiet, force bool
 	cmd := &cobra.Command{
 		Use:   "practical-tabular",
 		Short: "dprl's own practical private tabular agents (practical-jdp/ldp/psrl-jdp) vs UCBVI and the papers' DP-UCBVI, RiverSwim + Garnets, ε grid",
@@ -24,7 +24,10 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var cfg *pexp.Config
 			var err error
-			if config != "" {
+			if cmd.Flags().Changed("config") {
+				if err := checkInputFile("--config", config); err != nil {
+					return err
+				}
 				cfg, err = pexp.LoadConfig(config)
 			} else {
 				cfg, err = pexp.DefaultConfig()
@@ -35,7 +38,7 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 			if cmd.Flags().Changed("episodes") {
 				cfg.Episodes, cfg.LDPEpisodes, cfg.Garnet.Episodes = episodes, episodes, episodes
 			}
-			if seeds != "" {
+			if cmd.Flags().Changed("seeds") {
 				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
 					return err
 				}
@@ -44,14 +47,24 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			if workers < 0 {
-				return badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+			for i, e := range cfg.Epsilons {
+				if err := checkEpsilon(fmt.Sprintf("epsilons[%d]", i), e, false); err != nil {
+					return err
+				}
+			}
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			if out == "" {
+			if !cmd.Flags().Changed("out") {
 				out = "runs/practical-tabular"
+			}
+			// experiment/practical's Write does not prepare the directory itself: an earlier
+			// run in --out is refused (or, with --force, removed) here, before any compute.
+			if err := prepareOut(out, force); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -80,5 +93,6 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&long, "long", false, "run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	f.BoolVar(&force, "force", false, "replace an earlier run in the output directory (its manifest, summaries, figures and CSV files are removed first)")
 	return cmd
 }

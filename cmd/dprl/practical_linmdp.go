@@ -20,9 +20,10 @@ import (
 // beside the papers' agents, on E2 at K = 2·10⁵, ε ∈ {0.5, 1, 2, 5, 10}; the summary states
 // which of issue 13's goals hold.
 func newPracticalLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
-	var out, seeds, logY string
+	var out, seeds string
 	var episodes, workers int
-	var long, quiet, force bool
+	var long, quiet bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "practical-linear-mdp",
 		Short: "dprl's practical private LSVI-UCB (practical-lsvi, no regret proof) vs Ngo et al., Luyo et al. and non-private twins on E2, ε grid (--long: 10 seeds + LSVI-UCB)",
@@ -49,27 +50,31 @@ func newPracticalLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := suite.Validate(); err != nil {
 				return usageError{err}
 			}
+			for _, b := range suite.Blocks {
+				for i, e := range b.Epsilons {
+					if err := checkEpsilon(fmt.Sprintf("%s: epsilons[%d]", b.Name, i), e, false); err != nil {
+						return err
+					}
+				}
+			}
 			if err := checkWorkers(workers); err != nil {
 				return err
 			}
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
-			switch logY {
-			case "auto", "log", "linear":
-			default:
-				return badInput("--log-y: must be auto, log or linear, got %q", logY)
+			if err := o.check(); err != nil {
+				return err
 			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + suite.Name
 			}
-			if err := checkOut(out); err != nil {
+			if err := prepareOut(out, o.force); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			opts := explin.Options{Workers: workers}
-			opts.Output.Force, opts.Output.LogY = force, logY
+			opts := explin.Options{Workers: workers, Output: o.options()}
 			if !quiet {
 				start := time.Now()
 				last := int64(-1)
@@ -95,8 +100,7 @@ func newPracticalLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&episodes, "episodes", 0, "override K (default 200000, the goal's setting)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&long, "long", false, "10 seeds and LSVI-UCB (refit every episode)")
-	f.BoolVar(&force, "force", false, "replace an earlier run in the output directory")
-	f.StringVar(&logY, "log-y", "auto", "y axis of regret figures: auto, log or linear")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "auto")
 	return cmd
 }

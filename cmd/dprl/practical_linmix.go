@@ -21,6 +21,7 @@ func newPracticalLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int
 	var quiet, long bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "practical-linear-mixture",
 		Short: "Linear mixtures: dprl's practical private UCRL-VTR (JDP/LDP, Gaussian factorisation counters, exact GDP) vs the papers' agents and baselines",
@@ -28,7 +29,13 @@ func newPracticalLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var cfg *lmexp.Config
 			var err error
-			if config != "" {
+			if cmd.Flags().Changed("config") {
+				if long {
+					return badInput("--long: has no effect beside --config (set the episodes in the configuration file); remove it")
+				}
+				if err := checkInputFile("--config", config); err != nil {
+					return err
+				}
 				cfg, err = lmexp.LoadConfig(config)
 			} else {
 				cfg, err = lmexp.PracticalConfig(long)
@@ -60,15 +67,18 @@ func newPracticalLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			if workers == 0 {
 				workers = runtime.GOMAXPROCS(0)
 			}
+			if err := o.check(); err != nil {
+				return err
+			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
 			}
-			if err := checkOut(out); err != nil {
+			if err := prepareOut(out, o.force); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
-			opts := lmexp.Options{Workers: workers}
+			opts := lmexp.Options{Workers: workers, Output: o.options()}
 			var finish func()
 			opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
 			res, err := lmexp.Run(ctx, cfg, opts)
@@ -93,5 +103,6 @@ func newPracticalLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	f.BoolVar(&long, "long", false, "the K = 2·10⁵ LDP goal run (practical-linear-mixture-long.yaml)")
+	o.add(cmd, "auto")
 	return cmd
 }

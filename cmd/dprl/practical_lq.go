@@ -18,7 +18,8 @@ import (
 func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds string
 	var episodes, workers int
-	var long, quiet, force bool
+	var long, quiet bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "practical-lq",
 		Short: "dprl's practical Private-OFU-RL (practical-ofu-rl, no regret proof) vs the paper's Private-OFU-RL and OFU-RL on LQ-E1, ε grid (--long: 5 seeds)",
@@ -26,7 +27,7 @@ func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := explq.DefaultPracticalExpConfig()
 			if err != nil {
-				return err
+				return usageError{err}
 			}
 			if cmd.Flags().Changed("episodes") {
 				if episodes < 2 || episodes > 10_000_000 {
@@ -36,21 +37,40 @@ func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
 				cfg.PaperEpisodes = min(cfg.PaperEpisodes, episodes)
 				cfg.OFUEpisodes = min(cfg.OFUEpisodes, episodes)
 			}
-			if seeds != "" {
+			if cmd.Flags().Changed("seeds") {
 				s, err := parseSeeds(seeds)
 				if err != nil {
 					return err
 				}
 				cfg.Seeds, cfg.LongSeeds = s, nil
 			}
-			if workers < 0 {
-				return badInput("--workers: must be >= 0 (0 = all cores), got %d", workers)
+			if err := checkWorkers(workers); err != nil {
+				return err
 			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
-			if out == "" {
+			for i, e := range append(append([]float64(nil), cfg.Epsilons...), cfg.TheoryEpsilons...) {
+				if err := checkEpsilon(fmt.Sprintf("epsilons[%d] (with theory_epsilons)", i), e, false); err != nil {
+					return err
+				}
+			}
+			nSeeds := len(cfg.Seeds)
+			if long && len(cfg.LongSeeds) > 0 {
+				nSeeds = len(cfg.LongSeeds)
+			}
+			// Every (agent, ε) curve keeps its cumulative regret for every seed and episode.
+			if err := checkStored(2*len(cfg.Epsilons)+len(cfg.TheoryEpsilons)+2, nSeeds, cfg.Episodes); err != nil {
+				return err
+			}
+			if err := o.check(); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("out") {
 				out = "runs/practical-lq"
+			}
+			if err := prepareOut(out, o.force); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
@@ -60,7 +80,7 @@ func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			summary, err := res.Write(out, force, os.Args)
+			summary, err := res.WriteWith(out, o.options(), os.Args)
 			if err != nil {
 				return fmt.Errorf("writing %s: %w", out, err)
 			}
@@ -75,7 +95,7 @@ func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&episodes, "episodes", 0, "override K of the practical agents (default 100000; the paper's agents are capped at it)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&long, "long", false, "run the long seeds (5 seeds)")
-	f.BoolVar(&force, "force", false, "replace an earlier run in the output directory")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "log")
 	return cmd
 }

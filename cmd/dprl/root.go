@@ -37,9 +37,16 @@ func isCobraUsage(err error) bool {
 }
 
 // execute runs an experiment with a progress bar on a terminal and plain log lines otherwise,
-// then writes the run directory.
-func execute(cfg *experiment.Config, workers int, out string, stderr io.Writer, quiet bool) (*experiment.Result, *experiment.Manifest, error) {
+// then writes the run directory. Every input, --log-y and the output directory (an earlier
+// run there needs --force) are checked before any compute.
+func execute(cfg *experiment.Config, workers int, out string, o outputFlags, stderr io.Writer, quiet bool) (*experiment.Result, *experiment.Manifest, error) {
 	if err := preflightTabular(cfg, workers, out); err != nil {
+		return nil, nil, err
+	}
+	if err := o.check(); err != nil {
+		return nil, nil, err
+	}
+	if err := prepareOut(out, o.force); err != nil {
 		return nil, nil, err
 	}
 	if workers == 0 {
@@ -47,7 +54,7 @@ func execute(cfg *experiment.Config, workers int, out string, stderr io.Writer, 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := experiment.Options{Workers: workers}
+	opts := experiment.Options{Workers: workers, Output: o.options()}
 	var finish func()
 	opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
 	res, err := experiment.Run(ctx, cfg, opts)
@@ -150,6 +157,7 @@ func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, calib, seeds, preset string
 	var episodes, workers int
 	var quiet bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "qiao-fig1",
 		Short: "Qiao & Wang (2023) Figure 1: RiverSwim, UCBVI vs DP-UCBVI (JDP, LDP) at several ε",
@@ -179,7 +187,7 @@ func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("out") {
 				out = "runs/qiao-fig1"
 			}
-			res, man, err := execute(cfg, workers, out, stderr, quiet)
+			res, man, err := execute(cfg, workers, out, o, stderr, quiet)
 			if err != nil {
 				return err
 			}
@@ -195,12 +203,13 @@ func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&out, "out", "", "run directory (default runs/qiao-fig1)")
-	f.StringVar(&calib, "calibration", "paper", "calibration of the faithful curves: paper or strict")
+	f.StringVar(&calib, "calibration", "paper", "calibration of the faithful curves: paper or exact (strict: old name of exact)")
 	f.StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-5")
 	f.StringVar(&preset, "preset", "", "override the bonus preset: practical (default) or theory")
 	f.IntVar(&episodes, "episodes", 0, "override K (default 50000)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "auto")
 	return cmd
 }
 
@@ -211,6 +220,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		eps, beta, mult, density                                                     float64
 		envSeed                                                                      uint64
 		quiet                                                                        bool
+		o                                                                            outputFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -260,7 +270,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
 			}
-			_, man, err := execute(cfg, workers, out, stderr, quiet)
+			_, man, err := execute(cfg, workers, out, o, stderr, quiet)
 			if err != nil {
 				return err
 			}
@@ -282,7 +292,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.Uint64Var(&envSeed, "env-seed", 1, "garnet: generator seed")
 	f.StringVar(&agent, "agent", "ucbvi", "agent (see dprl list)")
 	f.Float64Var(&eps, "epsilon", 0, "privacy budget ε (private agents)")
-	f.StringVar(&calib, "calibration", "strict", "noise calibration: strict, paper or unit")
+	f.StringVar(&calib, "calibration", "exact", "noise calibration: exact, paper or unit (strict: old name of exact; see dprl list)")
 	f.Float64Var(&beta, "beta", 0.1, "failure probability β")
 	f.StringVar(&preset, "preset", "practical", "bonus preset: practical or theory")
 	f.Float64Var(&mult, "multiplier", 1, "bonus multiplier (does not change noise)")
@@ -292,5 +302,6 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.StringVar(&noiseKind, "noise", "seeded", "noise source: seeded (reproducible experiments) or secure (crypto-seeded, granular)")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	o.add(cmd, "auto")
 	return cmd
 }

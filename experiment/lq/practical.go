@@ -497,9 +497,22 @@ type PracticalManifest struct {
 
 // Write writes the run directory: curves/*.csv (cumulative regret per seed, mean, 95 % band),
 // the zero line, regret.{png,svg}, summary.md and manifest.json last (all atomic). dir must
-// not hold an earlier run unless force.
+// not hold an earlier run unless force. The regret figure has a logarithmic y axis.
 func (r *PracticalResult) Write(dir string, force bool, command []string) (string, error) {
-	if err := rundir.Prepare(dir, force); err != nil {
+	return r.WriteWith(dir, rundir.Options{Force: force, LogY: "log"}, command)
+}
+
+// WriteWith is Write with the output options: Force, and LogY for the regret figure ("" or
+// "log": logarithmic, as Write; "linear"; "auto": logarithmic when the curves' final values
+// differ by more than rundir.AutoLogRatio).
+func (r *PracticalResult) WriteWith(dir string, out rundir.Options, command []string) (string, error) {
+	if err := out.Validate(); err != nil {
+		return "", err
+	}
+	if out.LogY == "" {
+		out.LogY = "log"
+	}
+	if err := rundir.Prepare(dir, out.Force); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
@@ -539,6 +552,12 @@ func (r *PracticalResult) Write(dir string, force bool, command []string) (strin
 		return "", err
 	}
 	files = append(files, "curves/zero-policy.csv")
+	var finals []float64
+	for _, c := range curves {
+		if n := len(c.Band.Mean); n > 0 {
+			finals = append(finals, c.Band.Mean[n-1])
+		}
+	}
 	curves = append(curves, report.Curve{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference})
 	bands := "95% bands"
 	if len(r.Seeds) == 1 {
@@ -546,7 +565,7 @@ func (r *PracticalResult) Write(dir string, force bool, command []string) (strin
 	}
 	title := fmt.Sprintf("LQ-E1: cumulative regret, %d seeds, %s", len(r.Seeds), bands)
 	if err := report.PlotCurves(filepath.Join(dir, "regret"), title, "episode k", "cumulative regret R(k)", curves,
-		report.PlotOptions{LogX: true, LogY: true, Width: 11 * vg.Inch, Height: 7 * vg.Inch}); err != nil {
+		report.PlotOptions{LogX: true, LogY: out.UseLogY(finals), Width: 11 * vg.Inch, Height: 7 * vg.Inch}); err != nil {
 		return "", err
 	}
 	files = append(files, "regret.png", "regret.svg")
