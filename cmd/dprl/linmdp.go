@@ -15,26 +15,6 @@ import (
 	explin "github.com/dprl/dprl/experiment/linmdp"
 )
 
-// listLinearMDP prints the linear-MDP family's environments and agents for `dprl list`.
-func listLinearMDP(w io.Writer) {
-	fmt.Fprintln(w, "Linear-MDP environments (dprl reproduce linear-mdp; config envs[].kind):")
-	fmt.Fprintln(w, "  latentriver     E2 LatentRiver(m, M): d = m latent levels, N = mM states, A = 3 (spec §6.4); default m=5, M=10, H=20")
-	fmt.Fprintln(w, "  riverswim       E1 RiverSwim-OneHot(n): tabular chain with one-hot features, d = 2n (spec §6.3); default n=6, H=20")
-	fmt.Fprintln(w, "  randomsimplex   E3 seeded random simplex linear MDP (N, A, d, seed; spec §6.5)")
-	fmt.Fprintln(w, "  twostate100     TwoState-100: 2 states, 100 actions with random sign features, d = 10")
-	fmt.Fprintln(w, "  file            a linear MDP (features, mu, theta, init) from a JSON/YAML file")
-	fmt.Fprintln(w, "Linear-MDP agents:")
-	fmt.Fprintln(w, "  lsvi-ucb         LSVI-UCB (Jin et al. 2020), refit every episode, non-private")
-	fmt.Fprintln(w, "  ngo              Private LSVI-UCB with low switching (Ngo, Vietri & Wu 2022, Alg. 1), ρ-zCDP → (ε,δ)-JDP; [S] calibration")
-	fmt.Fprintln(w, "  ngo-printed      ngo with the printed calibration [P]: NOT private at the nominal ε (prints its effective ε)")
-	fmt.Fprintln(w, "  rare-switch      ngo with noise off (LSVI-UCB-RareSwitch), non-private")
-	fmt.Fprintln(w, "  rare-switch-reg  rare-switch with ngo's regulariser λ = 2λ̃_Λ at the given ε, non-private (separates regulariser from noise)")
-	fmt.Fprintln(w, "  luyo-batched     privacy-preserving batched LSVI-UCB (Luyo et al. 2021, Alg. 2, App. E.1, c_K = dΥ), (ε,δ)-JDP")
-	fmt.Fprintln(w, "  luyo-zcdp        luyo-batched with the spec's zCDP recalibration (§4.6, not in the paper)")
-	fmt.Fprintln(w, "  batch-twin       luyo-batched with noise off (LSVI-UCB-Batch), non-private")
-	fmt.Fprintln(w, "  luyo-nonbatched  Luyo et al.'s non-batched variant (B = K, Remarks 3 and 7), (ε,δ)-JDP")
-}
-
 // newLinearMDPCmd is `dprl reproduce linear-mdp`.
 func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string

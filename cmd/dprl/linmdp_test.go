@@ -62,8 +62,8 @@ func TestLinearMDPReproduce(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	listLinearMDP(&b)
+	writeList(&b)
 	if !strings.Contains(b.String(), "luyo-nonbatched") || !strings.Contains(b.String(), "twostate100") {
-		t.Error("listLinearMDP incomplete")
+		t.Error("dprl list: linear-MDP part incomplete")
 	}
 }

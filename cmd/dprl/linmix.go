@@ -13,26 +13,6 @@ import (
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 )
 
-// listLinearMixture prints the linear-mixture family's environments and agents for `dprl list`.
-func listLinearMixture(w io.Writer) {
-	fmt.Fprintln(w, "Linear-mixture environments (dprl reproduce linear-mixture; linear-mixture spec §7):")
-	fmt.Fprintln(w, "  two-state-hard   S={x0,x1}, A={±1}^{d-1}, P(x1|x0,a)=q+⟨μ,a⟩ (spec §7.1; default d=5, H=10, q=0.1, ρ=0.5)")
-	fmt.Fprintln(w, "  hard-to-learn    Zhou, Gu & Szepesvári (2021) instance as in the public LDP-UCRL-VTR code: S=H+2, A=2^{d-1}, seeded")
-	fmt.Fprintln(w, "  riverswim        RiverSwim viewed as a linear mixture, d=S²A (spec §7.2)")
-	fmt.Fprintln(w, "  base-mixture     mixture of d seeded base kernels (spec §7.3)")
-	fmt.Fprintln(w, "  file             a linear mixture MDP from JSON/YAML (model/linmix/testdata/tiny.yaml)")
-	fmt.Fprintln(w, "Linear-mixture agents (algorithm/mode[-calibration]):")
-	fmt.Fprintln(w, "  ucrl-vtr/none          UCRL-VTR baseline (Ayoub et al. as used by Luyo et al. §3, λ=H²)")
-	fmt.Fprintln(w, "  ucrl-vtr/jdp           Luyo et al. Alg. 1, JDP: Gaussian tree noise on Gram and target, Cor. 5 constants")
-	fmt.Fprintln(w, "  ucrl-vtr/ldp           Luyo et al. Alg. 1, LDP: user-side Gaussian noise, Cor. 6 constants")
-	fmt.Fprintln(w, "  ucrl-vtr/jdp-laplace   pure ε-JDP Laplace variant (Remark 1; constants DERIVED in the spec §3.5)")
-	fmt.Fprintln(w, "  ucrl-vtr/ldp-laplace   pure ε-LDP Laplace variant (Remark 1; constants DERIVED in the spec §3.5)")
-	fmt.Fprintln(w, "  ucrl-vtr/{jdp,ldp}-zcdp  zCDP-calibrated Gaussian, valid for every ε (spec P7, DERIVED)")
-	fmt.Fprintln(w, "  ucrl-vtr+/{none,jdp,ldp}  Luyo et al. Alg. 3 (variance-aware, RECONSTRUCTED in the spec §4), Cor. 10/11")
-	fmt.Fprintln(w, "  linopt-vi/{none,jdp,ldp}  Zhou's (Private-)LinOpt-VI, four counters per step; LDP version DERIVED (spec §5.7)")
-	fmt.Fprintln(w, "  linopt-po/{none,jdp,ldp}  Zhou's (Private-)LinOpt-PO, softmax mirror-descent policy; LDP DERIVED")
-}
-
 func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int

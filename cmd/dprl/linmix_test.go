@@ -110,8 +110,8 @@ func cfgMissing(dir string) string { return filepath.Join(dir, "missing.yaml") }
 
 func TestListLinearMixture(t *testing.T) {
 	var b bytes.Buffer
-	listLinearMixture(&b)
-	for _, w := range []string{"two-state-hard", "hard-to-learn", "ucrl-vtr/jdp", "ucrl-vtr/ldp-laplace", "linopt-po", "ucrl-vtr+"} {
+	writeList(&b)
+	for _, w := range []string{"two-state-hard", "hard-to-learn", "ucrl-vtr/jdp", "ucrl-vtr/ldp", "laplace, zcdp", "linopt-po", "ucrl-vtr+"} {
 		if !strings.Contains(b.String(), w) {
 			t.Errorf("list lacks %q", w)
 		}

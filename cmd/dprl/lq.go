@@ -13,17 +13,6 @@ import (
 	explq "github.com/dprl/dprl/experiment/lq"
 )
 
-// listLQ prints the LQ family's systems and agents for `dprl list`.
-func listLQ(w io.Writer) {
-	fmt.Fprintln(w, "LQ control (Chowdhury, Zhou & Shroff; lq spec):")
-	fmt.Fprintln(w, "  system lq-e1        reference LQ system LQ-E1: n=2, d=1, H=10, Rademacher noise ‖w‖=0.2 (lq spec §5.1)")
-	fmt.Fprintln(w, "  system <file>       an LQ system from a YAML/JSON file (model/lq Config; e.g. model/lq/testdata/lqe1.yaml)")
-	fmt.Fprintln(w, "  agent ofu-rl        OFU-RL with changing regularizers, non-private baseline (λI, exact statistics)")
-	fmt.Fprintln(w, "  agent private-ofu-rl Private-OFU-RL (Alg. 1): two binary-tree counters with Gaussian noise, (ε,δ)-JDP,")
-	fmt.Fprintln(w, "                      private confidence radius (spec fix), pair scaling, exact ρ* calibration")
-	fmt.Fprintln(w, "  Reproduction: dprl reproduce lq [--extended]")
-}
-
 func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int

@@ -45,7 +45,7 @@ func TestReproduceLQBadInput(t *testing.T) {
 
 func TestListLQ(t *testing.T) {
 	var b bytes.Buffer
-	listLQ(&b)
+	writeList(&b)
 	for _, s := range []string{"lq-e1", "ofu-rl", "private-ofu-rl", "reproduce lq"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("listLQ lacks %q", s)

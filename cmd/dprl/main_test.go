@@ -4,10 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	lqagents "github.com/dprl/dprl/agents/lq"
+	tabular "github.com/dprl/dprl/agents/tabular"
+	explin "github.com/dprl/dprl/experiment/linmdp"
+	lmexp "github.com/dprl/dprl/experiment/linmix"
+	explq "github.com/dprl/dprl/experiment/lq"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -122,5 +130,103 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 	}
 	if !bytes.Equal(csvs[0], csvs[1]) {
 		t.Fatal("results differ between 1 and 2 workers")
+	}
+}
+
+// TestListEveryAgent: every agent name each family's runner accepts appears in `dprl list`,
+// on its own line, labelled as the papers' or as dprl's own practical agent (practical-*), so
+// a newly added agent cannot be missing from the listing.
+func TestListEveryAgent(t *testing.T) {
+	code, out, _ := runCLI(t, "list")
+	if code != 0 {
+		t.Fatal("list failed")
+	}
+	lines := strings.Split(out, "\n")
+	var names []string
+	for _, a := range tabular.Agents() {
+		names = append(names, a.Name)
+	}
+	for _, a := range tabular.PracticalAgents() {
+		names = append(names, a.Name)
+	}
+	names = append(names, explin.AgentNames()...)
+	names = append(names, lmexp.AgentNames()...)
+	names = append(names, explq.AgentNames()...)
+	for _, n := range names {
+		// The runners accept exactly these names.
+		want := labelPaper
+		if strings.HasPrefix(n, "practical") {
+			want = labelPractical
+		}
+		found := false
+		for _, l := range lines {
+			f := strings.Fields(l)
+			if len(f) > 1 && f[0] == n {
+				found = true
+				if !strings.Contains(l, want) {
+					t.Errorf("list line of %s lacks the label %s: %q", n, want, l)
+				}
+				if len(strings.TrimSpace(strings.SplitN(l, "]", 2)[1])) == 0 {
+					t.Errorf("list line of %s has no description", n)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("dprl list does not show agent %q", n)
+		}
+	}
+	for _, n := range []string{"practical-jdp", "practical-lsvi", "practical-vtr/jdp", "practical-ofu-rl"} {
+		if !strings.Contains(out, n) {
+			t.Errorf("list lacks the practical agent %s", n)
+		}
+	}
+	for _, c := range []string{"paper", "exact", "zcdp", "laplace", "unit"} {
+		if !strings.Contains(out, "  "+c+" ") {
+			t.Errorf("list lacks the calibration %s", c)
+		}
+	}
+}
+
+// TestRunnersAcceptListedAgents: the names TestListEveryAgent checks are the ones the
+// runners accept (a name list that drifted from the runner would make that test vacuous).
+func TestRunnersAcceptListedAgents(t *testing.T) {
+	for _, a := range tabular.Agents() {
+		if _, err := tabular.Lookup(a.Name); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, a := range tabular.PracticalAgents() {
+		if _, err := tabular.LookupPractical(a.Name); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, n := range explin.AgentNames() {
+		doc := "name: x\nepisodes: 100\nseeds: [1]\ndelta: 1.0e-5\np: 0.05\ncheckpoints: 5\nepsilons: [1]\nagents: [" + n + "]\n" +
+			"envs: [{name: E, kind: riverswim, n: 3, horizon: 3}]\nbeta_modes: [{name: t, c_beta: 1}]\n"
+		if _, err := explin.ParseSuite([]byte(doc)); err != nil {
+			t.Errorf("linear-mdp agent %s: %v", n, err)
+		}
+	}
+	for _, c := range []lqagents.Config{lqagents.DefaultConfig(math.Inf(1), 10), lqagents.DefaultConfig(1, 10)} {
+		if n := c.Name(); !slices.Contains(explq.AgentNames(), n) {
+			t.Errorf("LQ agent %s is not in explq.AgentNames", n)
+		}
+	}
+	for _, n := range []string{lqagents.PracticalName, lqagents.PracticalTheoryName, lqagents.PracticalNoiseOffName} {
+		if !slices.Contains(explq.AgentNames(), n) {
+			t.Errorf("LQ practical agent %s is not in explq.AgentNames", n)
+		}
+	}
+	for _, n := range lmexp.AgentNames() {
+		alg, mode, _ := strings.Cut(n, "/")
+		eps := ""
+		if mode != "none" {
+			eps = ", epsilons: [1]"
+		}
+		doc := "episodes: 20\nseeds: [1]\ndelta: 1.0e-5\np: 0.05\nbeta_mults: [1]\nenvs: [{kind: two-state-hard, dim: 3, horizon: 3, q: 0.2, rho: 0.5}]\n" +
+			"curves: [{algorithm: " + alg + ", mode: " + mode + eps + "}]\n"
+		if _, err := lmexp.ParseConfig([]byte(doc)); err != nil {
+			t.Errorf("linear-mixture agent %s: %v", n, err)
+		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
 )
 
@@ -78,38 +77,10 @@ func printCurves(w io.Writer, man *experiment.Manifest) {
 func newListCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
-		Short: "List environments, agents and privatizers",
+		Short: "List environments, agents (the papers' and dprl's practical ones), calibrations and privatizers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintln(stdout, "== Tabular MDPs ==\nEnvironments:")
-			fmt.Fprintln(stdout, "  riverswim   RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20")
-			fmt.Fprintln(stdout, "  garnet      seeded random Garnet-style MDP (--states, --actions, --branching, --reward-density, --env-seed)")
-			fmt.Fprintln(stdout, "  file        an MDP loaded from a JSON or YAML file (--env-file)")
-			fmt.Fprintln(stdout, "\nAgents:")
-			for _, a := range agents.Agents() {
-				fmt.Fprintf(stdout, "  %-18s %s\n", a.Name, a.Description)
-			}
-			fmt.Fprintln(stdout, "\nPrivatizers:")
-			fmt.Fprintln(stdout, "  identity    non-private: exact counts (E = 0)")
-			fmt.Fprintln(stdout, "  central     ε-JDP: Laplace binary-mechanism counters on N_h(s,a), N_h(s,a,s'), R_h(s,a) (Qiao & Wang §5.1)")
-			fmt.Fprintln(stdout, "  local       ε-LDP: Laplace noise on each user's own indicators, on the user's side (Qiao & Wang §5.2)")
-			fmt.Fprintln(stdout, "\nCalibrations (--calibration):")
-			fmt.Fprintln(stdout, "  strict      ε-private under the paper's replace-one definition (JDP b = 6HL/ε, LDP 6H/ε); default")
-			fmt.Fprintln(stdout, "  paper       the paper's scales (3HL/ε, 3H/ε): ε under add/remove neighbours, 2ε under replace-one")
-			fmt.Fprintln(stdout, "  unit        scale 1/ε, reproduction only: NOT ε-private; outputs state the effective ε")
-			fmt.Fprintln(stdout, "\nBonus presets (--preset): theory (the paper's constants, eq. (31)), practical (tabular spec §2.6)")
-			fmt.Fprintln(stdout, "\n== Linear MDPs ==")
-			listLinearMDP(stdout)
-			fmt.Fprintln(stdout, "\n== Linear mixture MDPs ==")
-			listLinearMixture(stdout)
-			fmt.Fprintln(stdout, "\n== Linear-quadratic control ==")
-			listLQ(stdout)
-			var names []string
-			for _, c := range reproductions(io.Discard, io.Discard) {
-				names = append(names, c.Name())
-			}
-			fmt.Fprintln(stdout, "\nReproductions (dprl reproduce <name>): "+strings.Join(names, ", "))
-			fmt.Fprintln(stdout, "Privacy audit: dprl audit --list | --all | --family <f> | <target>...")
+			writeList(stdout)
 			return nil
 		},
 	}

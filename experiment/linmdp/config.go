@@ -283,3 +283,7 @@ func (c *Config) used(horizons map[string]int) *Config {
 	}
 	return &u
 }
+
+// AgentNames returns every agent name a configuration accepts (Config.Agents), the papers'
+// agents first, then dprl's practical ones (prefix "practical-").
+func AgentNames() []string { return append([]string(nil), agentNames...) }

@@ -406,3 +406,15 @@ func (c *Config) used(horizons []int) *Config {
 	}
 	return &u
 }
+
+// AgentNames returns every algorithm/mode pair a configuration accepts (curves[].algorithm and
+// curves[].mode), the papers' algorithms first, then dprl's practical-vtr.
+func AgentNames() []string {
+	var out []string
+	for _, a := range []string{agents.UCRLVTR.String(), agents.UCRLVTRPlus.String(), agents.LinOptVI.String(), agents.LinOptPO.String(), PracticalAlgorithm} {
+		for _, m := range []agents.Mode{agents.None, agents.JDP, agents.LDP} {
+			out = append(out, a+"/"+m.String())
+		}
+	}
+	return out
+}
