@@ -60,9 +60,13 @@ func writeList(w io.Writer) {
 	fmt.Fprintln(w, "  randomsimplex   E3 seeded random simplex linear MDP (N, A, d, seed; spec §6.5)")
 	fmt.Fprintln(w, "  twostate100     TwoState-100: 2 states, 100 actions with random sign features, d = 10")
 	fmt.Fprintln(w, "  file            a linear MDP (features, mu, theta, init) from a JSON/YAML file")
-	fmt.Fprintln(w, "Agents (config agents[]; calibration in parentheses):")
+	fmt.Fprintln(w, "Agents (config agents[]; each private agent's calibration is fixed by its name):")
 	for _, n := range explin.AgentNames() {
-		agentLine(w, n, linMDPAgents[n])
+		d := linMDPAgents[n]
+		if c := explin.AgentCalibration(n); c != "" {
+			d += "; calibration " + c
+		}
+		agentLine(w, n, d)
 	}
 
 	fmt.Fprintln(w, "\n== Linear mixture MDPs ==")
@@ -106,14 +110,14 @@ func writeList(w io.Writer) {
 // linMDPAgents describes the linear-MDP agents (experiment/linmdp agent names).
 var linMDPAgents = map[string]string{
 	"lsvi-ucb":                "LSVI-UCB (Jin et al. 2020), refit every episode, non-private",
-	"ngo":                     "Private LSVI-UCB with low switching (Ngo, Vietri & Wu 2022, Alg. 1), ρ-zCDP → (ε,δ)-JDP (exact: the spec's [S] constants)",
-	"ngo-printed":             "ngo with the printed constants [P] (paper): NOT private at the nominal ε (prints its effective ε)",
+	"ngo":                     "Private LSVI-UCB with low switching (Ngo, Vietri & Wu 2022, Alg. 1), ρ-zCDP → (ε,δ)-JDP with the spec's corrected constants [S]",
+	"ngo-printed":             "ngo with the printed constants [P]: NOT private at the nominal ε (prints its effective ε)",
 	"rare-switch":             "ngo with noise off (LSVI-UCB-RareSwitch), non-private",
 	"rare-switch-reg":         "rare-switch with ngo's regulariser λ = 2λ̃_Λ at the given ε, non-private (separates regulariser from noise)",
-	"luyo-batched":            "privacy-preserving batched LSVI-UCB (Luyo et al. 2021, Alg. 2, App. E.1, c_K = dΥ), (ε,δ)-JDP (paper)",
-	"luyo-zcdp":               "luyo-batched with the spec's zCDP recalibration (§4.6, not in the paper) (zcdp)",
+	"luyo-batched":            "privacy-preserving batched LSVI-UCB (Luyo et al. 2021, Alg. 2, App. E.1, c_K = dΥ), (ε,δ)-JDP",
+	"luyo-zcdp":               "luyo-batched with the spec's zCDP recalibration (§4.6, not in the paper)",
 	"batch-twin":              "luyo-batched with noise off (LSVI-UCB-Batch), non-private",
-	"luyo-nonbatched":         "Luyo et al.'s non-batched variant (B = K, Remarks 3 and 7), (ε,δ)-JDP (paper)",
+	"luyo-nonbatched":         "Luyo et al.'s non-batched variant (B = K, Remarks 3 and 7), (ε,δ)-JDP",
 	"practical-lsvi":          "practical private LSVI-UCB, low switching, Gaussian continual counters, exact μ-GDP accounting, (ε,δ)-JDP",
 	"practical-lsvi-batched":  "practical-lsvi updating its policy at every release (a data-independent batch schedule) instead of low switching",
 	"practical-rare-switch":   "practical-lsvi's non-private twin (exact statistics, same schedule)",

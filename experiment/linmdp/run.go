@@ -9,6 +9,7 @@ import (
 	"time"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
+	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
@@ -53,6 +54,26 @@ type Cell struct {
 	// CBeta is the multiplier actually used (after matching, for tuned modes).
 	CBeta float64 `json:"c_beta"`
 	Label string  `json:"label"`
+	// Calibration is the agent's noise calibration in dprl's vocabulary (package
+	// experiment/calibration; empty for a non-private agent): see AgentCalibration.
+	Calibration string `json:"calibration,omitempty"`
+}
+
+// AgentCalibration returns the calibration name (package experiment/calibration) of a
+// linear-MDP agent, whose calibration is fixed by its name: ngo uses the spec's corrected
+// constants [S] ("exact"), ngo-printed the printed ones [P] and Luyo et al.'s agents App. E.1
+// ("paper"), luyo-zcdp the spec's §4.6 recalibration ("zcdp"), and dprl's private practical
+// agents the μ-GDP accountant's exact σ ("exact"). Non-private agents and twins return "".
+func AgentCalibration(agent string) string {
+	switch agent {
+	case "ngo", "practical-lsvi", "practical-lsvi-batched", "practical-lsvi-theory":
+		return calibration.Exact
+	case "ngo-printed", "luyo-batched", "luyo-nonbatched":
+		return calibration.Paper
+	case "luyo-zcdp":
+		return calibration.ZCDP
+	}
+	return ""
 }
 
 // SeedResult is one run of one cell.
@@ -148,7 +169,7 @@ func (c *Config) Cells() []Cell {
 					if x > 0 {
 						l = fmt.Sprintf("%s eps=%g", a, x)
 					}
-					out = append(out, Cell{Env: e.Name, Beta: b.Name, Agent: a, Epsilon: x, Label: l})
+					out = append(out, Cell{Env: e.Name, Beta: b.Name, Agent: a, Epsilon: x, Label: l, Calibration: AgentCalibration(a)})
 				}
 			}
 		}

@@ -52,3 +52,25 @@ func indent(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestCellCalibration: every cell records its agent's calibration in the common vocabulary
+// (exact for ngo's corrected constants, paper for the printed ones and Luyo's App. E.1, zcdp
+// for the §4.6 recalibration, none for non-private agents).
+func TestCellCalibration(t *testing.T) {
+	cfg, err := ParseConfig([]byte(smallConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"lsvi-ucb": "", "rare-switch": "", "ngo": "exact", "ngo-printed": "paper", "rare-switch-reg": "",
+		"luyo-batched": "paper", "luyo-zcdp": "zcdp", "batch-twin": "", "luyo-nonbatched": "paper"}
+	for _, c := range cfg.Cells() {
+		if w, ok := want[c.Agent]; !ok || c.Calibration != w {
+			t.Errorf("cell %s: calibration %q, want %q", c.Label, c.Calibration, w)
+		}
+	}
+	for _, n := range AgentNames() {
+		if strings.HasPrefix(n, "practical-lsvi") && n != "practical-lsvi-noiseoff" && AgentCalibration(n) != "exact" {
+			t.Errorf("%s: calibration %q, want exact", n, AgentCalibration(n))
+		}
+	}
+}
