@@ -296,7 +296,7 @@ func Merge(p *Planned, opts RunOptions) (string, error) {
 	if err := rundir.Prepare(opts.Dir, true); err != nil {
 		return "", err
 	}
-	return collect(p, opts, 0, time.Since(start).Seconds())
+	return collect(p, opts, 1, time.Since(start).Seconds())
 }
 
 // MissingError names the units a merge lacks.
