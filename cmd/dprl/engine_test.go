@@ -235,9 +235,8 @@ func TestKill9Resume(t *testing.T) {
 		t.Fatalf("reference run: %d %s", code, stderr)
 	}
 	sameRun(t, "killed and resumed vs uninterrupted", ref, out)
-	units, _ := filepath.Glob(filepath.Join(out, "units", "*"))
-	if len(units) != 34 {
-		t.Errorf("%d files in units/, want 34 (one per unit, no leftovers)", len(units))
+	if _, err := os.Stat(filepath.Join(out, "units")); err == nil {
+		t.Error("units/ left in a completed run directory")
 	}
 }
 

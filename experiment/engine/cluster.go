@@ -102,7 +102,9 @@ run=$(sbatch --parsable "$here/run.sbatch")
 run=${run%%%%;*}
 merge=$(sbatch --parsable --dependency=afterok:"$run" "$here/merge.sbatch")
 merge=${merge%%%%;*}
-echo "array job $run (%d shards), merge job $merge"
+# One job ID per line: the array (%d shards), then the merge.
+echo "$run"
+echo "$merge"
 `, shq(c.Out), c.Shards)
 	return map[string]string{"run.sbatch": run, "merge.sbatch": merge, "submit.sh": submit}
 }

@@ -257,7 +257,8 @@ func prepare(dir string, force bool) error {
 
 // Execute runs a plan on this machine and collects it: the single-machine `dprl run` and
 // `dprl reproduce`. Units whose files are already complete in opts.Dir are skipped, so an
-// interrupted run resumes where it stopped.
+// interrupted run resumes where it stopped. Once the manifest is written the unit files are
+// removed, so the run directory holds the same files as before the engine.
 func Execute(ctx context.Context, p *Planned, l Local, opts RunOptions) (string, error) {
 	start := time.Now()
 	if err := opts.Output.Validate(); err != nil {
@@ -273,7 +274,16 @@ func Execute(ctx context.Context, p *Planned, l Local, opts RunOptions) (string,
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return collect(p, opts, workers, time.Since(start).Seconds())
+	text, err := collect(p, opts, workers, time.Since(start).Seconds())
+	if err != nil {
+		return "", err
+	}
+	// The run is complete (its manifest is written): the unit files have served their purpose
+	// (a sweep's merge keeps them: they are the shards' results).
+	if err := os.RemoveAll(filepath.Join(opts.Dir, UnitsDir)); err != nil {
+		return "", fmt.Errorf("out: removing the unit files: %w", err)
+	}
+	return text, nil
 }
 
 func collect(p *Planned, opts RunOptions, workers int, seconds float64) (string, error) {
