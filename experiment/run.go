@@ -4,17 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
+
 	"slices"
-	"sync"
-	"sync/atomic"
+
 	"time"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
-	"github.com/dprl/dprl/rng"
 )
 
 // SeedRun is the outcome of one (curve, seed) run.
@@ -72,144 +71,61 @@ type Options struct {
 	Output rundir.Options
 }
 
-// Run executes every (curve, seed) pair of cfg. The result does not depend on opts.
+// Run executes every (curve, seed) pair of cfg on this machine through the engine and
+// returns the result without writing files. The result does not depend on opts.Workers.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
-	m, err := cfg.BuildEnv()
-	if err != nil {
-		return nil, err
-	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	if err := opts.Output.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Env: m.Name, VStar: model.NewRegret(m).OptimalValue(), Workers: workers, Horizon: m.H, Output: opts.Output}
-	res.NoLearning = noLearning(m, res.VStar)
-	res.Inputs = append(append(res.Inputs, cfg.Inputs...), opts.Output.Inputs...)
-	if cfg.Env.Name == "file" {
-		in, err := rundir.HashFile("env", cfg.Env.Path)
-		if err != nil {
-			return nil, fmt.Errorf("env.path: %w", err)
-		}
-		res.Inputs = append(res.Inputs, in)
-	}
-	res.Curves = make([]CurveResult, len(cfg.Curves))
-	type job struct{ c, s int }
-	var jobs []job
-	for ci, cv := range cfg.Curves {
-		ac, err := cfg.agentConfig(cv)
-		if err != nil {
-			return nil, fmt.Errorf("curves[%d]: %w", ci, err)
-		}
-		// Build once to validate and record the privacy report and resolved bonus.
-		ag, err := newAgent(m, cfg, ac, cfg.Seeds[0])
-		if err != nil {
-			return nil, fmt.Errorf("curves[%d] (%s): %w", ci, cv.Label, err)
-		}
-		res.Curves[ci] = CurveResult{Spec: cv, Privacy: ag.Privacy, Bonus: ag.Bonus, Runs: make([]SeedRun, len(cfg.Seeds))}
-		for si := range cfg.Seeds {
-			jobs = append(jobs, job{ci, si})
-		}
-	}
-	total := int64(len(jobs)) * int64(cfg.Episodes)
-	var done atomic.Int64
-	start := time.Now()
-	ch := make(chan job)
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var stopTicker chan struct{}
-	if opts.Progress != nil {
-		stopTicker = make(chan struct{})
-		go func() {
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					opts.Progress(done.Load(), total)
-				case <-stopTicker:
-					return
-				}
-			}
-		}()
-	}
-	var errIdx atomic.Int64
-	errIdx.Store(-1)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				cv := cfg.Curves[j.c]
-				ac, _ := cfg.agentConfig(cv)
-				run, err := RunSeed(ctx, m, cfg, ac, cfg.Seeds[j.s], &done)
-				if err != nil {
-					errs[j.c*len(cfg.Seeds)+j.s] = fmt.Errorf("curve %q seed %d: %w", cv.Label, cfg.Seeds[j.s], err)
-					cancel()
-					continue
-				}
-				res.Curves[j.c].Runs[j.s] = run
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case ch <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(ch)
-	wg.Wait()
-	if stopTicker != nil {
-		close(stopTicker)
-		opts.Progress(done.Load(), total)
-	}
-	for _, e := range errs {
-		if e != nil {
-			return nil, e
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	p, err := newPlan(cfg)
+	if err != nil {
 		return nil, err
 	}
-	res.Seconds = time.Since(start).Seconds()
+	pl, err := engine.NewPlanned(FamilyName, p)
+	if err != nil {
+		return nil, err
+	}
+	c, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress})
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.result(c, opts.Output.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	res.Output = opts.Output
 	return res, nil
 }
 
 // newAgent builds the agent of one seed: its tie stream and noise streams are derived from the
 // run seed, so runs are reproducible and independent of scheduling.
-func newAgent(m *model.MDP, cfg *Config, ac agents.Config, seed uint64) (*agents.Agent, error) {
-	root := rng.NewSeed(seed)
-	st := agents.Streams{Tie: root.Child("agent").Child("tie").Rand()}
+func newAgent(m *model.MDP, cfg *Config, ac agents.Config, streams engine.Streams) (*agents.Agent, error) {
+	st := agents.Streams{Tie: streams.Agent().Child("tie").Rand()}
 	switch cfg.Noise {
 	case "secure":
 		st.Noise = nil // the agents' deployment default: crypto-seeded granular noise
 	default:
 		st.Noise = func(name string) noise.Source {
-			return noise.NewSeeded(root.Child("noise").Child(name).Rand())
+			return noise.NewSeeded(streams.Noise(name).Rand())
 		}
 	}
 	return agents.New(m.S, m.A, m.H, cfg.Episodes, ac, st)
 }
 
-// RunSeed runs one agent for cfg.Episodes episodes with the given seed and returns its exact
-// cumulative regret. done, if non-nil, is advanced as episodes complete.
-func RunSeed(ctx context.Context, m *model.MDP, cfg *Config, ac agents.Config, seed uint64, done *atomic.Int64) (SeedRun, error) {
+// RunSeed runs one agent for cfg.Episodes episodes with the streams of one seed and returns
+// its exact cumulative regret. advance, if non-nil, is called with the number of episodes
+// completed since its last call.
+func RunSeed(ctx context.Context, m *model.MDP, cfg *Config, ac agents.Config, st engine.Streams, advance func(int64)) (SeedRun, error) {
 	start := time.Now()
-	ag, err := newAgent(m, cfg, ac, seed)
+	seed := st.Seed
+	ag, err := newAgent(m, cfg, ac, st)
 	if err != nil {
 		return SeedRun{}, err
 	}
 	K := cfg.Episodes
 	out := SeedRun{Seed: seed, Cum: make([]float64, K)}
 	reg := model.NewRegret(m)
-	users := rng.NewSeed(seed).Child("users")
+	users := st.Users()
 	pcg := rand.NewPCG(0, 0)
 	user := rand.New(pcg)
 	traj := model.NewTrajectory(m.H)
@@ -219,8 +135,8 @@ func RunSeed(ctx context.Context, m *model.MDP, cfg *Config, ac agents.Config, s
 	reported := 0
 	for k := 0; k < K; k++ {
 		if k%chunk == 0 && k > 0 {
-			if done != nil {
-				done.Add(int64(k - reported))
+			if advance != nil {
+				advance(int64(k - reported))
 				reported = k
 			}
 			if err := ctx.Err(); err != nil {
@@ -252,8 +168,8 @@ func RunSeed(ctx context.Context, m *model.MDP, cfg *Config, ac agents.Config, s
 			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
 		}
 	}
-	if done != nil {
-		done.Add(int64(K - reported))
+	if advance != nil {
+		advance(int64(K - reported))
 	}
 	out.Final = cum
 	out.Diagnostics = ag.Server.Diagnostics()

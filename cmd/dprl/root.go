@@ -1,17 +1,17 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"runtime"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -25,7 +25,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout), newAuditCmd(stdout, stderr))
+	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout), newAuditCmd(stdout, stderr),
+		newSweepCmd(stdout, stderr))
 	return root
 }
 
@@ -35,43 +36,19 @@ func isCobraUsage(err error) bool {
 		strings.Contains(s, "accepts ") || strings.HasPrefix(s, "invalid argument")
 }
 
-// execute runs an experiment with a progress bar on a terminal and plain log lines otherwise,
-// then writes the run directory. Every input, --log-y and the output directory (an earlier
-// run there needs --force) are checked before any compute.
-func execute(cfg *experiment.Config, workers int, out string, o outputFlags, stderr io.Writer, quiet bool) (*experiment.Result, *experiment.Manifest, error) {
+// execute runs a tabular experiment through the engine with a progress bar on a terminal and
+// plain log lines otherwise, then writes the run directory; it returns the text to print. An
+// interrupted run in out resumes. Every input, --log-y and the output directory (an earlier
+// completed run there needs --force) are checked before any compute.
+func execute(cfg *experiment.Config, workers int, out string, o outputFlags, stderr io.Writer, quiet bool) (string, error) {
 	if err := preflightTabular(cfg, workers, out); err != nil {
-		return nil, nil, err
+		return "", err
 	}
-	if err := o.check(); err != nil {
-		return nil, nil, err
-	}
-	if err := prepareOut(out, o.force); err != nil {
-		return nil, nil, err
-	}
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	opts := experiment.Options{Workers: workers, Output: o.options()}
-	var finish func()
-	opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
-	res, err := experiment.Run(ctx, cfg, opts)
-	finish()
+	p, err := experiment.PlanConfig(cfg)
 	if err != nil {
-		return nil, nil, err
+		return "", usageError{err}
 	}
-	man, err := res.Write(out, os.Args, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("writing %s: %w", out, err)
-	}
-	return res, man, nil
-}
-
-func printCurves(w io.Writer, man *experiment.Manifest) {
-	for _, c := range man.Curves {
-		fmt.Fprintf(w, "%-28s R(K) = %10.1f  %s  %s\n", c.Spec.Label, float64(c.FinalMean), c.CI(), c.Privacy)
-	}
+	return executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
 }
 
 func newListCmd(stdout io.Writer) *cobra.Command {
@@ -158,17 +135,12 @@ func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("out") {
 				out = "runs/qiao-fig1"
 			}
-			res, man, err := execute(cfg, workers, out, o, stderr, quiet)
+			start := time.Now()
+			text, err := execute(cfg, workers, out, o, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			claims, summary, err := experiment.WriteQiaoSummary(res, out+"/summary.md")
-			if err != nil {
-				return err
-			}
-			_ = claims
-			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, %s, curves/*.csv) in %.1f s.\n", out, strings.Join(man.Figures, ", "), res.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}
@@ -186,12 +158,12 @@ func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		configPath, out, env, envFile, agent, calib, seeds, preset, emode, noiseKind string
-		horizon, episodes, workers, states, actions, branching                       int
-		eps, beta, mult, density                                                     float64
-		envSeed                                                                      uint64
-		quiet                                                                        bool
-		o                                                                            outputFlags
+		configPath, out, env, envFile, agent, calib, seeds, preset, emode, noiseKind, family string
+		horizon, episodes, workers, states, actions, branching                               int
+		eps, beta, mult, density                                                             float64
+		envSeed                                                                              uint64
+		quiet                                                                                bool
+		o                                                                                    outputFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -211,10 +183,32 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err := checkInputFile("--config", configPath); err != nil {
 					return err
 				}
-				if cfg, err = experiment.LoadConfig(configPath); err != nil {
+				data, err := strictdecode.ReadFile(configPath)
+				if err != nil {
+					return badInput("--config: %v", err)
+				}
+				fam, block, err := engine.SplitFamily(data, experiment.FamilyName)
+				if err != nil {
 					return usageError{err}
 				}
+				if cmd.Flags().Changed("family") && family != fam {
+					return badInput("--family %s: the configuration file says family: %s", family, fam)
+				}
+				inputs := []rundir.Input{rundir.HashBytes("config", configPath, data)}
+				if fam != experiment.FamilyName {
+					return runFamily(newRegistry(), fam, block, configPath, inputs, workers, out, cmd.Flags().Changed("out"), o, stdout, stderr, quiet)
+				}
+				if cfg, err = experiment.ParseConfig(block); err != nil {
+					return usageError{err}
+				}
+				cfg.Inputs = inputs
 			} else {
+				if family != experiment.FamilyName {
+					if _, err := newRegistry().Lookup(family); err != nil {
+						return badInput("--family: %v", err)
+					}
+					return badInput("--family %s: describe the experiment in a configuration file (family: %s, then its fields) and pass --config FILE; the flags describe tabular experiments", family, family)
+				}
 				if err := checkRunFlags(cmd, env, agent, beta, mult); err != nil {
 					return err
 				}
@@ -241,17 +235,18 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
 			}
-			_, man, err := execute(cfg, workers, out, o, stderr, quiet)
+			start := time.Now()
+			text, err := execute(cfg, workers, out, o, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			printCurves(stdout, man)
-			fmt.Fprintf(stdout, "Wrote %s in %.1f s.\n", out, man.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&configPath, "config", "", "YAML experiment file (overrides the other flags)")
+	f.StringVar(&configPath, "config", "", "YAML experiment file (overrides the other flags); its family: selects the agent family (default tabular)")
+	f.StringVar(&family, "family", experiment.FamilyName, "agent family (see dprl list); families other than tabular take --config")
 	f.StringVar(&out, "out", "", "run directory (default runs/<name>)")
 	f.StringVar(&env, "env", "riverswim", "environment: riverswim, garnet or file")
 	f.StringVar(&envFile, "env-file", "", "MDP file (JSON or YAML) for --env file")

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/dprl/dprl/experiment"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
+)
+
+// newRegistry returns the engine's registry of agent families. Families not listed here still
+// run through their own `dprl reproduce` subcommands (see README, issue 11).
+func newRegistry() *engine.Registry {
+	r := &engine.Registry{}
+	r.Register(experiment.Family{})
+	return r
+}
+
+// executePlan runs a plan on this machine (resuming an interrupted run in out) with a progress
+// report, collects it into out and returns the text to print. --log-y and --out are checked
+// before any compute; engine.Execute prepares out before launching a unit: a completed earlier
+// run there is bad input naming --force (exit status 2), an interrupted one (unit files, no
+// manifest) resumes.
+func executePlan(p *engine.Planned, workers int, out string, o outputFlags, inputs []rundir.Input, stderr io.Writer, quiet bool) (string, error) {
+	if err := checkWorkers(workers); err != nil {
+		return "", err
+	}
+	if err := o.check(); err != nil {
+		return "", err
+	}
+	if err := checkOut(out); err != nil {
+		return "", err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	l := engine.Local{Workers: workers}
+	var finish func()
+	l.Progress, finish = progress(stderr, p.Name(), "episodes", quiet)
+	text, err := engine.Execute(ctx, p, l, engine.RunOptions{Dir: out, Force: o.force, Command: os.Args, Inputs: inputs, Output: o.options()})
+	finish()
+	if errors.Is(err, rundir.ErrEarlierRun) {
+		return "", usageError{fmt.Errorf("--out: %w", err)}
+	}
+	return text, err
+}
+
+// runFamily is `dprl run --config FILE` for a family other than tabular.
+func runFamily(r *engine.Registry, fam string, block []byte, source string, inputs []rundir.Input, workers int, out string, outSet bool, o outputFlags, stdout, stderr io.Writer, quiet bool) error {
+	p, err := r.PlanBlock(fam, block, source)
+	if err != nil {
+		return usageError{err}
+	}
+	if !outSet {
+		out = "runs/" + p.Name()
+	}
+	start := time.Now()
+	text, err := executePlan(p, workers, out, o, inputs, stderr, quiet)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
+	return nil
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestGoldenHashes re-runs every reproduction at the reduced size recorded in
+// testdata/golden-hashes.txt (before the engine refactor, at d4e3055) and checks that every CSV
+// has the same SHA-256: the refactor changed no number.
+func TestGoldenHashes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every reproduction at a reduced size (about 30 s)")
+	}
+	f, err := os.Open("testdata/golden-hashes.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]string{}
+	repros := map[string]bool{}
+	var order []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		sum, path, ok := strings.Cut(line, "  ")
+		if !ok {
+			t.Fatalf("bad golden line %q", line)
+		}
+		want[path] = sum
+		r, _, _ := strings.Cut(path, "/")
+		if !repros[r] {
+			repros[r] = true
+			order = append(order, r)
+		}
+	}
+	if len(order) != 8 {
+		t.Fatalf("golden file names %d reproductions, want 8", len(order))
+	}
+	dir := t.TempDir()
+	for _, r := range order {
+		if code, _, stderr := runCLI(t, "reproduce", r, "--episodes", "300", "--seeds", "1-2", "--workers", "2", "--quiet", "--out", filepath.Join(dir, r)); code != 0 {
+			t.Fatalf("reproduce %s: exit %d: %s", r, code, stderr)
+		}
+	}
+	got := hashCSVs(t, dir)
+	for p, s := range want {
+		if got[p] == "" {
+			t.Errorf("%s: not written", p)
+		} else if got[p] != s {
+			t.Errorf("%s: SHA-256 %s, golden %s", p, got[p], s)
+		}
+	}
+	for p := range got {
+		if want[p] == "" {
+			t.Errorf("%s: written but not in the golden file", p)
+		}
+	}
+}
+
+// hashCSVs returns the SHA-256 of every CSV under dir, by path relative to dir.
+func hashCSVs(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(p) != ".csv" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s := sha256.Sum256(b)
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = hex.EncodeToString(s[:])
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runFiles returns the bytes of every file of a run directory except the manifest (it records
+// wall times and the command) and the unit files.
+func runFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if rel == "units" || rel == "slurm" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if rel == "manifest.json" {
+			return nil
+		}
+		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// wallTime matches the wall-time sentence of a summary.
+var wallTime = regexp.MustCompile(`Wall time [0-9.]+ s on [0-9]+ workers`)
+
+func maskWallTime(b []byte) []byte { return wallTime.ReplaceAll(b, []byte("Wall time")) }
+
+func sameRun(t *testing.T, what, a, b string) {
+	t.Helper()
+	fa, fb := runFiles(t, a), runFiles(t, b)
+	if len(fa) == 0 || len(fa) != len(fb) {
+		t.Fatalf("%s: %d files vs %d", what, len(fa), len(fb))
+	}
+	for p, x := range fa {
+		if filepath.Base(p) == "summary.md" {
+			// The summary states the wall time and worker count of the invocation.
+			x, fb[p] = maskWallTime(x), maskWallTime(fb[p])
+		}
+		if !bytes.Equal(x, fb[p]) {
+			t.Errorf("%s: %s differs", what, p)
+		}
+	}
+}
+
+// TestSweepShardsMergeEqualLocal: a reduced qiao-fig1 run as 3 shards and merged gives the same
+// bytes (CSVs, figures, summary, claims) as `dprl reproduce qiao-fig1`; a merge before the last
+// shard is refused (exit 2) and names the missing units.
+func TestSweepShardsMergeEqualLocal(t *testing.T) {
+	dir := t.TempDir()
+	local := filepath.Join(dir, "local")
+	if code, _, stderr := runCLI(t, "reproduce", "qiao-fig1", "--episodes", "200", "--seeds", "1-2", "--quiet", "--out", local); code != 0 {
+		t.Fatalf("reproduce: %d %s", code, stderr)
+	}
+	code, cfg, stderr := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "200", "--seeds", "1-2")
+	if code != 0 {
+		t.Fatalf("sweep config: %d %s", code, stderr)
+	}
+	cfgPath := filepath.Join(dir, "q.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sweep := filepath.Join(dir, "sweep")
+	for i := range 3 {
+		if i == 2 {
+			code, _, stderr := runCLI(t, "sweep", "merge", cfgPath, "--out", sweep)
+			if code != 2 || !strings.Contains(stderr, "units missing") || !strings.Contains(stderr, "seed") {
+				t.Errorf("merge of 2 of 3 shards: exit %d, %s", code, stderr)
+			}
+		}
+		t.Setenv("SLURM_ARRAY_TASK_ID", string(rune('0'+i)))
+		t.Setenv("SLURM_ARRAY_TASK_COUNT", "3")
+		if code, _, stderr := runCLI(t, "sweep", "run", cfgPath, "--out", sweep, "--quiet", "--workers", "1"); code != 0 {
+			t.Fatalf("sweep run shard %d: %d %s", i, code, stderr)
+		}
+	}
+	if code, _, stderr := runCLI(t, "sweep", "merge", cfgPath, "--out", sweep); code != 0 {
+		t.Fatalf("sweep merge: %d %s", code, stderr)
+	}
+	sameRun(t, "3 shards merged vs local", local, sweep)
+}
+
+// TestKill9Resume kills `dprl sweep run` (a separate process) with SIGKILL while it runs, then
+// reruns it as `dprl run`: nothing is lost or duplicated, and the outputs equal an
+// uninterrupted run's byte for byte.
+func TestKill9Resume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a subprocess running a reproduction")
+	}
+	if os.Getenv("DPRL_TEST_CLI") == "1" {
+		return
+	}
+	dir := t.TempDir()
+	code, cfg, _ := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "1000", "--seeds", "1-2")
+	if code != 0 {
+		t.Fatal("sweep config failed")
+	}
+	cfgPath := filepath.Join(dir, "q.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "killed")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
+	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS=sweep\x1frun\x1f"+cfgPath+"\x1f--out\x1f"+out+"\x1f--shard\x1f0/1\x1f--workers\x1f1\x1f--quiet")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ents, _ := filepath.Glob(filepath.Join(out, "units", "*.unit"))
+		if len(ents) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no unit finished within 60 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	done, _ := filepath.Glob(filepath.Join(out, "units", "*.unit"))
+	if len(done) >= 34 {
+		t.Fatalf("the process finished (%d units) before it was killed; the test proves nothing", len(done))
+	}
+	if code, stdout, stderr := runCLI(t, "run", "--config", cfgPath, "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("rerun: %d %s %s", code, stdout, stderr)
+	}
+	ref := filepath.Join(dir, "ref")
+	if code, _, stderr := runCLI(t, "run", "--config", cfgPath, "--out", ref, "--quiet"); code != 0 {
+		t.Fatalf("reference run: %d %s", code, stderr)
+	}
+	sameRun(t, "killed and resumed vs uninterrupted", ref, out)
+	if _, err := os.Stat(filepath.Join(out, "units")); err == nil {
+		t.Error("units/ left in a completed run directory")
+	}
+}
+
+// TestCLIHelper runs the CLI with the arguments in DPRL_TEST_ARGS when DPRL_TEST_CLI=1 (the
+// subprocess of TestKill9Resume); otherwise it does nothing.
+func TestCLIHelper(t *testing.T) {
+	if os.Getenv("DPRL_TEST_CLI") != "1" {
+		return
+	}
+	os.Exit(run(strings.Split(os.Getenv("DPRL_TEST_ARGS"), "\x1f"), os.Stdout, os.Stderr))
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/dprl/dprl/experiment"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/atomicfile"
+)
+
+// loadSweep plans a sweep configuration: a YAML file with `family:` (default tabular), or the
+// name of an embedded reproduction.
+func loadSweep(arg string) (*engine.Planned, engine.Source, error) {
+	p, src, err := newRegistry().Load(arg, experiment.FamilyName)
+	if err != nil {
+		return nil, src, usageError{err}
+	}
+	return p, src, nil
+}
+
+func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sweep",
+		Short: "Sweeps that outgrow one machine: plan, run shards, merge; Slurm and Kubernetes launchers",
+		Long: "A sweep is a configuration (a YAML file with family: …, or an embedded reproduction's name) planned into\n" +
+			"units (cell, seed), each with a stable ID. `sweep run --shard i/n` runs every n-th unit into OUT/units (one file\n" +
+			"per unit, written atomically; completed units are skipped, so a killed task is simply rerun); `sweep merge`\n" +
+			"checks that every unit is there and writes the outputs, byte-identical to a one-machine `dprl run`.\n" +
+			"OUT must be on a filesystem shared by every task (NFS, Lustre, a ReadWriteMany volume).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return badInput("sweep: name a subcommand (plan, run, merge, slurm, k8s, config)")
+		},
+	}
+	cmd.AddCommand(newSweepPlanCmd(stdout), newSweepRunCmd(stdout, stderr), newSweepMergeCmd(stdout),
+		newSweepSlurmCmd(stdout), newSweepK8sCmd(stdout), newSweepConfigCmd(stdout))
+	return cmd
+}
+
+func newSweepPlanCmd(stdout io.Writer) *cobra.Command {
+	var shards int
+	cmd := &cobra.Command{
+		Use:   "plan CONFIG",
+		Short: "List the units of a sweep (index, shard, ID, seed, cell)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if shards < 1 {
+				return badInput("--shards: must be >= 1, got %d", shards)
+			}
+			p, _, err := loadSweep(args[0])
+			if err != nil {
+				return err
+			}
+			var cost int64
+			fmt.Fprintf(stdout, "# %s: family %s, %d units\n# index shard id seed cell\n", p.Name(), p.Family, len(p.Units()))
+			for i, u := range p.Units() {
+				fmt.Fprintf(stdout, "%d\t%d\t%s\t%d\t%s\n", i, i%shards, u.ID(), u.Seed, u.Cell)
+				cost += u.Cost
+			}
+			fmt.Fprintf(stdout, "# total cost %d episodes\n", cost)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&shards, "shards", 1, "show the shard of each unit for this many shards")
+	return cmd
+}
+
+func newSweepRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var out, shard string
+	var workers int
+	var quiet bool
+	cmd := &cobra.Command{
+		Use:   "run CONFIG --out DIR [--shard i/n]",
+		Short: "Run one shard's units into DIR/units (i/n from SLURM_ARRAY_TASK_ID/COUNT or JOB_COMPLETION_INDEX/DPRL_SHARDS)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := engine.ParseShard(shard, nil)
+			if err != nil {
+				return usageError{err}
+			}
+			if err := checkWorkers(workers); err != nil {
+				return err
+			}
+			if out == "" {
+				return badInput("--out: required (the sweep's directory, shared by every shard)")
+			}
+			p, _, err := loadSweep(args[0])
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+			defer stop()
+			l := engine.Local{Workers: workers}
+			var finish func()
+			l.Progress, finish = progress(stderr, fmt.Sprintf("%s shard %d/%d", p.Name(), s.I, s.N), "episodes", quiet)
+			start := time.Now()
+			ran, skipped, err := engine.RunShard(ctx, p, l, out, s)
+			finish()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "shard %d/%d of %s: ran %d units, %d already complete, in %.1f s\n", s.I, s.N, p.Name(), ran, skipped, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "the sweep's run directory (shared filesystem)")
+	f.StringVar(&shard, "shard", "", "i/n: run every n-th unit starting at i (default: from the array task's environment)")
+	f.IntVar(&workers, "workers", 0, "units run at once (0 = all cores)")
+	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	return cmd
+}
+
+func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
+	var out string
+	var partial, force bool
+	cmd := &cobra.Command{
+		Use:   "merge CONFIG --out DIR",
+		Short: "Check that every unit is complete and write the sweep's outputs (refuses a partial sweep unless --allow-partial)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return badInput("--out: required (the sweep's directory)")
+			}
+			p, src, err := loadSweep(args[0])
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			text, err := engine.Merge(p, engine.RunOptions{Dir: out, Force: force, AllowPartial: partial, Command: os.Args, Inputs: src.Inputs})
+			var miss *engine.MissingError
+			if errors.As(err, &miss) || errors.Is(err, rundir.ErrEarlierRun) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&out, "out", "", "the sweep's run directory")
+	f.BoolVar(&partial, "allow-partial", false, "merge even if units are missing (the outputs then use the seeds present)")
+	f.BoolVar(&force, "force", false, "merge again over an earlier merge's outputs")
+	return cmd
+}
+
+// clusterFlags are the flags shared by `sweep slurm` and `sweep k8s`.
+func clusterFlags(cmd *cobra.Command, c *engine.Cluster, dir *string) {
+	f := cmd.Flags()
+	f.StringVar(&c.Out, "out", "", "the sweep's run directory (must be on a filesystem shared by every node)")
+	f.IntVar(&c.Shards, "shards", 0, "number of array tasks n")
+	f.IntVar(&c.Parallel, "parallel", 0, "at most k tasks at once (0 = no limit)")
+	f.IntVar(&c.Workers, "workers", 1, "units run at once by each task (its CPUs)")
+	f.StringVar(dir, "dir", "", "where to write the files (default OUT/slurm or OUT/k8s)")
+}
+
+func writeClusterFiles(stdout io.Writer, dir string, files map[string]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--dir: %w", err)
+	}
+	var names []string
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		mode := os.FileMode(0o644)
+		if filepath.Ext(n) == ".sh" {
+			mode = 0o755
+		}
+		if err := atomicfile.WriteBytes(filepath.Join(dir, n), []byte(files[n]), mode); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(dir, n))
+	}
+	return nil
+}
+
+// prepareCluster validates the cluster flags and resolves the paths the tasks will use.
+func prepareCluster(c *engine.Cluster, config string) error {
+	if err := c.Validate(); err != nil {
+		return usageError{err}
+	}
+	p, _, err := loadSweep(config)
+	if err != nil {
+		return err
+	}
+	c.Name = p.Name()
+	if _, err := os.Stat(config); err == nil {
+		if c.Config, err = filepath.Abs(config); err != nil {
+			return err
+		}
+	} else {
+		c.Config = config
+	}
+	return nil
+}
+
+func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
+	var c engine.Cluster
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "slurm CONFIG --out DIR --shards n [--parallel k]",
+		Short: "Write a Slurm job array (sbatch --array=0-(n-1)%k) and its merge job (--dependency=afterok), and submit.sh",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := prepareCluster(&c, args[0]); err != nil {
+				return err
+			}
+			var err error
+			if c.Out, err = filepath.Abs(c.Out); err != nil {
+				return err
+			}
+			if c.Dprl == "" {
+				if c.Dprl, err = os.Executable(); err != nil {
+					return err
+				}
+			}
+			if dir == "" {
+				dir = filepath.Join(c.Out, "slurm")
+			}
+			if err := writeClusterFiles(stdout, dir, c.SlurmScripts()); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "submit with: bash %s\n", filepath.Join(dir, "submit.sh"))
+			return nil
+		},
+	}
+	clusterFlags(cmd, &c, &dir)
+	f := cmd.Flags()
+	f.StringVar(&c.Dprl, "dprl", "", "the dprl binary on the nodes (default: this binary; must be on the shared filesystem)")
+	f.StringVar(&c.Time, "time", "", "time limit of one task, e.g. 02:00:00 (default: the partition's)")
+	f.StringVar(&c.Partition, "partition", "", "Slurm partition (default: the cluster's default)")
+	return cmd
+}
+
+func newSweepK8sCmd(stdout io.Writer) *cobra.Command {
+	var c engine.Cluster
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "k8s CONFIG --out DIR --shards n --image IMAGE --claim PVC",
+		Short: "Write a Kubernetes Indexed Job for the shards and the merge Job",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if c.Image == "" || c.Claim == "" {
+				return badInput("--image and --claim: required (the container image with dprl, and a ReadWriteMany PersistentVolumeClaim holding --out)")
+			}
+			if !filepath.IsAbs(c.Out) {
+				return badInput("--out: must be an absolute path inside the volume mounted at --mount, got %q", c.Out)
+			}
+			if err := prepareCluster(&c, args[0]); err != nil {
+				return err
+			}
+			if dir == "" {
+				dir = "k8s"
+			}
+			return writeClusterFiles(stdout, dir, c.K8sManifests())
+		},
+	}
+	clusterFlags(cmd, &c, &dir)
+	f := cmd.Flags()
+	f.StringVar(&c.Dprl, "dprl", "dprl", "the dprl command inside the image")
+	f.StringVar(&c.Image, "image", "", "container image holding dprl (and the configuration file, or use an embedded reproduction)")
+	f.StringVar(&c.Claim, "claim", "", "ReadWriteMany PersistentVolumeClaim holding the run directory")
+	f.StringVar(&c.Mount, "mount", "/runs", "where the claim is mounted")
+	return cmd
+}
+
+func newSweepConfigCmd(stdout io.Writer) *cobra.Command {
+	var episodes int
+	var seeds string
+	cmd := &cobra.Command{
+		Use:   "config REPRODUCTION [--episodes K] [--seeds S]",
+		Short: "Print an embedded reproduction's sweep configuration (family: …), optionally resized, to edit or to sweep",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r := newRegistry()
+			e, ok := r.Reproductions()[args[0]]
+			if !ok {
+				var names []string
+				for n := range r.Reproductions() {
+					names = append(names, n)
+				}
+				sort.Strings(names)
+				return badInput("unknown reproduction %q on the engine (available: %v)", args[0], names)
+			}
+			var sd []uint64
+			if cmd.Flags().Changed("seeds") {
+				var err error
+				if sd, err = parseSeeds(seeds); err != nil {
+					return err
+				}
+			}
+			if cmd.Flags().Changed("episodes") && episodes < 1 {
+				return badInput("--episodes: must be >= 1, got %d", episodes)
+			}
+			out, err := engine.Resize(r, e, episodes, sd)
+			if err != nil {
+				return usageError{err}
+			}
+			_, err = stdout.Write(out)
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&episodes, "episodes", 0, "override K")
+	cmd.Flags().StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-2")
+	return cmd
+}
