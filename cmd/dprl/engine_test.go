@@ -17,7 +17,7 @@ import (
 )
 
 // TestGoldenHashes re-runs every reproduction at the reduced size recorded in
-// testdata/golden-hashes.txt (before the engine refactor, at d4e3055) and checks that every CSV
+// testdata/golden-hashes.txt (before the engine refactor; regenerated at 1b08b66) and checks that every CSV
 // has the same SHA-256: the refactor changed no number.
 func TestGoldenHashes(t *testing.T) {
 	if testing.Short() {
