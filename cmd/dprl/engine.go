@@ -11,6 +11,7 @@ import (
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	explq "github.com/dprl/dprl/experiment/lq"
 	"github.com/dprl/dprl/experiment/rundir"
 )
 
@@ -19,6 +20,7 @@ import (
 func newRegistry() *engine.Registry {
 	r := &engine.Registry{}
 	r.Register(experiment.Family{})
+	r.Register(explq.Family{})
 	return r
 }
 

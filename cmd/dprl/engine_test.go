@@ -145,16 +145,23 @@ func sameRun(t *testing.T, what, a, b string) {
 	}
 }
 
-// TestSweepShardsMergeEqualLocal: a reduced qiao-fig1 run as 3 shards and merged gives the same
-// bytes (CSVs, figures, summary, claims) as `dprl reproduce qiao-fig1`; a merge before the last
-// shard is refused (exit 2) and names the missing units.
+// TestSweepShardsMergeEqualLocal: a reduced reproduction of every family on the engine
+// (qiao-fig1: tabular; lq) run as 3 shards and merged gives the same bytes (CSVs, figures,
+// summary, claims) as `dprl reproduce <name>`; a merge before the last shard is refused (exit 2)
+// and names the missing units.
 func TestSweepShardsMergeEqualLocal(t *testing.T) {
+	for _, repro := range []string{"qiao-fig1", "lq"} {
+		t.Run(repro, func(t *testing.T) { testSweepShardsMergeEqualLocal(t, repro) })
+	}
+}
+
+func testSweepShardsMergeEqualLocal(t *testing.T, repro string) {
 	dir := t.TempDir()
 	local := filepath.Join(dir, "local")
-	if code, _, stderr := runCLI(t, "reproduce", "qiao-fig1", "--episodes", "200", "--seeds", "1-2", "--quiet", "--out", local); code != 0 {
+	if code, _, stderr := runCLI(t, "reproduce", repro, "--episodes", "200", "--seeds", "1-2", "--quiet", "--out", local); code != 0 {
 		t.Fatalf("reproduce: %d %s", code, stderr)
 	}
-	code, cfg, stderr := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "200", "--seeds", "1-2")
+	code, cfg, stderr := runCLI(t, "sweep", "config", repro, "--episodes", "200", "--seeds", "1-2")
 	if code != 0 {
 		t.Fatalf("sweep config: %d %s", code, stderr)
 	}

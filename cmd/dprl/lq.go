@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/dprl/dprl/experiment"
 	explq "github.com/dprl/dprl/experiment/lq"
 )
 
@@ -96,25 +93,16 @@ func newLQCmd(stdout, stderr io.Writer) *cobra.Command {
 					out = "runs/lq-extended"
 				}
 			}
-			if err := prepareOut(out, o.force); err != nil {
-				return err
+			p, err := explq.PlanConfig(cfg, extended)
+			if err != nil {
+				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			opts := explq.Options{Workers: workers, Extended: extended, Output: o.options()}
-			var finish func()
-			opts.Progress, finish = progress(stderr, "lq", "episodes", quiet)
-			res, err := explq.Run(ctx, cfg, opts)
-			finish()
+			start := time.Now()
+			text, err := executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			summary, err := res.Write(out, experiment.Version, os.Args)
-			if err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, regret figure, curves/*.csv) in %.1f s.\n", out, res.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}

@@ -4,23 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"gonum.org/v1/plot/vg"
 
 	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/report"
-	"github.com/dprl/dprl/rng"
 )
 
 // Version of the experiment's output format.
@@ -116,145 +111,26 @@ func ZeroLine(sys *model.System, K int) []float64 {
 	return out
 }
 
-// Run executes the experiment. Results do not depend on opts.Workers.
+// Run executes the experiment on this machine through the engine (every (curve, seed) unit,
+// in memory) and returns the result without writing files. Results do not depend on
+// opts.Workers.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	sys, err := cfg.BuildSystem()
-	if err != nil {
-		return nil, err
-	}
 	if err := opts.Output.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Extended: opts.Extended, Episodes: cfg.Episodes, Seeds: cfg.Seeds, ReportAt: cfg.ReportAt, System: sys.Name,
-		Horizon: sys.H, Output: opts.Output}
-	res.Inputs = append(append(res.Inputs, cfg.Inputs...), opts.Output.Inputs...)
-	if cfg.System != "" && cfg.System != "lq-e1" {
-		in, err := rundir.HashFile("system", cfg.System)
-		if err != nil {
-			return nil, fmt.Errorf("system: %w", err)
-		}
-		res.Inputs = append(res.Inputs, in)
-	}
-	var specs []CurveSpec
-	if opts.Extended {
-		x := cfg.Extended
-		if x.Episodes == 0 {
-			return nil, fmt.Errorf("extended: the configuration has no extended sweep")
-		}
-		res.Episodes, res.Seeds, res.ReportAt = x.Episodes, x.Seeds, x.ReportAt
-		for _, e := range x.Epsilons {
-			specs = append(specs, CurveSpec{Epsilon: e, Neighbouring: cfg.Neighbouring})
-		}
-		for _, e := range x.ZeroOutEpsilons {
-			specs = append(specs, CurveSpec{Epsilon: e, Neighbouring: "zero-out"})
-		}
-	} else {
-		for _, e := range cfg.Epsilons {
-			specs = append(specs, CurveSpec{Epsilon: e, Neighbouring: cfg.Neighbouring})
-		}
-	}
-	for i := range specs {
-		s := &specs[i]
-		s.EpsilonText = epsLabel(s.Epsilon)
-		if math.IsInf(s.Epsilon, 1) {
-			s.Label = "OFU-RL (eps=inf)"
-		} else {
-			s.Label = fmt.Sprintf("Private-OFU-RL eps=%s %s", s.EpsilonText, s.Neighbouring)
-		}
-	}
-	K := res.Episodes
-	res.Zero = ZeroLine(sys, K)
-	res.Curves = make([]CurveResult, len(specs))
-	type job struct{ c, s int }
-	var jobs []job
-	for c, sp := range specs {
-		ac := cfg.agentConfig(sp.Epsilon, K, sp.Neighbouring)
-		consts, err := agents.ComputeConstants(agents.PublicOf(sys), ac)
-		if err != nil {
-			return nil, err
-		}
-		res.Curves[c] = CurveResult{Spec: sp, Constants: consts, Runs: make([]SeedRun, len(res.Seeds))}
-		for s := range res.Seeds {
-			jobs = append(jobs, job{c, s})
-		}
-	}
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	res.Workers = workers
-	start := time.Now()
-	var done atomic.Int64
-	total := int64(len(jobs) * K)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				sp := specs[j.c]
-				ac := cfg.agentConfig(sp.Epsilon, K, sp.Neighbouring)
-				seed := res.Seeds[j.s]
-				r, err := agents.Run(ctx, sys, ac, rng.NewSeed(seed), func(k int) {
-					if k%256 == 0 {
-						d := done.Add(256)
-						if opts.Progress != nil {
-							opts.Progress(d, total)
-						}
-					}
-				})
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s seed %d: %w", sp.Label, seed, err)
-					}
-					mu.Unlock()
-					cancel()
-					continue
-				}
-				sr := SeedRun{Seed: seed, Diag: r.Diag, Cum: make([]float64, K)}
-				c := 0.0
-				for k, v := range r.Regret {
-					c += v
-					sr.Cum[k] = c
-					if dev := rundir.Number(math.Abs(c-res.Zero[k]) / res.Zero[k]); dev > sr.ZeroLineMaxRelDev || !dev.Defined() {
-						sr.ZeroLineMaxRelDev = dev
-					}
-					if sr.FirstOffZero == 0 && math.Abs(c-res.Zero[k]) > 1e-9*res.Zero[k] {
-						sr.FirstOffZero = k + 1
-					}
-				}
-				sr.Final = c
-				res.Curves[j.c].Runs[j.s] = sr
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	pl, err := PlanConfig(cfg, opts.Extended)
+	if err != nil {
 		return nil, err
 	}
-	if opts.Progress != nil {
-		opts.Progress(total, total)
+	c, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress})
+	if err != nil {
+		return nil, err
 	}
-	res.Seconds = time.Since(start).Seconds()
+	res, err := pl.Plan.(*plan).result(c, opts.Output.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	res.Output = opts.Output
 	return res, nil
 }
 
