@@ -188,7 +188,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 		}
 	})
 	if err != nil {
-		return fmt.Errorf("%s seed %d: %w", sp.Label, st.Seed, err)
+		return err // the engine names the unit (cell and seed)
 	}
 	rec.Advance(int64(p.K) - reported)
 	sr := SeedRun{Seed: st.Seed, Diag: r.Diag, Cum: make([]float64, p.K)}
