@@ -26,7 +26,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout), newAuditCmd(stdout, stderr),
-		newSweepCmd(stdout, stderr))
+		newSweepCmd(stdout, stderr), newCompareCmd(stdout))
 	return root
 }
 
