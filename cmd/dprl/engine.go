@@ -11,6 +11,7 @@ import (
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
 	"github.com/dprl/dprl/experiment/rundir"
 )
@@ -21,6 +22,7 @@ func newRegistry() *engine.Registry {
 	r := &engine.Registry{}
 	r.Register(experiment.Family{})
 	r.Register(explq.Family{})
+	r.Register(lmexp.Family{})
 	return r
 }
 

@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmix"
-	"github.com/dprl/dprl/rng"
 )
 
 // Curve is one (environment, agent configuration) pair run over all seeds.
@@ -150,12 +147,6 @@ func uniformRegret(m *model.MDP) float64 {
 	return m.NewEvaluator().Regret(p)
 }
 
-// episoder is what runOne needs from an agent.
-type episoder interface {
-	Episode() (float64, error)
-	Diagnostics() agents.Diagnostics
-}
-
 // Options controls Run.
 type Options struct {
 	// Workers is the number of parallel (curve, seed) runs (≥ 1).
@@ -167,160 +158,30 @@ type Options struct {
 	Output rundir.Options
 }
 
-// Run runs every (curve, seed) pair on a pool of workers. Each run is single-threaded and
+// Run executes the experiment on this machine through the engine (every (curve, seed) unit,
+// in memory) and returns the result without writing files. Each unit is single-threaded and
 // derives all its randomness from its seed (rng.NewSeed(seed)), so the result is bit-identical
 // whatever the number of workers; different curves share the users' streams (common random
 // numbers).
 func Run(ctx context.Context, c *Config, opts Options) (*Result, error) {
-	if err := c.Validate(); err != nil {
+	if err := opts.Output.Validate(); err != nil {
 		return nil, err
 	}
 	if opts.Workers < 1 {
 		opts.Workers = 1
 	}
-	curves, err := c.curves()
+	pl, err := PlanConfig(c)
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.Output.Validate(); err != nil {
+	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress})
+	if err != nil {
 		return nil, err
 	}
-	res := &Result{Config: c, Checkpoints: Checkpoints(c.Episodes, c.Points), Curves: curves, Workers: opts.Workers, Output: opts.Output}
-	res.Inputs = append(append(res.Inputs, c.Inputs...), opts.Output.Inputs...)
-	for i, e := range c.Envs {
-		if e.Kind == "file" {
-			in, err := rundir.HashFile("env", e.File)
-			if err != nil {
-				return nil, fmt.Errorf("envs[%d].file: %w", i, err)
-			}
-			res.Inputs = append(res.Inputs, in)
-		}
-	}
-	type job struct{ ci, si int }
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	var done atomic.Int64
-	total := int64(len(curves)) * int64(len(c.Seeds)) * int64(c.Episodes)
-	errs := make(chan error, opts.Workers)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	start := time.Now()
-	for w := 0; w < opts.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				if err := runOne(ctx, c, res, curves[j.ci], j.si, &done); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-					cancel()
-				}
-			}
-		}()
-	}
-	stop := make(chan struct{})
-	if opts.Progress != nil {
-		go func() {
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					opts.Progress(done.Load(), total)
-				}
-			}
-		}()
-	}
-feed:
-	for ci := range curves {
-		for si := range c.Seeds {
-			select {
-			case jobs <- job{ci, si}:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	close(stop)
-	select {
-	case err := <-errs:
-		return nil, err
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	res, err := pl.Plan.(*plan).result(col, opts.Output.Inputs)
+	if err != nil {
 		return nil, err
 	}
-	if opts.Progress != nil {
-		opts.Progress(total, total)
-	}
-	res.Seconds = time.Since(start).Seconds()
+	res.Output = opts.Output
 	return res, nil
-}
-
-func runOne(ctx context.Context, c *Config, res *Result, cv *Curve, si int, done *atomic.Int64) error {
-	seed := c.Seeds[si]
-	m, err := c.Envs[cv.Env].Build(seed, c.Episodes)
-	if err != nil {
-		return err
-	}
-	var a episoder
-	if cv.Practical != nil {
-		pa, err := agents.NewPracticalSeeded(m, *cv.Practical, rng.NewSeed(seed))
-		if err != nil {
-			return fmt.Errorf("%s: %w", cv.Label, err)
-		}
-		if si == 0 {
-			g := pa.Guarantee()
-			cv.Guarantee = &g
-			cv.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Mode == "none",
-				NoiseKind: "gaussian"}
-			if g.Mode == "none" {
-				cv.Constants.NoiseKind = "none"
-			}
-			if g.Sigma > 0 {
-				cv.Constants.SigmaMat, cv.Constants.SigmaVec = []float64{g.Sigma}, []float64{g.Sigma}
-			}
-			defer func() { _, b := pa.Width(); cv.Constants.Beta = []float64{b} }()
-		}
-		a = pa
-	} else {
-		aa, err := agents.NewSeeded(m, cv.Agent, rng.NewSeed(seed))
-		if err != nil {
-			return fmt.Errorf("%s: %w", cv.Label, err)
-		}
-		if si == 0 {
-			cv.Constants = aa.Constants()
-		}
-		a = aa
-	}
-	cps := res.Checkpoints
-	out := make([]float64, len(cps))
-	cum, next := 0.0, 0
-	for k := 1; k <= c.Episodes; k++ {
-		r, err := a.Episode()
-		if err != nil {
-			return fmt.Errorf("%s seed %d: %w", cv.Label, seed, err)
-		}
-		cum += r
-		if k == cps[next] {
-			out[next] = cum
-			next++
-		}
-		if k%1000 == 0 {
-			done.Add(1000)
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-		}
-	}
-	done.Add(int64(c.Episodes % 1000))
-	cv.Runs[si] = out
-	cv.Diagnostics[si] = a.Diagnostics()
-	return nil
 }
