@@ -11,6 +11,7 @@ import (
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	explin "github.com/dprl/dprl/experiment/linmdp"
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
 	"github.com/dprl/dprl/experiment/rundir"
@@ -23,6 +24,7 @@ func newRegistry() *engine.Registry {
 	r.Register(experiment.Family{})
 	r.Register(explq.Family{})
 	r.Register(lmexp.Family{})
+	r.Register(explin.Family{})
 	return r
 }
 

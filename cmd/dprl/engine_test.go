@@ -111,7 +111,9 @@ func runFiles(t *testing.T, dir string) map[string][]byte {
 			}
 			return nil
 		}
-		if rel == "manifest.json" {
+		if filepath.Base(rel) == "manifest.json" {
+			// Manifests (the run's and linear-mdp's per block) record the command line,
+			// worker count and wall time of the invocation.
 			return nil
 		}
 		out[filepath.ToSlash(rel)], err = os.ReadFile(p)
@@ -126,7 +128,12 @@ func runFiles(t *testing.T, dir string) map[string][]byte {
 // wallTime matches the wall-time sentence of a summary.
 var wallTime = regexp.MustCompile(`Wall time [0-9.]+ s on [0-9]+ workers`)
 
-func maskWallTime(b []byte) []byte { return wallTime.ReplaceAll(b, []byte("Wall time")) }
+// blockDir matches the comment naming a linear-mdp block's directory (it holds --out).
+var blockDir = regexp.MustCompile(`<!-- block ([^:]+): [^>]* -->`)
+
+func maskWallTime(b []byte) []byte {
+	return blockDir.ReplaceAll(wallTime.ReplaceAll(b, []byte("Wall time")), []byte("<!-- block $1 -->"))
+}
 
 func sameRun(t *testing.T, what, a, b string) {
 	t.Helper()
@@ -146,11 +153,11 @@ func sameRun(t *testing.T, what, a, b string) {
 }
 
 // TestSweepShardsMergeEqualLocal: a reduced reproduction of every family on the engine
-// (qiao-fig1: tabular; lq; linear-mixture: linmix) run as 3 shards and merged gives the same bytes (CSVs, figures,
+// (qiao-fig1: tabular; lq; linear-mixture: linmix; linear-mdp: linmdp) run as 3 shards and merged gives the same bytes (CSVs, figures,
 // summary, claims) as `dprl reproduce <name>`; a merge before the last shard is refused (exit 2)
 // and names the missing units.
 func TestSweepShardsMergeEqualLocal(t *testing.T) {
-	for _, repro := range []string{"qiao-fig1", "lq", "linear-mixture"} {
+	for _, repro := range []string{"qiao-fig1", "lq", "linear-mixture", "linear-mdp"} {
 		t.Run(repro, func(t *testing.T) { testSweepShardsMergeEqualLocal(t, repro) })
 	}
 }

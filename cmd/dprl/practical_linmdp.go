@@ -81,7 +81,7 @@ func newPracticalLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 				opts.Progress = func(done, total int64) {
 					if pct := done * 10 / max(total, 1); pct != last {
 						last = pct
-						fmt.Fprintf(stderr, "dprl: %s: %d/%d runs of the block (%d%%), elapsed %.0fs\n", suite.Name, done, total, pct*10, time.Since(start).Seconds())
+						fmt.Fprintf(stderr, "dprl: %s: %d/%d episodes (%d%%), elapsed %.0fs\n", suite.Name, done, total, pct*10, time.Since(start).Seconds())
 					}
 				}
 			}

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
 	"github.com/dprl/dprl/experiment/calibration"
@@ -221,10 +218,10 @@ func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.S
 	return nil, fmt.Errorf("unknown agent %q", cell.Agent)
 }
 
-// Run executes every (cell, seed) pair, in parallel over runs. The same configuration gives
-// bit-identical results whatever the number of workers: every run derives its streams from
-// its own seed (environment: seed/env, agent noise and ties: seed/agent) and writes its own
-// slot.
+// Run executes every (cell, seed) pair on this machine through the engine (in memory) and
+// returns the result without writing files. The same configuration gives bit-identical results
+// whatever the number of workers: every run derives its streams from its own seed
+// (environment: seed/env, agent noise and ties: seed/agent).
 func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -232,25 +229,42 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if opts.Workers < 1 {
 		return nil, fmt.Errorf("workers: must be >= 1, got %d", opts.Workers)
 	}
-	start := time.Now()
-	envs := map[string]*model.MDP{}
 	if err := opts.Output.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{Config: cfg, Checkpoints: Checkpoints(cfg.Episodes, cfg.Checkpoints), VStar: map[string]float64{}, Workers: opts.Workers,
-		Horizons: map[string]int{}, NoLearning: map[string]float64{}, Output: opts.Output}
-	res.Inputs = append(append(res.Inputs, cfg.Inputs...), opts.Output.Inputs...)
+	p, err := newSuitePlan(&Suite{Name: cfg.Name, Blocks: []*Config{cfg}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	col, err := p.runInMemory(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := p.results(col, opts.Output.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	rs[0].Output = opts.Output
+	return rs[0], nil
+}
+
+// prepare builds the block's Result without runs: environments (V*, H, no-learning regret),
+// cells with their resolved c_β, and the environment files read (in Inputs).
+func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
+	envs := map[string]*model.MDP{}
+	res := &Result{Config: cfg, Checkpoints: Checkpoints(cfg.Episodes, cfg.Checkpoints), VStar: map[string]float64{},
+		Horizons: map[string]int{}, NoLearning: map[string]float64{}}
 	for i, e := range cfg.Envs {
 		if e.Kind == "file" {
 			in, err := rundir.HashFile("env", e.Path)
 			if err != nil {
-				return nil, fmt.Errorf("envs[%d].path: %w", i, err)
+				return nil, nil, fmt.Errorf("envs[%d].path: %w", i, err)
 			}
 			res.Inputs = append(res.Inputs, in)
 		}
 		m, err := e.Build()
 		if err != nil {
-			return nil, fmt.Errorf("envs[%s]: %w", e.Name, err)
+			return nil, nil, fmt.Errorf("envs[%s]: %w", e.Name, err)
 		}
 		envs[e.Name] = m
 		res.Horizons[e.Name] = m.H
@@ -277,7 +291,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			env := envs[c.Env]
 			probe, err := newAgent(env, cfg, *c, 1, &rng.Seed{})
 			if err != nil {
-				return nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
+				return nil, nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
 			}
 			in := probe.Info()
 			target := b.MatchCBeta * nonPrivateBeta(env.D, env.H, cfg.Episodes, cfg.P)
@@ -286,63 +300,9 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 			}
 			c.CBeta = target / in.Beta
 		}
-		res.Cells = append(res.Cells, CellResult{Cell: *c, Runs: make([]SeedResult, len(cfg.Seeds))})
+		res.Cells = append(res.Cells, CellResult{Cell: *c})
 	}
-	type job struct{ cell, seed int }
-	jobs := make(chan job)
-	total := int64(len(cells) * len(cfg.Seeds))
-	var done atomic.Int64
-	var mu sync.Mutex
-	var firstErr error
-	var wg sync.WaitGroup
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for w := 0; w < opts.Workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				cr := &res.Cells[j.cell]
-				sr, err := runOne(ctx, envs[cr.Cell.Env], cfg, cr.Cell, cfg.Seeds[j.seed], res.Checkpoints)
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s/%s/%s seed %d: %w", cr.Cell.Env, cr.Cell.Beta, cr.Cell.Label, cfg.Seeds[j.seed], err)
-					}
-					mu.Unlock()
-					cancel()
-					continue
-				}
-				cr.Runs[j.seed] = sr
-				n := done.Add(1)
-				if opts.Progress != nil {
-					mu.Lock()
-					opts.Progress(n, total)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-feed:
-	for c := range cells {
-		for s := range cfg.Seeds {
-			select {
-			case jobs <- job{c, s}:
-			case <-ctx.Done():
-				break feed
-			}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return res, envs, nil
 }
 
 func runOne(ctx context.Context, env *model.MDP, cfg *Config, cell Cell, seed uint64, cps []int) (SeedResult, error) {
