@@ -95,6 +95,13 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			opts := audit.Options{Runs: runs, Confidence: conf, Workers: workers, Seed: rng.NewSeed(seed)}
+			// Runs done / total across every selected target, with ETA (bar on a terminal,
+			// a line per 10 % otherwise); one line per finished target as before.
+			runsUpdate, runsFinish := progress(stderr, "audit", "runs", quiet)
+			defer runsFinish()
+			if runsUpdate != nil {
+				opts.Progress = func(done, total int) { runsUpdate(int64(done), int64(total)) }
+			}
 			prog := func(done, total int, r audit.Result) {
 				if !quiet {
 					fmt.Fprintf(stderr, "dprl: audit %d/%d %-48s ε_LB = %.3f (claim %g)  %s  %.1fs\n", done, total, r.Target, r.EpsilonLB, r.Claim.Epsilon, r.Verdict(), r.Seconds)

@@ -61,6 +61,18 @@ func TestAuditCLI(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "audit.md")); err != nil {
 		t.Error(err)
 	}
+
+	// Without --quiet, stderr (not a terminal here) shows the runs done across every target
+	// with an ETA, ending at the total: 2 targets × 2 sides × 2000 runs.
+	code, _, stderr = runCLI(t, "audit", "mechanism/laplace", "mechanism/laplace/*", "--runs", "2000", "--out", out)
+	if code != 0 {
+		t.Fatalf("audit: exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"dprl: audit: 1/8000 runs (0%)", "dprl: audit: 8000/8000 runs (100%)", "eta "} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("audit progress lacks %q:\n%s", want, stderr)
+		}
+	}
 }
 
 // TestAuditRegistry: the CLI sees every family's targets (the statistical check that correct

@@ -30,6 +30,25 @@ type Options struct {
 	Workers int
 	// Seed is the audit's root seed; run i of side s uses Seed.Child(target).Child(side).Index(i).
 	Seed rng.Seed
+	// Progress, when set, is called after every completed run with the number of runs done
+	// and the total (both sides). Audit counts the runs of its one target (total 2·runs per
+	// side); RunAll counts across every target of the report. The calls are serialised and
+	// done increases by one at each call, ending at total when the audit succeeds. It must not
+	// block for long: the runs wait for it. Nil reports nothing.
+	Progress func(done, total int)
+}
+
+// runsPerSide resolves the number of runs per side of target t (Options.Runs, else t.Runs,
+// else DefaultRuns).
+func (o Options) runsPerSide(t Target) int {
+	n := o.Runs
+	if n == 0 {
+		n = t.Runs
+	}
+	if n == 0 {
+		n = DefaultRuns
+	}
+	return n
 }
 
 // Result is the outcome of auditing one target.
@@ -93,13 +112,7 @@ func Audit(ctx context.Context, t Target, opts Options) (Result, error) {
 	if err := t.Claim.validate(); err != nil {
 		return Result{}, fmt.Errorf("audit: target %q: %w", t.Name, err)
 	}
-	n := opts.Runs
-	if n == 0 {
-		n = t.Runs
-	}
-	if n == 0 {
-		n = DefaultRuns
-	}
+	n := opts.runsPerSide(t)
 	if n < 200 {
 		return Result{}, fmt.Errorf("audit: runs per side must be >= 200, got %d", n)
 	}
@@ -110,7 +123,7 @@ func Audit(ctx context.Context, t Target, opts Options) (Result, error) {
 	if !(conf > 0 && conf < 1) {
 		return Result{}, fmt.Errorf("audit: confidence must be in (0, 1), got %v", conf)
 	}
-	outs, err := collect(ctx, t, n, opts.Workers, opts.Seed.Child(t.Name))
+	outs, err := collect(ctx, t, n, opts.Workers, opts.Seed.Child(t.Name), opts.Progress)
 	if err != nil {
 		return Result{}, err
 	}
@@ -180,8 +193,9 @@ func (c Claim) validate() error {
 }
 
 // collect runs the target n times on each side, in parallel, into arrays indexed by run so
-// that the result does not depend on the number of workers.
-func collect(ctx context.Context, t Target, n, workers int, seed rng.Seed) ([2][][]float64, error) {
+// that the result does not depend on the number of workers. progress (may be nil) is called,
+// under the lock, after each completed run with (runs done, 2n).
+func collect(ctx context.Context, t Target, n, workers int, seed rng.Seed, progress func(done, total int)) ([2][][]float64, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -193,6 +207,7 @@ func collect(ctx context.Context, t Target, n, workers int, seed rng.Seed) ([2][
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error
+	done := 0
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -212,6 +227,12 @@ func collect(ctx context.Context, t Target, n, workers int, seed rng.Seed) ([2][
 					continue
 				}
 				outs[s][i] = o
+				if progress != nil {
+					mu.Lock()
+					done++
+					progress(done, 2*n)
+					mu.Unlock()
+				}
 			}
 		}()
 	}

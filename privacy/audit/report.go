@@ -26,11 +26,21 @@ type Report struct {
 }
 
 // RunAll audits every target (event audit, and the canary audit where the target has one)
-// and summarises. progress, if non-nil, is called after each target.
+// and summarises. progress, if non-nil, is called after each target; opts.Progress, if set,
+// counts the runs of the event audits across all targets (canary audits are not counted).
 func RunAll(ctx context.Context, ts []Target, opts Options, canary CanaryOptions, progress func(done, total int, r Result)) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Seed: opts.Seed.Uint64(), Runs: opts.Runs, OK: true}
 	seen := map[string]bool{}
+	offset := 0 // runs of the targets audited so far
+	if report := opts.Progress; report != nil {
+		// One count across every target: the runs of the earlier targets plus this one's.
+		total := 0
+		for _, t := range ts {
+			total += 2 * opts.runsPerSide(t)
+		}
+		opts.Progress = func(done, _ int) { report(offset+done, total) }
+	}
 	for i, t := range ts {
 		if seen[t.Name] {
 			return nil, fmt.Errorf("audit: duplicate target name %q", t.Name)
@@ -40,6 +50,7 @@ func RunAll(ctx context.Context, ts []Target, opts Options, canary CanaryOptions
 		if err != nil {
 			return nil, err
 		}
+		offset += 2 * r.Runs
 		rep.Results = append(rep.Results, r)
 		if r.Violation != r.Broken {
 			rep.OK = false
