@@ -14,6 +14,7 @@ import (
 	explin "github.com/dprl/dprl/experiment/linmdp"
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
+	pexp "github.com/dprl/dprl/experiment/practical"
 	"github.com/dprl/dprl/experiment/rundir"
 )
 
@@ -25,6 +26,7 @@ func newRegistry() *engine.Registry {
 	r.Register(explq.Family{})
 	r.Register(lmexp.Family{})
 	r.Register(explin.Family{})
+	r.Register(pexp.Family{})
 	return r
 }
 

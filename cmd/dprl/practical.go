@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,36 +49,19 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 					return err
 				}
 			}
-			if err := checkWorkers(workers); err != nil {
-				return err
-			}
-			if workers == 0 {
-				workers = runtime.GOMAXPROCS(0)
-			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/practical-tabular"
 			}
-			// experiment/practical's Write does not prepare the directory itself: an earlier
-			// run in --out is refused (or, with --force, removed) here, before any compute.
-			if err := prepareOut(out, force); err != nil {
-				return err
+			p, err := pexp.PlanConfig(cfg)
+			if err != nil {
+				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			opts := pexp.Options{Workers: workers}
-			var finish func()
-			opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
-			res, err := pexp.Run(ctx, cfg, opts)
-			finish()
+			start := time.Now()
+			text, err := executePlan(p, workers, out, outputFlags{force: force, logY: "auto"}, nil, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			man, summary, err := res.Write(out, os.Args)
-			if err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, %d figures, %d CSV files) in %.1f s.\n", out, len(man.Figures), len(man.CSV), res.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}

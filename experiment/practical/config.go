@@ -42,8 +42,9 @@ type Config struct {
 	Delta           float64      `yaml:"delta" json:"delta"`
 	Epsilons        []float64    `yaml:"epsilons" json:"epsilons"`
 	Garnet          GarnetConfig `yaml:"garnet" json:"garnet"`
-	// Long is set by --long: the LDP curves run for LDPLongEpisodes.
-	Long bool `yaml:"-" json:"long"`
+	// Long (set by --long, or long: true in a sweep configuration): the LDP curves run for
+	// LDPLongEpisodes.
+	Long bool `yaml:"long,omitempty" json:"long"`
 }
 
 // DefaultConfig returns the embedded configuration.

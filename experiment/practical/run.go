@@ -6,11 +6,10 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -179,15 +178,17 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, seed uint64) (*learner
 }
 
 // runSeed runs one curve for one seed. All agents of a seed face the same users.
-func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, seed uint64, done *atomic.Int64) (SeedRun, error) {
+// advance receives the episodes done; privacy and private are the accountant's statement.
+func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, seed uint64, advance func(int64)) (out SeedRun, privacy string, private bool, err error) {
 	K := cv.Episodes
 	start := time.Now()
-	ln, err := build(m, cv, K, delta, seed)
+	var ln *learner
+	ln, err = build(m, cv, K, delta, seed)
 	if err != nil {
-		return SeedRun{}, err
+		return SeedRun{}, "", false, err
 	}
 	cps := Checkpoints(K)
-	out := SeedRun{Seed: seed, Cum: make([]float64, 0, len(cps))}
+	out = SeedRun{Seed: seed, Cum: make([]float64, 0, len(cps))}
 	reg := model.NewRegret(m)
 	users := rng.NewSeed(seed).Child("users")
 	pcg := rand.NewPCG(0, 0)
@@ -198,15 +199,15 @@ func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, seed u
 	next, reported := 0, 0
 	for k := 0; k < K; k++ {
 		if k%4096 == 0 && k > 0 {
-			done.Add(int64(k - reported))
+			advance(int64(k - reported))
 			reported = k
 			if err := ctx.Err(); err != nil {
-				return SeedRun{}, err
+				return SeedRun{}, "", false, err
 			}
 		}
 		pol, err := ln.policy()
 		if err != nil {
-			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
+			return SeedRun{}, "", false, fmt.Errorf("episode %d: %w", k+1, err)
 		}
 		same := k > 0
 		for h := range pol.Act {
@@ -232,116 +233,33 @@ func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, seed u
 		users.Index(uint64(k)).Reseed(pcg)
 		m.Rollout(pol, user, traj)
 		if err := ln.observe(traj); err != nil {
-			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
+			return SeedRun{}, "", false, fmt.Errorf("episode %d: %w", k+1, err)
 		}
 	}
-	done.Add(int64(K - reported))
+	advance(int64(K - reported))
 	out.Final = cum
 	out.LastDecile = tail / float64(K/10)
 	out.EpisodesPerSecond = float64(K) / time.Since(start).Seconds()
-	return out, nil
+	return out, ln.privacy, ln.private, nil
 }
 
-// Run executes every (curve, seed) pair. The result does not depend on opts.
+// Run executes every (curve, seed) unit through the engine, in memory, and returns the result
+// without writing files. The result does not depend on opts: each unit is single-threaded and
+// derives all its randomness from its seed.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	res := &Result{Config: cfg, Curves: cfg.curves(), Workers: workers, Uniform: map[string]float64{}}
-	type job struct{ c, s int }
-	var jobs []job
-	var total int64
-	envs := make([]*model.MDP, len(res.Curves))
-	for ci, cv := range res.Curves {
-		m, err := cfg.env(cv)
-		if err != nil {
-			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
-		}
-		envs[ci] = m
-		if _, ok := res.Uniform[cv.Group]; !ok {
-			res.Uniform[cv.Group] = uniformRegret(m)
-		}
-		ln, err := build(m, cv, cv.Episodes, cfg.Delta, cfg.seedsOf(cv)[0])
-		if err != nil {
-			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
-		}
-		cv.Privacy, cv.PrivateAtNominal = ln.privacy, ln.private
-		seeds := cfg.seedsOf(cv)
-		cv.Runs = make([]SeedRun, len(seeds))
-		for si := range seeds {
-			jobs = append(jobs, job{ci, si})
-			total += int64(cv.Episodes)
-		}
-	}
-	// Longest jobs first, so that the last ones do not run alone.
-	slices.SortStableFunc(jobs, func(a, b job) int { return res.Curves[b.c].Episodes - res.Curves[a.c].Episodes })
-	start := time.Now()
-	var done atomic.Int64
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := make(chan struct{})
-	if opts.Progress != nil {
-		go func() {
-			t := time.NewTicker(250 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-t.C:
-					opts.Progress(done.Load(), total)
-				case <-stop:
-					return
-				}
-			}
-		}()
-	}
-	ch := make(chan job)
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				cv := res.Curves[j.c]
-				seed := cfg.seedsOf(cv)[j.s]
-				r, err := runSeed(ctx, envs[j.c], cv, cfg.Delta, seed, &done)
-				if err != nil {
-					errs[j.c] = fmt.Errorf("curve %q seed %d: %w", cv.Label, seed, err)
-					cancel()
-					continue
-				}
-				cv.Runs[j.s] = r
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case ch <- j:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(ch)
-	wg.Wait()
-	close(stop)
-	if opts.Progress != nil {
-		opts.Progress(done.Load(), total)
-	}
-	for _, e := range errs {
-		if e != nil {
-			return nil, e
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	pl, err := PlanConfig(cfg)
+	if err != nil {
 		return nil, err
 	}
-	res.Seconds = time.Since(start).Seconds()
-	return res, nil
+	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: workers, Progress: opts.Progress})
+	if err != nil {
+		return nil, err
+	}
+	return pl.Plan.(*plan).result(col)
 }
 
 // uniformRegret is the per-episode regret of the uniformly random policy.

@@ -1,0 +1,194 @@
+package practical
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/dprl/dprl/experiment/engine"
+	model "github.com/dprl/dprl/model/tabular"
+)
+
+// FamilyName is the practical tabular experiment's name in configurations
+// (`family: practical-tabular`).
+const FamilyName = "practical-tabular"
+
+// Family is the practical tabular experiment (dprl's practical private agents against UCBVI
+// and the papers' DP-UCBVI on RiverSwim and Garnets) plugged into the engine (issue 11): its
+// configuration block is Config, its units are (curve, seed) runs.
+type Family struct{}
+
+// Name implements engine.Family.
+func (Family) Name() string { return FamilyName }
+
+// Catalogue implements engine.Family.
+func (Family) Catalogue(w io.Writer) {
+	fmt.Fprintln(w, "Environments: riverswim, garnet (fixed by the experiment; garnet.env_seeds)")
+	fmt.Fprintln(w, "Agents:  ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp and the practical agents (dprl list)")
+}
+
+// Plan implements engine.Family: block is a Config (strict decode, validated).
+func (Family) Plan(block []byte, source string) (engine.Plan, error) {
+	cfg, err := ParseConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	return newPlan(cfg)
+}
+
+// Reproductions implements engine.Reproducer: `practical-tabular` is the embedded
+// configs/practical-tabular.yaml.
+func (Family) Reproductions() map[string][]byte {
+	return map[string][]byte{"practical-tabular": defaultYAML}
+}
+
+// Resize implements engine.Resizer: every K (JDP, LDP, Garnet; as `--episodes`) and the
+// RiverSwim seeds (as `--seeds`).
+func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
+	cfg, err := ParseConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	if episodes != 0 {
+		cfg.Episodes, cfg.LDPEpisodes, cfg.Garnet.Episodes = episodes, episodes, episodes
+	}
+	if seeds != nil {
+		cfg.Seeds = seeds
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(cfg)
+}
+
+// PlanConfig plans an already parsed and validated configuration (flags applied).
+func PlanConfig(cfg *Config) (*engine.Planned, error) {
+	p, err := newPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return engine.NewPlanned(FamilyName, p)
+}
+
+// plan is the experiment planned into (curve, seed) units, curve-major; a curve's seeds are
+// the RiverSwim seeds or, for a Garnet curve, garnet.seeds.
+type plan struct {
+	cfg    *Config
+	curves []*Curve
+	envs   []*model.MDP
+	index  [][2]int // unit i -> (curve, seed index)
+	units  []engine.Unit
+}
+
+// unitSpec is the resolved configuration of one cell (its digest, with the seed, is the
+// unit ID).
+type unitSpec struct {
+	Group    string        `json:"group"`
+	Label    string        `json:"label"`
+	Agent    string        `json:"agent"`
+	Epsilon  float64       `json:"epsilon"`
+	Episodes int           `json:"episodes"`
+	Horizon  int           `json:"horizon"`
+	Delta    float64       `json:"delta"`
+	EnvSeed  uint64        `json:"env_seed,omitempty"`
+	Garnet   *GarnetConfig `json:"garnet,omitempty"`
+}
+
+// unitResult is what one (curve, seed) unit records: the seed's run and the accountant's
+// statement (the curve reports its first seed's).
+type unitResult struct {
+	Run     SeedRun
+	Privacy string
+	Private bool
+}
+
+func newPlan(cfg *Config) (*plan, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	p := &plan{cfg: cfg, curves: cfg.curves()}
+	for ci, cv := range p.curves {
+		m, err := cfg.env(cv)
+		if err != nil {
+			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
+		}
+		p.envs = append(p.envs, m)
+		us := unitSpec{Group: cv.Group, Label: cv.Label, Agent: cv.Agent, Epsilon: cv.Epsilon, Episodes: cv.Episodes,
+			Horizon: cfg.Horizon, Delta: cfg.Delta, EnvSeed: cv.EnvSeed}
+		if cv.EnvSeed != 0 {
+			g := cfg.Garnet
+			g.Seeds, g.EnvSeeds = nil, nil
+			us.Garnet = &g
+		}
+		spec, err := json.Marshal(us)
+		if err != nil {
+			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
+		}
+		for si, seed := range cfg.seedsOf(cv) {
+			p.index = append(p.index, [2]int{ci, si})
+			p.units = append(p.units, engine.Unit{Cell: cv.Group + "/" + cv.Label, Spec: spec, Seed: seed, Cost: int64(cv.Episodes)})
+		}
+	}
+	return p, nil
+}
+
+// Name implements engine.Plan: the configuration's name.
+func (p *plan) Name() string { return p.cfg.Name }
+
+// Units implements engine.Plan.
+func (p *plan) Units() []engine.Unit { return p.units }
+
+// Run implements engine.Plan: one curve for one seed (runSeed; all randomness from
+// rng.NewSeed(seed), as before the engine).
+func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
+	ci := p.index[i][0]
+	cv := p.curves[ci]
+	// The environment is shared read-only by the units of a curve.
+	r, privacy, private, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, st.Seed, rec.Advance)
+	if err != nil {
+		return err // the engine names the unit (cell and seed)
+	}
+	return rec.Record(unitResult{Run: r, Privacy: privacy, Private: private})
+}
+
+// result assembles the Result from the units' results (every unit is required).
+func (p *plan) result(c *engine.Collection) (*Result, error) {
+	res := &Result{Config: p.cfg, Workers: c.Workers, Seconds: c.Seconds, Uniform: map[string]float64{}}
+	for ci, tmpl := range p.curves {
+		cv := *tmpl
+		if _, ok := res.Uniform[cv.Group]; !ok {
+			res.Uniform[cv.Group] = uniformRegret(p.envs[ci])
+		}
+		res.Curves = append(res.Curves, &cv)
+		cv.Runs = make([]SeedRun, len(p.cfg.seedsOf(tmpl)))
+	}
+	for i, ix := range p.index {
+		var ur unitResult
+		if err := c.Load(i, &ur); err != nil {
+			return nil, err
+		}
+		cv := res.Curves[ix[0]]
+		cv.Runs[ix[1]] = ur.Run
+		if ix[1] == 0 {
+			cv.Privacy, cv.PrivateAtNominal = ur.Privacy, ur.Private
+		}
+	}
+	return res, nil
+}
+
+// Collect implements engine.Plan: curves, figures, summary and the manifest last (Write).
+func (p *plan) Collect(c *engine.Collection) (string, error) {
+	res, err := p.result(c)
+	if err != nil {
+		return "", err
+	}
+	man, summary, err := res.Write(c.Dir, c.Command)
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
+	}
+	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, %d figures, %d CSV files)", summary, filepath.Clean(c.Dir), len(man.Figures), len(man.CSV)), nil
+}
