@@ -191,7 +191,7 @@ func (p *suitePlan) results(c *engine.Collection, extra []rundir.Input) ([]*Resu
 	for _, b := range p.blocks {
 		res := *b.tmpl
 		res.Workers, res.Seconds = c.Workers, c.Seconds
-		res.Inputs = appendInputs(appendInputs(appendInputs(nil, b.cfg.Inputs), extra), b.tmpl.Inputs)
+		res.Inputs = rundir.MergeInputs(rundir.MergeInputs(rundir.MergeInputs(nil, b.cfg.Inputs), extra), b.tmpl.Inputs)
 		res.Cells = make([]CellResult, len(b.tmpl.Cells))
 		for ci, cr := range b.tmpl.Cells {
 			res.Cells[ci] = CellResult{Cell: cr.Cell, Runs: make([]SeedResult, len(b.cfg.Seeds))}
@@ -205,21 +205,6 @@ func (p *suitePlan) results(c *engine.Collection, extra []rundir.Input) ([]*Resu
 		out = append(out, &res)
 	}
 	return out, nil
-}
-
-// appendInputs appends the inputs of add not already in dst (the command line and the
-// configuration may both name the configuration file).
-func appendInputs(dst, add []rundir.Input) []rundir.Input {
-next:
-	for _, a := range add {
-		for _, d := range dst {
-			if d == a {
-				continue next
-			}
-		}
-		dst = append(dst, a)
-	}
-	return dst
 }
 
 // Collect implements engine.Plan: every block's directory, the suite's summary and the

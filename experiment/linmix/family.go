@@ -226,7 +226,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, error) {
 	n := len(p.cfg.Seeds)
 	res := &Result{Config: p.cfg, Checkpoints: p.checkpoints, Workers: c.Workers, Seconds: c.Seconds}
-	res.Inputs = appendInputs(appendInputs(appendInputs(nil, p.cfg.Inputs), extra), p.envIn)
+	res.Inputs = rundir.MergeInputs(rundir.MergeInputs(rundir.MergeInputs(nil, p.cfg.Inputs), extra), p.envIn)
 	for ci, tmpl := range p.curves {
 		cv := *tmpl
 		cv.Runs = make([][]float64, n)
@@ -244,21 +244,6 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 		res.Curves = append(res.Curves, &cv)
 	}
 	return res, nil
-}
-
-// appendInputs appends the inputs of add not already in dst (the command line and the
-// configuration may both name the configuration file).
-func appendInputs(dst, add []rundir.Input) []rundir.Input {
-next:
-	for _, a := range add {
-		for _, d := range dst {
-			if d == a {
-				continue next
-			}
-		}
-		dst = append(dst, a)
-	}
-	return dst
 }
 
 // Collect implements engine.Plan: curves, figures, summary, claims and the manifest last

@@ -212,7 +212,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, error) {
 	res := &Result{Config: p.cfg, Extended: p.extended, Episodes: p.K, Seeds: p.seeds, ReportAt: p.reportAt,
 		System: p.sys.Name, Horizon: p.sys.H, Zero: p.zero, Workers: c.Workers, Seconds: c.Seconds}
-	res.Inputs = appendInputs(appendInputs(appendInputs(nil, p.cfg.Inputs), extra), p.sysIn)
+	res.Inputs = rundir.MergeInputs(rundir.MergeInputs(rundir.MergeInputs(nil, p.cfg.Inputs), extra), p.sysIn)
 	n := len(p.seeds)
 	for ci, sp := range p.specs {
 		cr := CurveResult{Spec: sp, Constants: p.consts[ci], Runs: make([]SeedRun, n)}
@@ -224,21 +224,6 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 		res.Curves = append(res.Curves, cr)
 	}
 	return res, nil
-}
-
-// appendInputs appends the inputs of add not already in dst (the command line and the
-// configuration may both name the configuration file).
-func appendInputs(dst, add []rundir.Input) []rundir.Input {
-next:
-	for _, a := range add {
-		for _, d := range dst {
-			if d == a {
-				continue next
-			}
-		}
-		dst = append(dst, a)
-	}
-	return dst
 }
 
 // Collect implements engine.Plan: curves, figure, summary and the manifest last (Write).

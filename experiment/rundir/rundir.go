@@ -138,6 +138,21 @@ type Options struct {
 	// values of the curves differ by more than a factor AutoLogRatio), "log" or "linear". The
 	// CLI exposes it as --log-y auto|log|linear.
 	LogY string
+	// BeforeManifest, when set, is called by WriteManifest with the directory of the manifest
+	// just before writing it, after every other file of that directory (the engine writes
+	// meta.json, config.resolved.yaml and regret_long.csv here). Nil does nothing.
+	BeforeManifest func(dir string) error
+}
+
+// WriteManifest calls o.BeforeManifest(dir) (if set) and then writes man as dir/manifest.json
+// (WriteJSON): the manifest stays the last file of a run directory.
+func WriteManifest(dir string, o Options, man any) error {
+	if o.BeforeManifest != nil {
+		if err := o.BeforeManifest(dir); err != nil {
+			return err
+		}
+	}
+	return WriteJSON(filepath.Join(dir, "manifest.json"), man)
 }
 
 // AutoLogRatio is the ratio of the largest to the smallest positive final value beyond which
@@ -182,7 +197,7 @@ var ErrEarlierRun = errors.New("output directory holds an earlier run")
 // leftover temporary file of internal/atomicfile).
 func ownedFile(name string) bool {
 	switch name {
-	case "manifest.json", "summary.md", "summary.claims.json":
+	case "manifest.json", "summary.md", "summary.claims.json", "meta.json", "config.resolved.yaml":
 		return true
 	}
 	if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") {
@@ -382,4 +397,19 @@ func WriteJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return atomicfile.WriteBytes(path, append(data, '\n'), 0o644)
+}
+
+// MergeInputs appends the inputs of add not already in dst and returns the result (the command
+// line and the configuration may both name the same file; a manifest lists it once).
+func MergeInputs(dst, add []Input) []Input {
+next:
+	for _, a := range add {
+		for _, d := range dst {
+			if d == a {
+				continue next
+			}
+		}
+		dst = append(dst, a)
+	}
+	return dst
 }

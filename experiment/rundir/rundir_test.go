@@ -190,3 +190,15 @@ func TestUseLogY(t *testing.T) {
 		t.Error("bad log-y accepted")
 	}
 }
+
+func TestMergeInputs(t *testing.T) {
+	a := Input{Role: "config", Path: "a.yaml", SHA256: "1"}
+	b := Input{Role: "model", Path: "b.yaml", SHA256: "2"}
+	got := MergeInputs([]Input{a}, []Input{b, a, b})
+	if len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("MergeInputs = %v, want [a b]", got)
+	}
+	if got := MergeInputs(nil, nil); len(got) != 0 {
+		t.Errorf("MergeInputs(nil, nil) = %v", got)
+	}
+}
