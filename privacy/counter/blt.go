@@ -105,6 +105,71 @@ func (p BLTParams) MaxLoss(n int) float64 {
 	return (1 + enc.sumSquares(n-1)) * (1 + dec.sumSquares(n-1))
 }
 
+// encoderSumSquares returns Σ_{k<n} c_k², summed in the order of Coefficients without storing
+// them (O(n·d) time, O(d) memory).
+func (p BLTParams) encoderSumSquares(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	ss := 1.0 // c_0 = 1
+	pow := make([]float64, len(p.Omega))
+	for i := range pow {
+		pow[i] = 1
+	}
+	for k := 1; k < n; k++ {
+		s := 0.0
+		for i, th := range p.Theta {
+			s += th * pow[i]
+			pow[i] *= p.Omega[i]
+		}
+		ss += s * s
+	}
+	return ss
+}
+
+// decoderSumSquares returns Σ_{k<n} b_k², summed in the order of DecoderCoefficients without
+// storing them (O(n·d) time, O(d) memory).
+func (p BLTParams) decoderSumSquares(n int) float64 {
+	r := newBLTImpulse(p)
+	ss := 0.0
+	for range n {
+		b := r.next()
+		ss += b * b
+	}
+	return ss
+}
+
+// bltImpulse generates the decoder coefficients b_0, b_1, … one at a time (the impulse
+// response of C⁻¹ followed by a running sum), exactly as DecoderCoefficients computes them.
+type bltImpulse struct {
+	p   BLTParams
+	s   []float64
+	m   int
+	acc float64
+}
+
+func newBLTImpulse(p BLTParams) bltImpulse {
+	return bltImpulse{p: p, s: make([]float64, len(p.Theta))}
+}
+
+// next returns b_m and advances m.
+func (r *bltImpulse) next() float64 {
+	z := 0.0
+	if r.m == 0 {
+		z = 1
+	}
+	u := z
+	for i, th := range r.p.Theta {
+		u -= th * r.s[i]
+	}
+	for i, w := range r.p.Omega {
+		r.s[i] = w*r.s[i] + u
+	}
+	r.acc += u
+	r.m++
+	return r.acc
+}
+
 // lti is a single-input single-output linear system x_{m+1} = M x_m, output hᵀx_m, x_0 = g:
 // its impulse response (without the direct term) is f_m = hᵀ M^m g.
 type lti struct {
@@ -327,8 +392,10 @@ func FitSqrtBLT(capacity, buffers int) (BLTParams, error) {
 // 5·10⁴ with 4 buffers; the square root itself is near-optimal), with flat cost in t.
 //
 // SensitivityFactor is the exact max column norm of C over the Capacity, √(Σ_{k<T} c_k²) (the
-// first column; computed once in O(T·d)), and StdAt(t) = σ·√(Σ_{k<t} b_k²), the exact row norm
-// of B, from a table computed once in O(T·d) (T numbers, independent of Dim).
+// first column; computed once in O(T·d) time and O(d) memory), and StdAt(t) = σ·√(Σ_{k<t} b_k²),
+// the exact row norm of B: for the current t it is kept up to date in O(d) per insertion by
+// running the decoder's impulse response alongside the stream, and for any other t it is
+// recomputed in O(t·d). The counter's memory is O(d·Dim), independent of T.
 //
 // With a Secure source the elements are rounded to the grid γ·Z, the draws are discrete
 // Gaussians on it, and the release is the exact grid sum of the rounded elements plus N_t
@@ -338,7 +405,8 @@ type BLT struct {
 	gaussBase
 	p      BLTParams
 	sf     float64
-	cum    []float64   // cum[t] = Σ_{k<t} b_k²
+	dec    bltImpulse  // decoder impulse response, advanced once per insertion
+	cumNow float64     // Σ_{k<t} b_k² for the current t
 	s      [][]float64 // buffers of C⁻¹, d × Dim
 	u      []float64
 	noise  []float64 // N_t
@@ -357,16 +425,12 @@ func NewBLT(cfg GaussianConfig, p BLTParams, src noise.Source) (*BLT, error) {
 		return nil, err
 	}
 	T := cfg.Capacity
-	enc := p.Coefficients(T)
-	ss := 0.0
-	for _, v := range enc {
-		ss += v * v
+	c.sf = math.Sqrt(p.encoderSumSquares(T))
+	last := p.decoderSumSquares(T)
+	if math.IsNaN(c.sf) || math.IsInf(c.sf, 0) || math.IsNaN(last) || math.IsInf(last, 0) {
+		return nil, fmt.Errorf("counter: BLT parameters give a non-finite sensitivity (%v) or decoder variance (%v) over capacity %d", c.sf, last, T)
 	}
-	c.sf = math.Sqrt(ss)
-	c.cum = cumSquares(p.DecoderCoefficients(T))
-	if math.IsNaN(c.sf) || math.IsInf(c.sf, 0) || math.IsNaN(c.cum[T]) || math.IsInf(c.cum[T], 0) {
-		return nil, fmt.Errorf("counter: BLT parameters give a non-finite sensitivity (%v) or decoder variance (%v) over capacity %d", c.sf, c.cum[T], T)
-	}
+	c.dec = newBLTImpulse(p)
 	c.s = make([][]float64, len(p.Theta))
 	for i := range c.s {
 		c.s[i] = make([]float64, cfg.Dim)
@@ -408,9 +472,15 @@ func (c *BLT) NodesInPrefix() int { return c.t }
 // SensitivityFactor implements GaussianCounter: √(Σ_{k<T} c_k²).
 func (c *BLT) SensitivityFactor() float64 { return c.sf }
 
-// StdAt implements GaussianCounter: σ·√(Σ_{k<t} b_k²).
+// StdAt implements GaussianCounter: σ·√(Σ_{k<t} b_k²) (O(1) for the current t, O(t·d)
+// otherwise).
 func (c *BLT) StdAt(t int) float64 {
-	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 { return c.cum[t] })
+	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 {
+		if t == c.t {
+			return c.cumNow
+		}
+		return c.p.decoderSumSquares(t)
+	})
 }
 
 // PrefixStd implements GaussianCounter.
@@ -426,6 +496,8 @@ func (c *BLT) Insert(x []float64) error {
 		return err
 	}
 	c.t++
+	b := c.dec.next()
+	c.cumNow += b * b
 	u := c.u
 	c.draw(u)
 	// u_t = z_t − θᵀ s_t; s ← Ω s + u_t.
