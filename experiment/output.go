@@ -242,7 +242,7 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		r.qiao = &qiaoOutput{dir: dir, claims: claims, text: text}
 		man.Files = append(man.Files, "summary.md", "summary.claims.json")
 	}
-	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
+	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
 		return nil, err
 	}
 	return man, nil

@@ -289,6 +289,14 @@ func Execute(ctx context.Context, p *Planned, l Local, opts RunOptions) (string,
 func collect(p *Planned, opts RunOptions, workers int, seconds float64) (string, error) {
 	c := &Collection{Dir: opts.Dir, Command: opts.Command, Inputs: opts.Inputs, Workers: workers,
 		Seconds: seconds, Options: rundir.Options{LogY: opts.Output.LogY, Force: true}, Partial: opts.AllowPartial, p: p}
+	// meta.json, config.resolved.yaml and regret_long.csv go into the run directory just before
+	// its manifest (the manifests of a suite's block directories are left alone).
+	c.Options.BeforeManifest = func(dir string) error {
+		if filepath.Clean(dir) != filepath.Clean(c.Dir) {
+			return nil
+		}
+		return writeMeta(p, c)
+	}
 	return p.Collect(c)
 }
 

@@ -296,7 +296,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		return nil, "", err
 	}
 	man.Files = append(man.Files, "summary.md")
-	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
+	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
 		return nil, "", err
 	}
 	return man, summary, nil

@@ -208,7 +208,7 @@ func (p *suitePlan) write(c *engine.Collection, out string, command []string, ex
 	}
 	man := &SuiteManifest{Provenance: rundir.NewProvenance(inputs), Name: s.Name, Command: command, Workers: c.Workers,
 		Blocks: blocks, Seconds: c.Seconds, Figures: figures, Files: append(files, "summary.md")}
-	if err := rundir.WriteJSON(filepath.Join(out, "manifest.json"), man); err != nil {
+	if err := rundir.WriteManifest(out, c.Options, man); err != nil {
 		return nil, "", err
 	}
 	return man, sum.String(), nil

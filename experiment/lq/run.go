@@ -267,7 +267,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 	used := *r
 	used.Config = r.used()
 	man := Manifest{Provenance: rundir.NewProvenance(r.Inputs), Format: Version, Command: command, Result: &used, Files: files}
-	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
+	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
 		return "", err
 	}
 	return summary, nil
