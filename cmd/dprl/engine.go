@@ -27,6 +27,7 @@ func newRegistry() *engine.Registry {
 	r.Register(lmexp.Family{})
 	r.Register(explin.Family{})
 	r.Register(pexp.Family{})
+	r.Register(explq.PracticalFamily{})
 	return r
 }
 

@@ -222,7 +222,7 @@ func testSweepShardsMergeEqualLocal(t *testing.T, repro string) {
 		t.Fatalf("sweep merge: %d %s", code, stderr)
 	}
 	sameRun(t, "3 shards merged vs local", local, sweep)
-	if repro != "practical-tabular" { // not collected through the engine's run directory hook
+	if repro != "practical-tabular" && repro != "practical-lq" { // not collected through the engine's run directory hook
 		for _, f := range []string{engine.LongRegretFile, engine.ResolvedConfigFile, engine.MetaFile} {
 			if _, err := os.Stat(filepath.Join(sweep, f)); err != nil {
 				t.Errorf("merged sweep: %v", err)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -69,23 +67,17 @@ func newPracticalLQCmd(stdout, stderr io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("out") {
 				out = "runs/practical-lq"
 			}
-			if err := prepareOut(out, o.force); err != nil {
-				return err
+			cfg.Long = long
+			p, err := explq.PlanPractical(cfg)
+			if err != nil {
+				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			update, finish := progress(stderr, "practical-lq", "episodes", quiet)
-			res, err := explq.RunPracticalExp(ctx, cfg, long, workers, update)
-			finish()
+			start := time.Now()
+			text, err := executePlan(p, workers, out, o, nil, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			summary, err := res.WriteWith(out, o.options(), os.Args)
-			if err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, regret.png/svg, curves/*.csv) in %.1f s.\n", out, res.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}

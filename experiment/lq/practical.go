@@ -10,19 +10,15 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"gonum.org/v1/plot/vg"
 
 	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
-	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/report"
-	"github.com/dprl/dprl/rng"
 )
 
 //go:embed configs/practical-lq.yaml
@@ -51,6 +47,9 @@ type PracticalExpConfig struct {
 	Search         Search    `yaml:"search" json:"search"`
 	ReportAt       []int     `yaml:"report_at" json:"report_at"`
 	LongSeeds      []uint64  `yaml:"long_seeds" json:"long_seeds,omitempty"`
+	// Long (`dprl reproduce practical-lq --long`, or long: true in a sweep configuration)
+	// runs the long seeds.
+	Long bool `yaml:"long,omitempty" json:"-"`
 }
 
 // DefaultPracticalExpConfig returns the embedded configuration.
@@ -180,201 +179,37 @@ type PracticalResult struct {
 	Goals []string `json:"goals"`
 }
 
-// RunPracticalExp runs the practical reproduction (long: the long seeds). Results do not
-// depend on workers.
+// RunPracticalExp runs the practical reproduction (long: the long seeds) through the engine,
+// in memory (every (curve, seed) unit), without writing files. Results do not depend on
+// workers: each unit derives all its randomness from its seed.
 func RunPracticalExp(ctx context.Context, cfg *PracticalExpConfig, long bool, workers int, progress func(done, total int64)) (*PracticalResult, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	sys, err := (&Config{System: cfg.System}).BuildSystem()
+	c := *cfg
+	c.Long = long
+	pl, err := PlanPractical(&c)
 	if err != nil {
 		return nil, err
-	}
-	res := &PracticalResult{Config: cfg, Long: long, Seeds: cfg.Seeds}
-	if long && len(cfg.LongSeeds) > 0 {
-		res.Seeds = cfg.LongSeeds
-	}
-	type spec struct {
-		agent string
-		eps   float64
-		K     int
-	}
-	var specs []spec
-	for _, e := range cfg.Epsilons {
-		specs = append(specs, spec{agents.PracticalName, e, cfg.Episodes})
-	}
-	for _, e := range cfg.TheoryEpsilons {
-		specs = append(specs, spec{agents.PracticalTheoryName, e, cfg.Episodes})
-	}
-	specs = append(specs, spec{agents.PracticalNoiseOffName, math.Inf(1), cfg.Episodes})
-	if cfg.PaperEpisodes > 0 {
-		for _, e := range cfg.Epsilons {
-			specs = append(specs, spec{"private-ofu-rl", e, cfg.PaperEpisodes})
-		}
-	}
-	if cfg.OFUEpisodes > 0 {
-		specs = append(specs, spec{"ofu-rl", math.Inf(1), cfg.OFUEpisodes})
-	}
-	maxK := 0
-	for _, s := range specs {
-		maxK = max(maxK, s.K)
-	}
-	res.Zero = ZeroLine(sys, maxK)
-	// One BLT fit shared by every practical run (the capacity is the same for all).
-	var blt *counter.BLTParams
-	if cfg.Counter == "blt" {
-		p, err := counter.FitSqrtBLT(agents.PracticalCapacity(cfg.Episodes, cfg.BatchEvery), counter.DefaultBLTBuffers)
-		if err != nil {
-			return nil, err
-		}
-		blt = &p
-	}
-	res.Curves = make([]PracticalCurve, len(specs))
-	for i, s := range specs {
-		c := &res.Curves[i]
-		c.Agent, c.Epsilon, c.EpsText, c.Episodes = s.agent, s.eps, epsLabel(s.eps), s.K
-		c.Runs = make([]PracticalSeedRun, len(res.Seeds))
-		switch s.agent {
-		case agents.PracticalName, agents.PracticalTheoryName:
-			c.Label = fmt.Sprintf("%s eps=%s [practical, dprl]", s.agent, c.EpsText)
-			c.private = true
-		case agents.PracticalNoiseOffName:
-			c.Label = s.agent + " (non-private twin) [practical, dprl]"
-			c.Guarantee = "non-private"
-		case "private-ofu-rl":
-			c.Label = fmt.Sprintf("Private-OFU-RL eps=%s (paper)", c.EpsText)
-			c.private = true
-			ac := agents.DefaultConfig(s.eps, s.K)
-			ac.Delta = cfg.Delta
-			k, err := agents.ComputeConstants(agents.PublicOf(sys), ac)
-			if err != nil {
-				return nil, err
-			}
-			c.Guarantee = k.Guarantee
-		case "ofu-rl":
-			c.Label = "OFU-RL eps=inf (paper, non-private)"
-			c.Guarantee = "non-private"
-		}
-	}
-	type job struct{ c, s int }
-	var jobs []job
-	total := int64(0)
-	for c := range specs {
-		for s := range res.Seeds {
-			jobs = append(jobs, job{c, s})
-			total += int64(specs[c].K)
-		}
 	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	res.Workers = workers
-	start := time.Now()
-	var done atomic.Int64
-	tick := func(k int) {
-		if k%1024 == 0 {
-			d := done.Add(1024)
-			if progress != nil {
-				progress(d, total)
-			}
-		}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ch := make(chan job)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ch {
-				sp := specs[j.c]
-				seed := res.Seeds[j.s]
-				t0 := time.Now()
-				var regret []float64
-				var diag any
-				var guarantee string
-				var err error
-				switch sp.agent {
-				case "private-ofu-rl", "ofu-rl":
-					ac := agents.DefaultConfig(sp.eps, sp.K)
-					ac.Delta = cfg.Delta
-					ac.Search.NumRandomStarts, ac.Search.MaxIter = cfg.Search.RandomStarts, cfg.Search.MaxIter
-					var r *agents.Result
-					if r, err = agents.Run(ctx, sys, ac, rng.NewSeed(seed), tick); err == nil {
-						regret, diag = r.Regret, r.Diag
-					}
-				default:
-					ac := cfg.agent(sp.eps, sp.K)
-					ac.NoiseOff = sp.agent == agents.PracticalNoiseOffName
-					ac.Theory = sp.agent == agents.PracticalTheoryName
-					if !ac.Theory {
-						ac.BLT = blt
-					}
-					var r *agents.PracticalResult
-					if r, err = agents.RunPractical(ctx, sys, ac, rng.NewSeed(seed), tick); err == nil {
-						regret, diag = r.Regret, r.Diag
-						if rep := r.Report; rep.Private {
-							guarantee = fmt.Sprintf("(ε=%.4g, δ=%g)-JDP replace-one, μ=%.4g-GDP, σ=%.4g, B=%g", rep.Epsilon, rep.Delta, rep.Mu, rep.Sigma, rep.Budget)
-						} else {
-							guarantee = "non-private"
-						}
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s eps=%s seed %d: %w", sp.agent, epsLabel(sp.eps), seed, err)
-					}
-					mu.Unlock()
-					cancel()
-					continue
-				}
-				sr := PracticalSeedRun{Seed: seed, Diag: diag, Seconds: time.Since(t0).Seconds(), cum: make([]float64, len(regret))}
-				c := 0.0
-				for k, v := range regret {
-					c += v
-					sr.cum[k] = c
-					if sr.FirstOffZero == 0 && math.Abs(c-res.Zero[k]) > 1e-9*res.Zero[k] {
-						sr.FirstOffZero = k + 1
-					}
-				}
-				sr.Final = c
-				mu.Lock()
-				res.Curves[j.c].Runs[j.s] = sr
-				if guarantee != "" {
-					res.Curves[j.c].Guarantee = guarantee
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		ch <- j
-	}
-	close(ch)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: workers, Progress: progress})
+	if err != nil {
 		return nil, err
 	}
-	res.Seconds = time.Since(start).Seconds()
-	for i := range res.Curves {
-		c := &res.Curves[i]
+	return pl.Plan.(*practicalPlan).result(col)
+}
+
+// finish computes each curve's band and growth exponent, and the goals.
+func (r *PracticalResult) finish() error {
+	for i := range r.Curves {
+		c := &r.Curves[i]
 		runs := make([][]float64, len(c.Runs))
-		for j, r := range c.Runs {
-			runs[j] = r.cum
+		for j, s := range c.Runs {
+			runs[j] = s.cum
 		}
 		b, err := report.MeanBand(runs, 0.95)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.band = b
 		xs := make([]float64, c.Episodes)
@@ -387,8 +222,8 @@ func RunPracticalExp(ctx context.Context, cfg *PracticalExpConfig, long bool, wo
 			c.Growth = c.Undefined.Set("growth_exponent_last_decade", math.NaN(), "undefined: "+gerr.Error())
 		}
 	}
-	res.Goals = res.goals()
-	return res, nil
+	r.Goals = r.goals()
+	return nil
 }
 
 // goals evaluates the issue-13 LQ goal on the practical-ofu-rl curve at ε = 1: every seed
@@ -514,6 +349,16 @@ func (r *PracticalResult) WriteWith(dir string, out rundir.Options, command []st
 	}
 	if err := rundir.Prepare(dir, out.Force); err != nil {
 		return "", err
+	}
+	return r.write(dir, out.LogY, command)
+}
+
+// write writes the run directory (prepared) with the regret figure's y axis logY ("" or
+// "log": logarithmic; "linear"; "auto").
+func (r *PracticalResult) write(dir, logY string, command []string) (string, error) {
+	out := rundir.Options{LogY: logY}
+	if out.LogY == "" {
+		out.LogY = "log"
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return "", err

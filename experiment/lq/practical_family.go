@@ -1,0 +1,333 @@
+package lq
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	agents "github.com/dprl/dprl/agents/lq"
+	"github.com/dprl/dprl/experiment/engine"
+	model "github.com/dprl/dprl/model/lq"
+	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/rng"
+)
+
+// PracticalFamilyName is the practical LQ reproduction's name in configurations
+// (`family: practical-lq`).
+const PracticalFamilyName = "practical-lq"
+
+// PracticalFamily is the practical LQ reproduction (practical-ofu-rl, its theory-constant
+// variant and noise-off twin, the paper's Private-OFU-RL and OFU-RL on LQ-E1) plugged into the
+// engine (issue 11): its configuration block is PracticalExpConfig (with `long: true` for the
+// long seeds), its units are (curve, seed) runs.
+type PracticalFamily struct{}
+
+// Name implements engine.Family.
+func (PracticalFamily) Name() string { return PracticalFamilyName }
+
+// Catalogue implements engine.Family.
+func (PracticalFamily) Catalogue(w io.Writer) {
+	fmt.Fprintln(w, "Environments: lq-e1")
+	fmt.Fprintln(w, "Agents:  "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName+", private-ofu-rl, ofu-rl")
+}
+
+// Plan implements engine.Family: block is a PracticalExpConfig (strict decode, validated).
+func (PracticalFamily) Plan(block []byte, source string) (engine.Plan, error) {
+	cfg, err := ParsePracticalExpConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	return newPracticalPlan(cfg)
+}
+
+// Reproductions implements engine.Reproducer: `practical-lq` is the embedded
+// configs/practical-lq.yaml.
+func (PracticalFamily) Reproductions() map[string][]byte {
+	return map[string][]byte{"practical-lq": practicalEmbedded}
+}
+
+// Resize implements engine.Resizer as `dprl reproduce practical-lq --episodes/--seeds`: K of
+// the practical agents (the paper's agents capped at it) and the seeds (the long seeds are
+// dropped). The block is edited as YAML, so that the fields whose zero value means a default
+// stay omitted.
+func (PracticalFamily) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
+	cfg, err := ParsePracticalExpConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(block, &m); err != nil {
+		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
+	}
+	if episodes != 0 {
+		m["episodes"] = episodes
+		m["paper_episodes"] = min(cfg.PaperEpisodes, episodes)
+		m["ofu_episodes"] = min(cfg.OFUEpisodes, episodes)
+	}
+	if seeds != nil {
+		m["seeds"] = seeds
+		delete(m, "long_seeds")
+	}
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ParsePracticalExpConfig(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PlanPractical plans an already parsed and validated configuration (flags applied).
+func PlanPractical(cfg *PracticalExpConfig) (*engine.Planned, error) {
+	p, err := newPracticalPlan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return engine.NewPlanned(PracticalFamilyName, p)
+}
+
+// practicalSpec is one curve of the practical reproduction before it runs.
+type practicalSpec struct {
+	agent string
+	eps   float64
+	K     int
+}
+
+// practicalPlan is the practical reproduction planned into (curve, seed) units, curve-major.
+type practicalPlan struct {
+	cfg    *PracticalExpConfig
+	sys    *model.System
+	seeds  []uint64
+	specs  []practicalSpec
+	curves []PracticalCurve // templates: label, agent, ε, K, the paper's guarantee
+	zero   []float64
+	blt    *counter.BLTParams
+	units  []engine.Unit
+}
+
+// practicalUnitSpec is the resolved configuration of one cell (its digest, with the seed, is
+// the unit ID): the agent, ε, K and every configuration field that reaches the agent.
+type practicalUnitSpec struct {
+	Agent      string  `json:"agent"`
+	Epsilon    string  `json:"epsilon"`
+	Episodes   int     `json:"episodes"`
+	System     string  `json:"system"`
+	Delta      float64 `json:"delta"`
+	Budget     float64 `json:"budget"`
+	BatchEvery int     `json:"batch_every"`
+	Counter    string  `json:"counter"`
+	Confidence float64 `json:"confidence"`
+	References int     `json:"references"`
+	Search     Search  `json:"search"`
+	// PracticalEpisodes is the practical agents' K (the BLT fit shared by every practical
+	// run depends on it).
+	PracticalEpisodes int `json:"practical_episodes"`
+}
+
+// practicalUnit is what one (curve, seed) unit records.
+type practicalUnit struct {
+	Cum           []float64
+	Final         float64
+	FirstOffZero  int
+	Seconds       float64
+	Guarantee     string
+	PaperDiag     *agents.Diagnostics
+	PracticalDiag *agents.PracticalDiagnostics
+}
+
+func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sys, err := (&Config{System: cfg.System}).BuildSystem()
+	if err != nil {
+		return nil, err
+	}
+	p := &practicalPlan{cfg: cfg, sys: sys, seeds: cfg.Seeds}
+	if cfg.Long && len(cfg.LongSeeds) > 0 {
+		p.seeds = cfg.LongSeeds
+	}
+	for _, e := range cfg.Epsilons {
+		p.specs = append(p.specs, practicalSpec{agents.PracticalName, e, cfg.Episodes})
+	}
+	for _, e := range cfg.TheoryEpsilons {
+		p.specs = append(p.specs, practicalSpec{agents.PracticalTheoryName, e, cfg.Episodes})
+	}
+	p.specs = append(p.specs, practicalSpec{agents.PracticalNoiseOffName, math.Inf(1), cfg.Episodes})
+	if cfg.PaperEpisodes > 0 {
+		for _, e := range cfg.Epsilons {
+			p.specs = append(p.specs, practicalSpec{"private-ofu-rl", e, cfg.PaperEpisodes})
+		}
+	}
+	if cfg.OFUEpisodes > 0 {
+		p.specs = append(p.specs, practicalSpec{"ofu-rl", math.Inf(1), cfg.OFUEpisodes})
+	}
+	maxK := 0
+	for _, s := range p.specs {
+		maxK = max(maxK, s.K)
+	}
+	p.zero = ZeroLine(sys, maxK)
+	// One BLT fit shared by every practical run (the capacity is the same for all).
+	if cfg.Counter == "blt" {
+		b, err := counter.FitSqrtBLT(agents.PracticalCapacity(cfg.Episodes, cfg.BatchEvery), counter.DefaultBLTBuffers)
+		if err != nil {
+			return nil, err
+		}
+		p.blt = &b
+	}
+	p.curves = make([]PracticalCurve, len(p.specs))
+	for i, s := range p.specs {
+		c := &p.curves[i]
+		c.Agent, c.Epsilon, c.EpsText, c.Episodes = s.agent, s.eps, epsLabel(s.eps), s.K
+		switch s.agent {
+		case agents.PracticalName, agents.PracticalTheoryName:
+			c.Label = fmt.Sprintf("%s eps=%s [practical, dprl]", s.agent, c.EpsText)
+			c.private = true
+		case agents.PracticalNoiseOffName:
+			c.Label = s.agent + " (non-private twin) [practical, dprl]"
+			c.Guarantee = "non-private"
+		case "private-ofu-rl":
+			c.Label = fmt.Sprintf("Private-OFU-RL eps=%s (paper)", c.EpsText)
+			c.private = true
+			ac := agents.DefaultConfig(s.eps, s.K)
+			ac.Delta = cfg.Delta
+			k, err := agents.ComputeConstants(agents.PublicOf(sys), ac)
+			if err != nil {
+				return nil, err
+			}
+			c.Guarantee = k.Guarantee
+		case "ofu-rl":
+			c.Label = "OFU-RL eps=inf (paper, non-private)"
+			c.Guarantee = "non-private"
+		}
+		spec, err := json.Marshal(practicalUnitSpec{Agent: s.agent, Epsilon: c.EpsText, Episodes: s.K, System: sys.Name,
+			Delta: cfg.Delta, Budget: cfg.Budget, BatchEvery: cfg.BatchEvery, Counter: cfg.Counter, Confidence: cfg.Confidence,
+			References: cfg.References, Search: cfg.Search, PracticalEpisodes: cfg.Episodes})
+		if err != nil {
+			return nil, fmt.Errorf("curve %s: %w", c.Label, err)
+		}
+		for _, seed := range p.seeds {
+			p.units = append(p.units, engine.Unit{Cell: c.Label, Spec: spec, Seed: seed, Cost: int64(s.K)})
+		}
+	}
+	return p, nil
+}
+
+// Name implements engine.Plan: the configuration's name.
+func (p *practicalPlan) Name() string {
+	if p.cfg.Name == "" {
+		return PracticalFamilyName
+	}
+	return p.cfg.Name
+}
+
+// Units implements engine.Plan.
+func (p *practicalPlan) Units() []engine.Unit { return p.units }
+
+// Run implements engine.Plan: unit i is curve i / len(seeds) for seed i mod len(seeds); all
+// its randomness comes from rng.NewSeed(seed), as before the engine.
+func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
+	sp := p.specs[i/len(p.seeds)]
+	cfg := p.cfg
+	t0 := time.Now()
+	tick := func(k int) {
+		if k%1024 == 0 {
+			rec.Advance(1024)
+		}
+	}
+	var u practicalUnit
+	var regret []float64
+	switch sp.agent {
+	case "private-ofu-rl", "ofu-rl":
+		ac := agents.DefaultConfig(sp.eps, sp.K)
+		ac.Delta = cfg.Delta
+		ac.Search.NumRandomStarts, ac.Search.MaxIter = cfg.Search.RandomStarts, cfg.Search.MaxIter
+		r, err := agents.Run(ctx, p.sys, ac, rng.NewSeed(st.Seed), tick)
+		if err != nil {
+			return err // the engine names the unit (cell and seed)
+		}
+		regret, u.PaperDiag = r.Regret, &r.Diag
+	default:
+		ac := cfg.agent(sp.eps, sp.K)
+		ac.NoiseOff = sp.agent == agents.PracticalNoiseOffName
+		ac.Theory = sp.agent == agents.PracticalTheoryName
+		if !ac.Theory {
+			ac.BLT = p.blt
+		}
+		r, err := agents.RunPractical(ctx, p.sys, ac, rng.NewSeed(st.Seed), tick)
+		if err != nil {
+			return err
+		}
+		regret, u.PracticalDiag = r.Regret, &r.Diag
+		if rep := r.Report; rep.Private {
+			u.Guarantee = fmt.Sprintf("(ε=%.4g, δ=%g)-JDP replace-one, μ=%.4g-GDP, σ=%.4g, B=%g", rep.Epsilon, rep.Delta, rep.Mu, rep.Sigma, rep.Budget)
+		} else {
+			u.Guarantee = "non-private"
+		}
+	}
+	u.Cum = make([]float64, len(regret))
+	c := 0.0
+	for k, v := range regret {
+		c += v
+		u.Cum[k] = c
+		if u.FirstOffZero == 0 && math.Abs(c-p.zero[k]) > 1e-9*p.zero[k] {
+			u.FirstOffZero = k + 1
+		}
+	}
+	u.Final = c
+	u.Seconds = time.Since(t0).Seconds()
+	return rec.Record(u)
+}
+
+// result assembles the PracticalResult from the units' results (every unit is required).
+func (p *practicalPlan) result(c *engine.Collection) (*PracticalResult, error) {
+	res := &PracticalResult{Config: p.cfg, Long: p.cfg.Long, Seeds: p.seeds, Zero: p.zero, Workers: c.Workers, Seconds: c.Seconds}
+	n := len(p.seeds)
+	res.Curves = make([]PracticalCurve, len(p.curves))
+	for ci := range p.curves {
+		cv := &res.Curves[ci]
+		*cv = p.curves[ci]
+		cv.Runs = make([]PracticalSeedRun, n)
+		for si, seed := range p.seeds {
+			var u practicalUnit
+			if err := c.Load(ci*n+si, &u); err != nil {
+				return nil, err
+			}
+			sr := PracticalSeedRun{Seed: seed, Final: u.Final, FirstOffZero: u.FirstOffZero, Seconds: u.Seconds, cum: u.Cum}
+			switch {
+			case u.PaperDiag != nil:
+				sr.Diag = *u.PaperDiag
+			case u.PracticalDiag != nil:
+				sr.Diag = *u.PracticalDiag
+			}
+			cv.Runs[si] = sr
+			if si == 0 && u.Guarantee != "" {
+				cv.Guarantee = u.Guarantee
+			}
+		}
+	}
+	if err := res.finish(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Collect implements engine.Plan: curves, figure, summary and the manifest last.
+func (p *practicalPlan) Collect(c *engine.Collection) (string, error) {
+	res, err := p.result(c)
+	if err != nil {
+		return "", err
+	}
+	summary, err := res.write(c.Dir, c.Options.LogY, c.Command)
+	if err != nil {
+		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
+	}
+	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret.png/svg, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+}
