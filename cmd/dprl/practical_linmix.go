@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"runtime"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -61,37 +58,19 @@ func newPracticalLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 					}
 				}
 			}
-			if err := checkWorkers(workers); err != nil {
-				return err
-			}
-			if workers == 0 {
-				workers = runtime.GOMAXPROCS(0)
-			}
-			if err := o.check(); err != nil {
-				return err
-			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
 			}
-			if err := prepareOut(out, o.force); err != nil {
-				return err
+			p, err := lmexp.PlanConfig(cfg)
+			if err != nil {
+				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			opts := lmexp.Options{Workers: workers, Output: o.options()}
-			var finish func()
-			opts.Progress, finish = progress(stderr, cfg.Name, "episodes", quiet)
-			res, err := lmexp.Run(ctx, cfg, opts)
-			finish()
+			start := time.Now()
+			text, err := executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			man, summary, err := res.Write(out, os.Args)
-			if err != nil {
-				return fmt.Errorf("writing %s: %w", out, err)
-			}
-			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv) in %.1f s.\n", out, len(man.Figures), res.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}

@@ -43,9 +43,12 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 }
 
 // Reproductions implements engine.Reproducer: `linear-mixture` is the embedded
-// configs/linear-mixture.yaml.
+// configs/linear-mixture.yaml, `practical-linear-mixture` and `practical-linear-mixture-long`
+// the practical reproduction's configurations.
 func (Family) Reproductions() map[string][]byte {
-	return map[string][]byte{"linear-mixture": DefaultConfigYAML()}
+	return map[string][]byte{"linear-mixture": DefaultConfigYAML(),
+		"practical-linear-mixture":      append([]byte(nil), practicalConfig...),
+		"practical-linear-mixture-long": append([]byte(nil), practicalLongConfig...)}
 }
 
 // Resize implements engine.Resizer (K and seeds).
