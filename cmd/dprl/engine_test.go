@@ -181,11 +181,11 @@ func sameRun(t *testing.T, what, a, b string) {
 }
 
 // TestSweepShardsMergeEqualLocal: a reduced reproduction of every family on the engine
-// (qiao-fig1: tabular; lq; linear-mixture: linmix; linear-mdp: linmdp; practical-tabular; practical-lq; practical-linear-mixture: linmix) run as 3 shards and merged gives the same bytes (CSVs, figures,
+// (qiao-fig1: tabular; lq; linear-mixture: linmix; linear-mdp: linmdp; practical-tabular; practical-lq; practical-linear-mixture: linmix; practical-linear-mdp: linmdp) run as 3 shards and merged gives the same bytes (CSVs, figures,
 // summary, claims) as `dprl reproduce <name>`; a merge before the last shard is refused (exit 2)
 // and names the missing units.
 func TestSweepShardsMergeEqualLocal(t *testing.T) {
-	for _, repro := range []string{"qiao-fig1", "lq", "linear-mixture", "linear-mdp", "practical-tabular", "practical-lq", "practical-linear-mixture"} {
+	for _, repro := range []string{"qiao-fig1", "lq", "linear-mixture", "linear-mdp", "practical-tabular", "practical-lq", "practical-linear-mixture", "practical-linear-mdp"} {
 		t.Run(repro, func(t *testing.T) { testSweepShardsMergeEqualLocal(t, repro) })
 	}
 }

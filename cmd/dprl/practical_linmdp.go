@@ -1,13 +1,8 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"runtime"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,40 +52,19 @@ func newPracticalLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 					}
 				}
 			}
-			if err := checkWorkers(workers); err != nil {
-				return err
-			}
-			if workers == 0 {
-				workers = runtime.GOMAXPROCS(0)
-			}
-			if err := o.check(); err != nil {
-				return err
-			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + suite.Name
 			}
-			if err := prepareOut(out, o.force); err != nil {
-				return err
+			p, err := explin.PlanSuite(suite)
+			if err != nil {
+				return usageError{err}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			opts := explin.Options{Workers: workers, Output: o.options()}
-			if !quiet {
-				start := time.Now()
-				last := int64(-1)
-				opts.Progress = func(done, total int64) {
-					if pct := done * 10 / max(total, 1); pct != last {
-						last = pct
-						fmt.Fprintf(stderr, "dprl: %s: %d/%d episodes (%d%%), elapsed %.0fs\n", suite.Name, done, total, pct*10, time.Since(start).Seconds())
-					}
-				}
-			}
-			man, summary, err := explin.RunPracticalSuite(ctx, suite, opts, out, os.Args)
+			start := time.Now()
+			text, err := executePlan(p, workers, out, o, suite.Inputs, stderr, quiet)
 			if err != nil {
 				return err
 			}
-			fmt.Fprint(stdout, summary)
-			fmt.Fprintf(stdout, "\nWrote %s (manifest.json, summary.md, %s, */curves/*.csv) in %.1f s.\n", out, strings.Join(man.Figures, ", "), man.Seconds)
+			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
 			return nil
 		},
 	}

@@ -43,9 +43,11 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 }
 
 // Reproductions implements engine.Reproducer: `linear-mdp` is the embedded
-// configs/linear-mdp.yaml.
+// configs/linear-mdp.yaml, `practical-linear-mdp` configs/practical-linear-mdp.yaml (its
+// `goals: practical` adds issue 13's goals to the summary).
 func (Family) Reproductions() map[string][]byte {
-	return map[string][]byte{"linear-mdp": append([]byte(nil), defaultConfig...)}
+	return map[string][]byte{"linear-mdp": append([]byte(nil), defaultConfig...),
+		"practical-linear-mdp": append([]byte(nil), practicalConfig...)}
 }
 
 // Resize implements engine.Resizer (K and seeds of every block).
@@ -113,6 +115,9 @@ type unitSpec struct {
 func newSuitePlan(s *Suite, extra func([]*Result) string) (*suitePlan, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if extra == nil && s.Goals == "practical" {
+		extra = PracticalGoals
 	}
 	p := &suitePlan{suite: s, extra: extra}
 	for bi, cfg := range s.Blocks {

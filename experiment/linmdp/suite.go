@@ -19,6 +19,9 @@ import (
 type Suite struct {
 	Name   string    `yaml:"name" json:"name"`
 	Blocks []*Config `yaml:"blocks" json:"blocks"`
+	// Goals selects the goal checks appended to the summary: "" (none) or "practical"
+	// (issue 13's goals, PracticalGoals; set in configs/practical-linear-mdp.yaml).
+	Goals string `yaml:"goals,omitempty" json:"goals,omitempty"`
 	// Inputs are the files the suite was read from (LoadSuite).
 	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
@@ -102,6 +105,9 @@ func (s *Suite) Validate() error {
 	}
 	if len(s.Blocks) == 0 {
 		return fmt.Errorf("blocks: need at least one block")
+	}
+	if s.Goals != "" && s.Goals != "practical" {
+		return fmt.Errorf("goals: must be empty or practical, got %q", s.Goals)
 	}
 	seen := map[string]bool{}
 	for i, b := range s.Blocks {
