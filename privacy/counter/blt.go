@@ -407,6 +407,8 @@ type BLT struct {
 	sf     float64
 	dec    bltImpulse  // decoder impulse response, advanced once per insertion
 	cumNow float64     // Σ_{k<t} b_k² for the current t
+	query  bltImpulse  // decoder impulse response for StdAt at other t (monotone queries: O(d) amortised)
+	qCum   float64     // Σ_{k<query.m} b_k²
 	s      [][]float64 // buffers of C⁻¹, d × Dim
 	u      []float64
 	noise  []float64 // N_t
@@ -431,6 +433,7 @@ func NewBLT(cfg GaussianConfig, p BLTParams, src noise.Source) (*BLT, error) {
 		return nil, fmt.Errorf("counter: BLT parameters give a non-finite sensitivity (%v) or decoder variance (%v) over capacity %d", c.sf, last, T)
 	}
 	c.dec = newBLTImpulse(p)
+	c.query = newBLTImpulse(p)
 	c.s = make([][]float64, len(p.Theta))
 	for i := range c.s {
 		c.s[i] = make([]float64, cfg.Dim)
@@ -472,14 +475,22 @@ func (c *BLT) NodesInPrefix() int { return c.t }
 // SensitivityFactor implements GaussianCounter: √(Σ_{k<T} c_k²).
 func (c *BLT) SensitivityFactor() float64 { return c.sf }
 
-// StdAt implements GaussianCounter: σ·√(Σ_{k<t} b_k²) (O(1) for the current t, O(t·d)
-// otherwise).
+// StdAt implements GaussianCounter: σ·√(Σ_{k<t} b_k²). It is O(1) for the current t; other t
+// are served by a second impulse generator that only moves forward, so increasing queries
+// cost O(d) amortised per step and a query below the previous one restarts it (O(t·d)).
 func (c *BLT) StdAt(t int) float64 {
 	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 {
 		if t == c.t {
 			return c.cumNow
 		}
-		return c.p.decoderSumSquares(t)
+		if t < c.query.m {
+			c.query, c.qCum = newBLTImpulse(c.p), 0
+		}
+		for c.query.m < t {
+			b := c.query.next()
+			c.qCum += b * b
+		}
+		return c.qCum
 	})
 }
 

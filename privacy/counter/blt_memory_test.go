@@ -1,6 +1,7 @@
 package counter
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -39,6 +40,28 @@ func TestBLTMemoryIndependentOfCapacity(t *testing.T) {
 		}
 		if got, want := c.PrefixStd()*c.PrefixStd(), p.decoderSumSquares(i); got != want && (got-want)/want > 1e-15 {
 			t.Fatalf("t=%d: running variance %v, recomputed %v", i, got, want)
+		}
+	}
+}
+
+// TestBLTStdAtAnyOrder: StdAt at times other than the current one (forward, backward,
+// repeated) equals the direct recomputation bit for bit.
+func TestBLTStdAtAnyOrder(t *testing.T) {
+	p, err := FitSqrtBLT(512, DefaultBLTBuffers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewBLT(GaussianConfig{Dim: 1, Capacity: 512, Sigma: 2}, p, noise.NewSeeded(rand.New(rand.NewPCG(3, 4))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []int{7, 8, 300, 3, 3, 512, 1, 0, 200} {
+		want := 0.0
+		if q > 0 {
+			want = 2 * math.Sqrt(p.decoderSumSquares(q))
+		}
+		if got := c.StdAt(q); got != want {
+			t.Errorf("StdAt(%d) = %v, want %v", q, got, want)
 		}
 	}
 }
