@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment/rundir"
@@ -34,20 +31,3 @@ func (o outputFlags) check() error {
 
 // options returns the flags as the families' output options.
 func (o outputFlags) options() rundir.Options { return rundir.Options{Force: o.force, LogY: o.logY} }
-
-// prepareOut is the last check before any compute: --out must be usable (checkOut) and must
-// not hold an earlier run unless --force, in which case the earlier run's files are removed
-// (rundir.Prepare). An earlier run without --force is bad input (exit status 2) and the
-// message names --force.
-func prepareOut(out string, force bool) error {
-	if err := checkOut(out); err != nil {
-		return err
-	}
-	if err := rundir.Prepare(out, force); err != nil {
-		if errors.Is(err, rundir.ErrEarlierRun) {
-			return usageError{fmt.Errorf("--out: %w", err)}
-		}
-		return badInput("--out: %v", err)
-	}
-	return nil
-}
