@@ -297,3 +297,30 @@ func TestCLIHelper(t *testing.T) {
 	}
 	os.Exit(run(strings.Split(os.Getenv("DPRL_TEST_ARGS"), "\x1f"), os.Stdout, os.Stderr))
 }
+
+// TestSweepShardBounds: every command that takes a shard count refuses one outside
+// [1, engine.MaxShards] (or the cluster launchers' lower limit) with exit status 2, before
+// planning anything.
+func TestSweepShardBounds(t *testing.T) {
+	code, cfg, stderr := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "100", "--seeds", "1-2")
+	if code != 0 {
+		t.Fatalf("sweep config: exit %d: %s", code, stderr)
+	}
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	for _, args := range [][]string{
+		{"sweep", "plan", cfgPath, "--shards", "0"},
+		{"sweep", "plan", cfgPath, "--shards", "1000000000"},
+		{"sweep", "run", cfgPath, "--shard", "5/3", "--out", out},
+		{"sweep", "run", cfgPath, "--shard", "0/2000000", "--out", out},
+		{"sweep", "slurm", cfgPath, "--shards", "99999999", "--out", out},
+	} {
+		if code, _, stderr := runCLI(t, args...); code != 2 || !strings.Contains(stderr, "--shard") {
+			t.Errorf("%v: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)
+		}
+	}
+}

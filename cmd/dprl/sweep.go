@@ -55,8 +55,8 @@ func newSweepPlanCmd(stdout io.Writer) *cobra.Command {
 		Short: "List the units of a sweep (index, shard, ID, seed, cell)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if shards < 1 {
-				return badInput("--shards: must be >= 1, got %d", shards)
+			if shards < 1 || shards > engine.MaxShards {
+				return badInput("--shards: must be in [1, %d], got %d", engine.MaxShards, shards)
 			}
 			p, _, err := loadSweep(args[0])
 			if err != nil {

@@ -8,6 +8,10 @@ import (
 	"strings"
 )
 
+// MaxShards bounds the number of shards a sweep can be split into (every command that takes a
+// shard count checks it before planning anything).
+const MaxShards = 1_000_000
+
 // Shard selects the units of one task of a sweep: unit j belongs to shard j mod N.
 type Shard struct {
 	// I is the shard's index in [0, N); N the number of shards.
@@ -41,8 +45,8 @@ func ParseShard(s string, getenv func(string) string) (Shard, error) {
 	if !ok || err1 != nil || err2 != nil {
 		return Shard{}, fmt.Errorf("%s: want i/n with integers 0 <= i < n, got %q", src, s)
 	}
-	if n < 1 || n > 1_000_000 || i < 0 || i >= n {
-		return Shard{}, fmt.Errorf("%s: want 0 <= i < n <= 1000000, got %d/%d", src, i, n)
+	if n < 1 || n > MaxShards || i < 0 || i >= n {
+		return Shard{}, fmt.Errorf("%s: want 0 <= i < n <= %d, got %d/%d", src, MaxShards, i, n)
 	}
 	return Shard{I: i, N: n}, nil
 }
