@@ -35,44 +35,7 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			var seedList []uint64
-			if cmd.Flags().Changed("seeds") {
-				if seedList, err = parseSeeds(seeds); err != nil {
-					return err
-				}
-			}
-			for _, b := range suite.Blocks {
-				if cmd.Flags().Changed("episodes") {
-					b.Episodes = episodes
-				}
-				if seedList != nil {
-					b.Seeds = seedList
-				}
-			}
-			if err := suite.Validate(); err != nil {
-				return usageError{err}
-			}
-			for _, b := range suite.Blocks {
-				for i, e := range b.Epsilons {
-					if err := checkEpsilon(fmt.Sprintf("%s: epsilons[%d]", b.Name, i), e, false); err != nil {
-						return err
-					}
-				}
-			}
-			if !cmd.Flags().Changed("out") {
-				out = "runs/" + suite.Name
-			}
-			p, err := explin.PlanSuite(suite)
-			if err != nil {
-				return usageError{err}
-			}
-			start := time.Now()
-			text, err := executePlan(p, workers, out, o, suite.Inputs, stderr, quiet)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
-			return nil
+			return runLinMDPSuite(cmd, suite, seeds, episodes, workers, out, o, stdout, stderr, quiet)
 		},
 	}
 	f := cmd.Flags()
@@ -84,4 +47,49 @@ func newLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	o.add(cmd, "auto")
 	return cmd
+}
+
+// runLinMDPSuite is what `reproduce linear-mdp` and `reproduce practical-linear-mdp` share once
+// they hold a suite: apply --seeds and --episodes to every block, validate everything (every
+// ε included) before any compute, and execute the suite's plan on the engine.
+func runLinMDPSuite(cmd *cobra.Command, suite *explin.Suite, seeds string, episodes, workers int, out string, o outputFlags, stdout, stderr io.Writer, quiet bool) error {
+	var seedList []uint64
+	if cmd.Flags().Changed("seeds") {
+		var err error
+		if seedList, err = parseSeeds(seeds); err != nil {
+			return err
+		}
+	}
+	for _, b := range suite.Blocks {
+		if cmd.Flags().Changed("episodes") {
+			b.Episodes = episodes
+		}
+		if seedList != nil {
+			b.Seeds = seedList
+		}
+	}
+	if err := suite.Validate(); err != nil {
+		return usageError{err}
+	}
+	for _, b := range suite.Blocks {
+		for i, e := range b.Epsilons {
+			if err := checkEpsilon(fmt.Sprintf("%s: epsilons[%d]", b.Name, i), e, false); err != nil {
+				return err
+			}
+		}
+	}
+	if !cmd.Flags().Changed("out") {
+		out = "runs/" + suite.Name
+	}
+	p, err := explin.PlanSuite(suite)
+	if err != nil {
+		return usageError{err}
+	}
+	start := time.Now()
+	text, err := executePlan(p, workers, out, o, suite.Inputs, stderr, quiet)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
+	return nil
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,44 +26,7 @@ func newPracticalLinearMDPCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			var seedList []uint64
-			if cmd.Flags().Changed("seeds") {
-				if seedList, err = parseSeeds(seeds); err != nil {
-					return err
-				}
-			}
-			for _, b := range suite.Blocks {
-				if cmd.Flags().Changed("episodes") {
-					b.Episodes = episodes
-				}
-				if seedList != nil {
-					b.Seeds = seedList
-				}
-			}
-			if err := suite.Validate(); err != nil {
-				return usageError{err}
-			}
-			for _, b := range suite.Blocks {
-				for i, e := range b.Epsilons {
-					if err := checkEpsilon(fmt.Sprintf("%s: epsilons[%d]", b.Name, i), e, false); err != nil {
-						return err
-					}
-				}
-			}
-			if !cmd.Flags().Changed("out") {
-				out = "runs/" + suite.Name
-			}
-			p, err := explin.PlanSuite(suite)
-			if err != nil {
-				return usageError{err}
-			}
-			start := time.Now()
-			text, err := executePlan(p, workers, out, o, suite.Inputs, stderr, quiet)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
-			return nil
+			return runLinMDPSuite(cmd, suite, seeds, episodes, workers, out, o, stdout, stderr, quiet)
 		},
 	}
 	f := cmd.Flags()
