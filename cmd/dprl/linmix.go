@@ -33,38 +33,10 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			if cmd.Flags().Changed("episodes") {
-				cfg.Episodes = episodes
-			}
-			if cmd.Flags().Changed("seeds") {
-				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
-					return err
-				}
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			for i, cv := range cfg.Curves {
-				for j, e := range cv.Epsilons {
-					if err := checkEpsilon(fmt.Sprintf("curves[%d].epsilons[%d]", i, j), e, false); err != nil {
-						return err
-					}
-				}
-			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/linear-mixture"
 			}
-			p, err := lmexp.PlanConfig(cfg)
-			if err != nil {
-				return usageError{err}
-			}
-			start := time.Now()
-			text, err := executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
-			return nil
+			return runLinMixConfig(cmd, cfg, seeds, episodes, workers, out, o, stdout, stderr, quiet)
 		},
 	}
 	f := cmd.Flags()
@@ -76,4 +48,41 @@ func newLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
 	o.add(cmd, "auto")
 	return cmd
+}
+
+// runLinMixConfig is what `reproduce linear-mixture` and `reproduce practical-linear-mixture`
+// share once they hold a configuration and an output directory: apply --episodes and --seeds,
+// validate everything (every ε included) before any compute, and execute the plan on the
+// engine.
+func runLinMixConfig(cmd *cobra.Command, cfg *lmexp.Config, seeds string, episodes, workers int, out string, o outputFlags, stdout, stderr io.Writer, quiet bool) error {
+	if cmd.Flags().Changed("episodes") {
+		cfg.Episodes = episodes
+	}
+	if cmd.Flags().Changed("seeds") {
+		var err error
+		if cfg.Seeds, err = parseSeeds(seeds); err != nil {
+			return err
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	for i, cv := range cfg.Curves {
+		for j, e := range cv.Epsilons {
+			if err := checkEpsilon(fmt.Sprintf("curves[%d].epsilons[%d]", i, j), e, false); err != nil {
+				return err
+			}
+		}
+	}
+	p, err := lmexp.PlanConfig(cfg)
+	if err != nil {
+		return usageError{err}
+	}
+	start := time.Now()
+	text, err := executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
+	return nil
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,38 +38,10 @@ func newPracticalLinearMixtureCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			if cmd.Flags().Changed("episodes") {
-				cfg.Episodes = episodes
-			}
-			if cmd.Flags().Changed("seeds") {
-				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
-					return err
-				}
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			for i, cv := range cfg.Curves {
-				for j, e := range cv.Epsilons {
-					if err := checkEpsilon(fmt.Sprintf("curves[%d].epsilons[%d]", i, j), e, false); err != nil {
-						return err
-					}
-				}
-			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
 			}
-			p, err := lmexp.PlanConfig(cfg)
-			if err != nil {
-				return usageError{err}
-			}
-			start := time.Now()
-			text, err := executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
-			return nil
+			return runLinMixConfig(cmd, cfg, seeds, episodes, workers, out, o, stdout, stderr, quiet)
 		},
 	}
 	f := cmd.Flags()
