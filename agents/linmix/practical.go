@@ -269,7 +269,7 @@ func practicalGuard(x []float64, y, B float64) float64 {
 // the counter's prefix (the PracticalRelease) leaves it.
 type PracticalCurator struct {
 	enc      practicalEncoder
-	sched    practicalSchedule
+	sched    counter.Schedule
 	batches  int
 	maxUsers int
 	cnt      counter.GaussianCounter
@@ -297,7 +297,7 @@ func (c *PracticalCurator) Ingest(lv *PracticalLeaves) error {
 	c.enc.add(lv, c.batch)
 	c.users++
 	c.inB++
-	if c.inB < c.sched.size(c.batches) {
+	if c.inB < c.sched.Size(c.batches) {
 		return nil
 	}
 	c.batches++
@@ -343,7 +343,7 @@ func (c *PracticalCurator) Guarantee() PracticalGuarantee { return c.g }
 func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs, blt *counter.BLTParams) (*PracticalCurator, error) {
 	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, noClip: kn.noClip}
 	n := enc.dim()
-	c := &PracticalCurator{enc: enc, sched: practicalSchedule{p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
+	c := &PracticalCurator{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
 		exact: make([]float64, n), rel: newPracticalRelease(d), scales: practicalScales(d), raw: kn.raw, redraw: kn.redraw, src: src}
 	g.Dim = n
 	if p.Mode == None {
@@ -360,7 +360,7 @@ func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g Practical
 			return counter.NewBLT(c, *blt, s)
 		}
 	}
-	capacity := max(c.sched.batches(K-1), 1)
+	capacity := max(c.sched.Batches(K-1), 1)
 	probe, err := build(counter.GaussianConfig{Dim: n, Capacity: capacity}, nil)
 	if err != nil {
 		return nil, err
@@ -426,7 +426,7 @@ func (z *PracticalRandomizer) Privatize(lv *PracticalLeaves) *PracticalReport {
 // PracticalLocalServer sums practical-ldp reports. It has no field or method through which a
 // trajectory, a leaf or a noise stream could reach it.
 type PracticalLocalServer struct {
-	sched   practicalSchedule
+	sched   counter.Schedule
 	batches int
 	inB     int
 	sigma   float64
@@ -449,7 +449,7 @@ func (l *PracticalLocalServer) Receive(r *PracticalReport) error {
 	}
 	l.users++
 	l.inB++
-	if l.inB == l.sched.size(l.batches) {
+	if l.inB == l.sched.Size(l.batches) {
 		l.batches++
 		l.inB = 0
 		np := len(l.rel.Gram)
@@ -488,7 +488,7 @@ func newPracticalLocal(d, K int, B float64, p PracticalPrivacy, g PracticalGuara
 	if src.Secure() {
 		z.gamma = noise.GaussianGranularity(sigma / math.Sqrt2)
 	}
-	srv := &PracticalLocalServer{sched: practicalSchedule{p.BatchEvery}, sigma: g.Sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
+	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: g.Sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
 	return z, srv, g, nil
 }
 

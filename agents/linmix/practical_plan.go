@@ -6,6 +6,7 @@ import (
 
 	"github.com/dprl/dprl/internal/smallmat"
 	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/counter"
 )
 
 // practicalPlanner computes a user's policy from a PracticalRelease alone (plus the public
@@ -90,7 +91,7 @@ func (p *practicalPlanner) refresh(rel *PracticalRelease) {
 		return
 	}
 	p.planned, p.version = true, rel.version
-	releases := practicalSchedule{p.cfg.Privacy.BatchEvery}.batches(p.cfg.Episodes - 1)
+	releases := counter.Schedule{Every: p.cfg.Privacy.BatchEvery}.Batches(p.cfg.Episodes - 1)
 	lam, beta := practicalWidth(p.cfg, p.d, p.H, releases, rel.Users, rel.Std, p.cw, p.B)
 	p.lam, p.beta = lam, beta*p.cfg.BetaMult
 	d := p.d

@@ -302,23 +302,3 @@ func (g *PracticalGuarantee) account() error {
 	g.PrivateAtNominal = g.Epsilon <= g.Nominal*(1+1e-9)
 	return nil
 }
-
-// practicalSchedule is the public release schedule: batch j (0-based) holds min(2^j, M) users.
-type practicalSchedule struct{ M int }
-
-func (s practicalSchedule) size(j int) int {
-	if j >= 62 || 1<<j >= s.M {
-		return s.M
-	}
-	return 1 << j
-}
-
-// batches returns the number of complete batches among n users.
-func (s practicalSchedule) batches(n int) int {
-	j := 0
-	for n >= s.size(j) {
-		n -= s.size(j)
-		j++
-	}
-	return j
-}

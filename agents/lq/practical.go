@@ -208,27 +208,6 @@ func lookupPracticalCounter(name string) (func(counter.GaussianConfig, noise.Sou
 	return b, nil
 }
 
-// practicalSchedule is the public, data-independent release schedule: batch j (0-based) holds
-// min(2^j, M) users (practical-privacy spec §4).
-type practicalSchedule struct{ M int }
-
-func (s practicalSchedule) size(j int) int {
-	if j >= 62 || 1<<j >= s.M {
-		return s.M
-	}
-	return 1 << j
-}
-
-// batches returns the number of complete batches among n users.
-func (s practicalSchedule) batches(n int) int {
-	j := 0
-	for n >= s.size(j) {
-		n -= s.size(j)
-		j++
-	}
-	return j
-}
-
 // PracticalSensitivity returns Δ₂ = B, the ℓ2 sensitivity of one user's element under
 // replace-one neighbours, in the norm the counter's coordinate scales define.
 //
@@ -434,7 +413,7 @@ func (r PracticalReport) String() string {
 type PracticalCurator struct {
 	p, n     int
 	enc      *practicalEncoder
-	sched    practicalSchedule
+	sched    counter.Schedule
 	batches  int
 	inB      int
 	users    int
@@ -461,12 +440,12 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 	}
 	p, n := pub.N+pub.D, pub.N
 	dim := practicalDim(p, n)
-	c := &PracticalCurator{p: p, n: n, enc: newPracticalEncoder(pub, cfg.Budget), sched: practicalSchedule{cfg.BatchEvery},
+	c := &PracticalCurator{p: p, n: n, enc: newPracticalEncoder(pub, cfg.Budget), sched: counter.Schedule{Every: cfg.BatchEvery},
 		maxUsers: cfg.Episodes - 1, broken: cfg.broken, batch: make([]float64, dim), exact: make([]float64, dim),
 		scales: practicalScales(p, n)}
 	c.enc.noClip = cfg.broken == practicalNoClip
 	c.rel = PracticalRelease{V: make([]float64, p*p), U: make([]float64, p*n)}
-	capacity := max(c.sched.batches(c.maxUsers), 1)
+	capacity := max(c.sched.Batches(c.maxUsers), 1)
 	c.report = PracticalReport{Agent: cfg.Name(), Label: PracticalLabel, Budget: cfg.Budget, Capacity: capacity,
 		BatchEvery: cfg.BatchEvery, Dim: dim, Neighbouring: accounting.ReplaceOne.String()}
 	if cfg.NoiseOff {
@@ -560,7 +539,7 @@ func (c *PracticalCurator) Receive(tr *Trajectory) error {
 	}
 	c.users++
 	c.inB++
-	if c.inB < c.sched.size(c.batches) {
+	if c.inB < c.sched.Size(c.batches) {
 		return nil
 	}
 	c.batches++
@@ -622,5 +601,5 @@ func PracticalCapacity(episodes, batchEvery int) int {
 	if episodes < 1 || batchEvery < 1 {
 		return 1
 	}
-	return max(practicalSchedule{batchEvery}.batches(episodes-1), 1)
+	return max(counter.Schedule{Every: batchEvery}.Batches(episodes-1), 1)
 }

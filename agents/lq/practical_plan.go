@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -230,7 +231,7 @@ func NewPracticalPlanner(pub Public, cfg PracticalConfig, seed rng.Seed) (*Pract
 	if err != nil {
 		return nil, err
 	}
-	capacity := max(practicalSchedule{cfg.BatchEvery}.batches(cfg.Episodes-1), 1)
+	capacity := max(counter.Schedule{Every: cfg.BatchEvery}.Batches(cfg.Episodes-1), 1)
 	return &PracticalPlanner{pub: pub, cfg: cfg, refs: practicalReferences(pub.N, cfg.References),
 		s: newSearcher(pub, cfg.Search), releases: capacity + 1, seed: seed, index: -1}, nil
 }

@@ -163,7 +163,7 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 // counter's prefix (the Release) leaves it.
 type PracticalCentral struct {
 	enc      *contribution
-	sched    schedule
+	sched    counter.Schedule
 	batches  int
 	maxUsers int
 	cnt      counter.GaussianCounter
@@ -192,7 +192,7 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 	}
 	c.users++
 	c.inB++
-	if c.inB < c.sched.size(c.batches) {
+	if c.inB < c.sched.Size(c.batches) {
 		return nil
 	}
 	c.batches++
@@ -250,7 +250,7 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 		return nil, fmt.Errorf("practical curator: privacy model must be jdp or none, got ldp")
 	}
 	enc := newContribution(S, A, H, p)
-	c := &PracticalCentral{enc: enc, sched: schedule{p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	c := &PracticalCentral{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	c.report = PracticalReport{Model: p.Model.String(), Pool: p.Pool, VisitCap: p.VisitCap, BatchEvery: p.BatchEvery, Dim: enc.dim()}
 	if p.Pool {
 		c.report.Assumption = HomogeneityAssumption
@@ -263,7 +263,7 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 		return nil, fmt.Errorf("practical curator: a noise source is required")
 	}
 	build, _ := lookupCounter(p.Counter)
-	capacity := max(schedule{p.BatchEvery}.batches(K-1), 1)
+	capacity := max(counter.Schedule{Every: p.BatchEvery}.Batches(K-1), 1)
 	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
 	if err != nil {
 		return nil, err
@@ -335,7 +335,7 @@ func (z *GaussianRandomizer) Encode(t *model.Trajectory) (Message, error) { retu
 // PracticalLocalServer sums practical-ldp reports. It has no method or field through which a
 // raw trajectory or a noise stream could reach it.
 type PracticalLocalServer struct {
-	sched   schedule
+	sched   counter.Schedule
 	batches int
 	inB     int
 	sigma   float64
@@ -359,7 +359,7 @@ func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
 	}
 	l.users++
 	l.inB++
-	if l.inB == l.sched.size(l.batches) {
+	if l.inB == l.sched.Size(l.batches) {
 		l.batches++
 		l.inB = 0
 		n := len(l.rel.NT)
@@ -398,7 +398,7 @@ func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*G
 		return nil, nil, rep, err
 	}
 	z := &GaussianRandomizer{enc: enc, sigma: rep.Sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
-	srv := &PracticalLocalServer{sched: schedule{p.BatchEvery}, sigma: rep.Sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: rep.Sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	return z, srv, rep, nil
 }
 
@@ -561,26 +561,4 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 		ag.Client, ag.Server, ag.Privacy = z, &practicalLDPServer{srv: srv, planner: planner, pol: pol}, rep
 	}
 	return ag, nil
-}
-
-// schedule is the public, data-independent release schedule: batch j (0-based) holds
-// min(2^j, M) users — releases after users 1, 2, 4, …, then every M users — so learning starts
-// at once and the counter holds about K/M + log₂ M elements (practical-privacy spec §4).
-type schedule struct{ M int }
-
-func (s schedule) size(j int) int {
-	if j >= 62 || 1<<j >= s.M {
-		return s.M
-	}
-	return 1 << j
-}
-
-// batches returns the number of complete batches among n users.
-func (s schedule) batches(n int) int {
-	j := 0
-	for n >= s.size(j) {
-		n -= s.size(j)
-		j++
-	}
-	return j
 }
