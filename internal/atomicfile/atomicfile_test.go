@@ -208,20 +208,35 @@ func TestWriteBytes(t *testing.T) {
 		{"text", []byte("a,b,c\n1,2,3\n")},
 		{"binary", []byte{0, 1, 2, 255, 254}},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "f.bin")
-			if err := WriteBytes(path, tc.data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			got, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(tc.data) {
-				t.Errorf("contents = %q, want %q", got, tc.data)
-			}
-		})
+	for _, write := range []struct {
+		name string
+		fn   func(string, []byte, os.FileMode) error
+	}{{"sync", WriteBytes}, {"nosync", WriteBytesNoSync}} {
+		for _, tc := range tests {
+			t.Run(write.name+"/"+tc.name, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "f.bin")
+				if err := os.WriteFile(path, []byte("old contents"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := write.fn(path, tc.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				got, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != string(tc.data) {
+					t.Errorf("contents = %q, want %q", got, tc.data)
+				}
+				if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o644 {
+					t.Errorf("mode = %v, %v; want 0644", fi.Mode(), err)
+				}
+				if names, _ := os.ReadDir(dir); len(names) != 1 {
+					t.Errorf("directory holds %d entries, want only f.bin (temporary file left?)", len(names))
+				}
+			})
+		}
 	}
 }
 
