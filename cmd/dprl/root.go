@@ -195,7 +195,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					return badInput("--family %s: the configuration file says family: %s", family, fam)
 				}
 				inputs := []rundir.Input{rundir.HashBytes("config", configPath, data)}
-				if fam != experiment.FamilyName {
+				if fam != experiment.FamilyName || engine.IsRunSpec(block) {
 					return runFamily(newRegistry(), fam, block, configPath, inputs, workers, out, cmd.Flags().Changed("out"), o, stdout, stderr, quiet)
 				}
 				if cfg, err = experiment.ParseConfig(block); err != nil {

@@ -188,11 +188,19 @@ type Planned struct {
 // Units returns the plan's units, each carrying the family name (so their IDs are complete).
 func (p *Planned) Units() []Unit { return p.units }
 
-// PlanBlock plans a family's configuration block.
+// PlanBlock plans a family's configuration block: a document in the shared RunSpec schema
+// (IsRunSpec) through the family's PlanSpec, anything else as the family's own sweep block.
 func (r *Registry) PlanBlock(family string, block []byte, source string) (*Planned, error) {
 	f, err := r.Lookup(family)
 	if err != nil {
 		return nil, err
+	}
+	if IsRunSpec(block) {
+		s, err := ParseRunSpec(block, family)
+		if err != nil {
+			return nil, err
+		}
+		return r.PlanSpec(s, source)
 	}
 	p, err := f.Plan(block, source)
 	if err != nil {

@@ -1,0 +1,108 @@
+package experiment
+
+import (
+	"fmt"
+
+	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
+)
+
+// PlanSpec implements engine.SpecPlanner: the shared run schema for tabular MDPs.
+//
+//   - env: riverswim (default; params horizon), garnet (params horizon, states, actions,
+//     branching, reward_density, env_seed) or file (the MDP file's own H; no params).
+//   - agents: the papers' tabular agents (dprl list); a private agent runs at every ε of
+//     privacy.epsilons, a non-private one once. dprl's practical tabular agents run in family
+//     practical-tabular.
+//   - privacy: calibration exact (default), paper or unit; these agents are pure ε-DP, so
+//     privacy.delta is not used; noise seeded or secure.
+//   - multipliers.bonus multiplies the bonus (preset practical, β = 0.1).
+func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+	cfg, err := specConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	return newPlan(cfg)
+}
+
+// specConfig translates a RunSpec into a Config (validated).
+func specConfig(s *engine.RunSpec) (*Config, error) {
+	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Noise: s.Privacy.Noise,
+		Bonus: BonusSpec{Preset: "practical", Multiplier: s.Multipliers.Bonus}}
+	env := s.Env.Name
+	if env == "" {
+		env = "riverswim"
+	}
+	cfg.Env.Name = env
+	var err error
+	switch env {
+	case "riverswim":
+		if err = s.CheckParams("horizon"); err != nil {
+			return nil, err
+		}
+		if cfg.Env.Horizon, err = s.IntParam("horizon", 20, 1, 10000); err != nil {
+			return nil, err
+		}
+	case "garnet":
+		if err = s.CheckParams("horizon", "states", "actions", "branching", "reward_density", "env_seed"); err != nil {
+			return nil, err
+		}
+		e := &cfg.Env
+		for _, p := range []struct {
+			name        string
+			dst         *int
+			def, lo, hi int
+		}{{"horizon", &e.Horizon, 20, 1, 10000}, {"states", &e.States, 10, 1, 10000}, {"actions", &e.Actions, 3, 1, 1000}} {
+			if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
+				return nil, err
+			}
+		}
+		if e.Branching, err = s.IntParam("branching", min(3, e.States), 1, e.States); err != nil {
+			return nil, err
+		}
+		if e.Density, err = s.FloatParam("reward_density", 0.3, 0, 1); err != nil {
+			return nil, err
+		}
+		seed, err := s.IntParam("env_seed", 1, 0, 1<<52)
+		if err != nil {
+			return nil, err
+		}
+		e.EnvSeed = uint64(seed)
+	case "file":
+		if err = s.CheckParams(); err != nil {
+			return nil, err
+		}
+		cfg.Env.Path = s.Env.File
+	default:
+		return nil, fmt.Errorf("env.name: unknown environment %q of family tabular (allowed: riverswim, garnet, file)", env)
+	}
+	calib := s.Privacy.Calibration
+	if calib == "" {
+		calib = calibration.Exact
+	}
+	if _, err := calibration.Canonical("privacy.calibration", calib, calibration.Exact, calibration.Paper, calibration.Unit); err != nil {
+		return nil, fmt.Errorf("%w (family tabular)", err)
+	}
+	for i, name := range s.Agents {
+		info, err := agents.Lookup(name)
+		if err != nil {
+			return nil, fmt.Errorf("agents[%d]: %w (dprl's practical tabular agents run in family practical-tabular)", i, err)
+		}
+		if info.Model == agents.NonPrivate {
+			cfg.Curves = append(cfg.Curves, CurveSpec{Agent: name})
+			continue
+		}
+		if len(s.Privacy.Epsilons) == 0 {
+			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
+		}
+		for _, e := range s.Privacy.Epsilons {
+			cfg.Curves = append(cfg.Curves, CurveSpec{Agent: name, Epsilon: e, Calibration: calib})
+		}
+	}
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
