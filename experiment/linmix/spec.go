@@ -1,0 +1,191 @@
+package linmix
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
+)
+
+// Settings of the reproductions that a RunSpec does not expose (see PlanSpec).
+const (
+	// specP is the failure probability p (configs/linear-mixture.yaml).
+	specP = 0.05
+	// specPoints is the number of stored checkpoints (configs/linear-mixture.yaml).
+	specPoints = 400
+	// specShiftMult is c_shift of the runs with c_β ≠ 1 (configs/linear-mixture.yaml).
+	specShiftMult = 0.01
+	// specPracticalBatch, specPracticalBudget and specPracticalBetaMult are the tuned
+	// practical-vtr settings of configs/practical-linear-mixture.yaml.
+	specPracticalBatch    = 500
+	specPracticalBudget   = 0.6
+	specPracticalBetaMult = 0.003
+)
+
+// PlanSpec implements engine.SpecPlanner: the shared run schema for linear mixture MDPs.
+//
+//   - env: two-state-hard (default, the reproduction's reference environment; params dim 5,
+//     horizon 10, q 0.1, rho 0.5), hard-to-learn (dim 5, horizon 6, as in the reproduction;
+//     its hidden signs are drawn from the run seed), riverswim (states 5, horizon 20, spec
+//     §7.2), base-mixture (states 10, actions 4, dim 6, horizon 8, spec §7.3; drawn from the run
+//     seed), or file (a linear mixture MDP file with its own H; no params). The parameter
+//     names are Config's envs[] fields; omitted ones take the defaults above.
+//   - agents: algorithm/mode names (dprl list): ucrl-vtr, ucrl-vtr+, linopt-vi, linopt-po and
+//     dprl's practical-vtr, each in mode none, jdp or ldp. A jdp or ldp agent runs at every ε
+//     of privacy.epsilons, a none agent once.
+//   - privacy: δ of the (ε, δ) agents; calibration paper (default), laplace (pure ε-DP, δ not
+//     used) or zcdp for the papers' private agents, laplace and zcdp for ucrl-vtr only;
+//     practical-vtr calibrates through its own μ-GDP accountant (privacy.calibration must then
+//     be empty or paper). noise seeded only (the experiment runs the agents' seeded form).
+//   - multipliers.bonus: the papers' agents run with beta_mults [bonus] (c_β; 1 is the theory
+//     width), with c_shift 0.01 (the reproduction's shift_mult) when bonus ≠ 1;
+//     practical-vtr's width multiplier is 0.003·bonus (its tuned value in
+//     practical-linear-mixture.yaml, scaled). Neither touches a noise level.
+//
+// The other settings are the reproductions': p = 0.05, 400 checkpoints (linear-mixture.yaml),
+// and for practical-vtr batch_every 500 and budget 0.6 in every mode (practical-linear-
+// mixture.yaml; mode none is then the noise-off twin of the private curves). So with
+// bonus 1 (or 0.01) the papers' curves are the reproduction's theory (or tuned) curves.
+func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+	cfg, err := specConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	return newPlan(cfg)
+}
+
+// specEnv translates env into an EnvConfig (parameters checked, environment built once).
+func specEnv(s *engine.RunSpec) (EnvConfig, error) {
+	kind := s.Env.Name
+	if kind == "" {
+		kind = "two-state-hard"
+	}
+	e := EnvConfig{Kind: kind}
+	named := *s // errors name the environment even when env.name is omitted
+	named.Env.Name = kind
+	type intParam struct {
+		name        string
+		dst         *int
+		def, lo, hi int
+	}
+	var ints []intParam
+	var err error
+	switch kind {
+	case "two-state-hard":
+		if err = named.CheckParams("dim", "horizon", "q", "rho"); err != nil {
+			return e, err
+		}
+		ints = []intParam{{"dim", &e.Dim, 5, 2, 16}, {"horizon", &e.Horizon, 10, 1, 10000}}
+		if e.Q, err = s.FloatParam("q", 0.1, 0, 0.5); err != nil {
+			return e, err
+		}
+		if e.Q == 0 {
+			return e, fmt.Errorf("env.params.q: must be in (0, 0.5], got 0")
+		}
+		if e.Rho, err = s.FloatParam("rho", 0.5, 0, 1); err != nil {
+			return e, err
+		}
+	case "hard-to-learn":
+		if err = named.CheckParams("dim", "horizon"); err != nil {
+			return e, err
+		}
+		ints = []intParam{{"dim", &e.Dim, 5, 2, 16}, {"horizon", &e.Horizon, 6, 2, 1000}}
+	case "riverswim":
+		if err = named.CheckParams("states", "horizon"); err != nil {
+			return e, err
+		}
+		ints = []intParam{{"states", &e.States, 5, 3, 20}, {"horizon", &e.Horizon, 20, 1, 10000}}
+	case "base-mixture":
+		if err = named.CheckParams("states", "actions", "dim", "horizon"); err != nil {
+			return e, err
+		}
+		ints = []intParam{{"states", &e.States, 10, 3, 1000}, {"actions", &e.Actions, 4, 1, 64},
+			{"dim", &e.Dim, 6, 1, 64}, {"horizon", &e.Horizon, 8, 1, 10000}}
+	case "file":
+		if err = named.CheckParams(); err != nil {
+			return e, err
+		}
+		e.File = s.Env.File
+	default:
+		return e, fmt.Errorf("env.name: unknown environment %q of family linmix (allowed: two-state-hard, hard-to-learn, riverswim, base-mixture, file)", kind)
+	}
+	for _, p := range ints {
+		if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
+			return e, err
+		}
+	}
+	if _, err := e.Build(s.Seeds[0], s.Episodes); err != nil {
+		if kind == "file" {
+			return e, fmt.Errorf("env.file: %w", err)
+		}
+		return e, fmt.Errorf("env.params: %w", err)
+	}
+	return e, nil
+}
+
+// specConfig translates a RunSpec into a Config (validated).
+func specConfig(s *engine.RunSpec) (*Config, error) {
+	switch {
+	case s.Episodes < 10 || s.Episodes > 10_000_000:
+		return nil, fmt.Errorf("episodes: must be in [10, 10000000] for family linmix, got %d", s.Episodes)
+	case len(s.Seeds) > 1000:
+		return nil, fmt.Errorf("seeds: family linmix runs at most 1000 seeds, got %d", len(s.Seeds))
+	}
+	env, err := specEnv(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Privacy.Noise != "seeded" {
+		return nil, fmt.Errorf("privacy.noise: family linmix runs only with the seeded source (its experiments build the agents' seeded form), got %q", s.Privacy.Noise)
+	}
+	calib := s.Privacy.Calibration
+	if calib != "" {
+		if calib, err = calibration.Canonical("privacy.calibration", calib, calibration.Paper, calibration.Laplace, calibration.ZCDP); err != nil {
+			return nil, fmt.Errorf("%w (family linmix)", err)
+		}
+	}
+	if calib == calibration.Paper {
+		calib = "" // the family's default, spelled as in the reproductions' curves
+	}
+	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta,
+		P: specP, Points: specPoints, Envs: []EnvConfig{env}, BetaMults: []float64{s.Multipliers.Bonus}, ShiftMult: specShiftMult}
+	known := map[string]bool{}
+	for _, n := range AgentNames() {
+		known[n] = true
+	}
+	for i, name := range s.Agents {
+		if !known[name] {
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family linmix (allowed: %s)", i, name, strings.Join(AgentNames(), ", "))
+		}
+		alg, mode, _ := strings.Cut(name, "/")
+		cv := CurveSpec{Algorithm: alg, Mode: mode}
+		if mode != "none" {
+			if len(s.Privacy.Epsilons) == 0 {
+				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
+			}
+			cv.Epsilons = append([]float64(nil), s.Privacy.Epsilons...)
+			switch {
+			case calib != "" && alg == PracticalAlgorithm:
+				return nil, fmt.Errorf("privacy.calibration: %s applies to the papers' agents; %s (agents[%d]) calibrates through its own μ-GDP accountant (allowed with it: paper or empty)", calib, name, i)
+			case calib != "" && alg != "ucrl-vtr":
+				return nil, fmt.Errorf("privacy.calibration: %s is defined for ucrl-vtr only (spec §3.5, P7), not for %s (agents[%d]) (allowed with it: paper or empty)", calib, name, i)
+			}
+			cv.Calibration = calib
+		}
+		if alg == PracticalAlgorithm {
+			cv.Practical = &PracticalSpec{BatchEvery: specPracticalBatch, Budget: specPracticalBudget, BetaMult: specPracticalBetaMult * s.Multipliers.Bonus}
+		}
+		// Validated one curve at a time so that an error names the agent it comes from.
+		one := *cfg
+		one.Curves = []CurveSpec{cv}
+		if err := one.Validate(); err != nil {
+			return nil, fmt.Errorf("agents[%d] (%s): %w", i, name, err)
+		}
+		cfg.Curves = append(cfg.Curves, cv)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
