@@ -13,7 +13,8 @@ import (
 func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 	var out, seeds, config string
 	var episodes, workers int
-	var long, quiet, force bool
+	var long, quiet bool
+	var o outputFlags
 	cmd := &cobra.Command{
 		Use:   "practical-tabular",
 		Short: "dprl's own practical private tabular agents (practical-jdp/ldp/psrl-jdp) vs UCBVI and the papers' DP-UCBVI, RiverSwim + Garnets, ε grid",
@@ -41,6 +42,12 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 			}
 			cfg.Long = long
+			if err := checkWorkers(workers); err != nil {
+				return err
+			}
+			if err := o.check(); err != nil {
+				return err
+			}
 			if err := cfg.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -57,7 +64,7 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 				return usageError{err}
 			}
 			start := time.Now()
-			text, err := executePlan(p, workers, out, outputFlags{force: force, logY: "auto"}, nil, stderr, quiet)
+			text, err := executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
 			if err != nil {
 				return err
 			}
@@ -73,6 +80,6 @@ func newPracticalTabularCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
 	f.BoolVar(&long, "long", false, "run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
-	f.BoolVar(&force, "force", false, "replace an earlier run in the output directory (its manifest, summaries, figures and CSV files are removed first)")
+	o.add(cmd, "auto")
 	return cmd
 }

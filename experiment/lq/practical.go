@@ -350,13 +350,15 @@ func (r *PracticalResult) WriteWith(dir string, out rundir.Options, command []st
 	if err := rundir.Prepare(dir, out.Force); err != nil {
 		return "", err
 	}
-	return r.write(dir, out.LogY, command)
+	return r.write(dir, out, nil, command)
 }
 
-// write writes the run directory (prepared) with the regret figure's y axis logY ("" or
-// "log": logarithmic; "linear"; "auto").
-func (r *PracticalResult) write(dir, logY string, command []string) (string, error) {
-	out := rundir.Options{LogY: logY}
+// write writes the run directory (prepared) with the output options out: the regret figure's
+// y axis out.LogY ("" or "log": logarithmic; "linear"; "auto"), and the manifest last through
+// rundir.WriteManifest (out.BeforeManifest, set by the engine, writes meta.json,
+// config.resolved.yaml and regret_long.csv just before it). inputs are the input files
+// recorded in the manifest; without any, the embedded configuration is recorded.
+func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.Input, command []string) (string, error) {
 	if out.LogY == "" {
 		out.LogY = "log"
 	}
@@ -422,9 +424,11 @@ func (r *PracticalResult) write(dir, logY string, command []string) (string, err
 		return "", err
 	}
 	files = append(files, "summary.md")
-	in := rundir.HashBytes("config", "embedded:experiment/lq/configs/practical-lq.yaml", practicalEmbedded)
-	man := PracticalManifest{Provenance: rundir.NewProvenance([]rundir.Input{in}), Format: PracticalVersion, Command: command, PracticalResult: r, Files: files}
-	if err := rundir.WriteJSON(filepath.Join(dir, "manifest.json"), man); err != nil {
+	if len(inputs) == 0 {
+		inputs = []rundir.Input{rundir.HashBytes("config", "embedded:experiment/lq/configs/practical-lq.yaml", practicalEmbedded)}
+	}
+	man := PracticalManifest{Provenance: rundir.NewProvenance(inputs), Format: PracticalVersion, Command: command, PracticalResult: r, Files: files}
+	if err := rundir.WriteManifest(dir, out, man); err != nil {
 		return "", err
 	}
 	return summary, nil

@@ -319,13 +319,15 @@ func (p *practicalPlan) result(c *engine.Collection) (*PracticalResult, error) {
 	return res, nil
 }
 
-// Collect implements engine.Plan: curves, figure, summary and the manifest last.
+// Collect implements engine.Plan: curves, figure, summary and the manifest last (with the
+// collection's output options, so the engine writes meta.json, config.resolved.yaml and
+// regret_long.csv just before the manifest, as for every family).
 func (p *practicalPlan) Collect(c *engine.Collection) (string, error) {
 	res, err := p.result(c)
 	if err != nil {
 		return "", err
 	}
-	summary, err := res.write(c.Dir, c.Options.LogY, c.Command)
+	summary, err := res.write(c.Dir, c.Options, c.Inputs, c.Command)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
 	}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/rundir"
 )
 
 // TestPracticalExpConfig: the embedded configuration parses; bad fields are named.
@@ -73,5 +75,27 @@ func TestPracticalExpRun(t *testing.T) {
 	}
 	if _, err := a.Write(dir, false, nil); err == nil {
 		t.Error("an earlier run was overwritten without force")
+	}
+	// The output options reach the manifest: BeforeManifest (the engine's hook for meta.json,
+	// config.resolved.yaml and regret_long.csv) runs once, after the curves, before the manifest.
+	calls := 0
+	out := rundir.Options{Force: true, LogY: "auto", BeforeManifest: func(d string) error {
+		calls++
+		if _, err := os.Stat(filepath.Join(d, "manifest.json")); !os.IsNotExist(err) {
+			t.Errorf("manifest present before BeforeManifest: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(d, "curves", "zero-policy.csv")); err != nil {
+			t.Errorf("curves not written before BeforeManifest: %v", err)
+		}
+		return nil
+	}}
+	if _, err := a.WriteWith(dir, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("BeforeManifest called %d times", calls)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+		t.Error(err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dprl/dprl/experiment/rundir"
 )
 
 //go:embed configs/practical-tabular.yaml
@@ -45,18 +47,25 @@ type Config struct {
 	// Long (set by --long, or long: true in a sweep configuration): the LDP curves run for
 	// LDPLongEpisodes.
 	Long bool `yaml:"long,omitempty" json:"long"`
+	// Inputs are the files this configuration was read from (LoadConfig), with their SHA-256;
+	// they are recorded in the manifest.
+	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
 // DefaultConfig returns the embedded configuration.
 func DefaultConfig() (*Config, error) { return ParseConfig(defaultYAML) }
 
-// LoadConfig reads a YAML configuration file.
+// LoadConfig reads a YAML configuration file and records it (with its SHA-256) in Inputs.
 func LoadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	return ParseConfig(b)
+	c, err := ParseConfig(b)
+	if c != nil {
+		c.Inputs = []rundir.Input{rundir.HashBytes("config", path, b)}
+	}
+	return c, err
 }
 
 // ParseConfig parses YAML, rejecting unknown fields, and validates it.

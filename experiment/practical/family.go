@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -180,12 +181,16 @@ func (p *plan) result(c *engine.Collection) (*Result, error) {
 	return res, nil
 }
 
-// Collect implements engine.Plan: curves, figures, summary and the manifest last (Write).
+// Collect implements engine.Plan: curves, figures, summary and the manifest last (Write, with
+// the collection's output options, so the engine writes meta.json, config.resolved.yaml and
+// regret_long.csv just before the manifest, as for every family).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
 	res, err := p.result(c)
 	if err != nil {
 		return "", err
 	}
+	res.Output = c.Options
+	res.Inputs = rundir.MergeInputs(rundir.MergeInputs(nil, p.cfg.Inputs), c.Inputs)
 	man, summary, err := res.Write(c.Dir, c.Command)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)

@@ -2,14 +2,15 @@ package practical
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 
+	"gonum.org/v1/plot/vg"
+
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/report"
 )
@@ -23,9 +24,10 @@ type Goal struct {
 }
 
 // Manifest is written last as manifest.json: its presence means the directory is complete.
+// Its provenance (dprl and Go versions, git commit, input files) is that of every family.
 type Manifest struct {
+	rundir.Provenance
 	Command []string `json:"command,omitempty"`
-	Go      string   `json:"go_version"`
 	*Result
 	Goals   []Goal   `json:"goals"`
 	Figures []string `json:"figures"`
@@ -211,13 +213,28 @@ func (r *Result) groups() []string {
 	return g
 }
 
+// NoLearningLabel is the legend of the no-learning reference line of a regret figure: the
+// cumulative regret of the uniformly random policy (perEpisode per episode), which is what an
+// agent that never learns (initial Q̃ ≡ H, random ties) incurs.
+func NoLearningLabel(perEpisode float64) string {
+	return fmt.Sprintf("no learning (uniform policy, %.4g/episode)", perEpisode)
+}
+
 // Write stores the run in dir: curves/<group>/<label>.csv, one regret figure per group with
-// 95 % bands, the privacy-cost-vs-ε figure, summary.md, and manifest.json (last). Every file is
-// written atomically. It returns the summary.
+// 95 % bands and the no-learning reference line (y axis per r.Output.LogY), the
+// privacy-cost-vs-ε figure, summary.md, and manifest.json (last, through
+// rundir.WriteManifest with r.Output, so the engine's meta.json, config.resolved.yaml and
+// regret_long.csv come just before it). Every file is written atomically. It returns the
+// summary.
 func (r *Result) Write(dir string, command []string) (*Manifest, string, error) {
-	man := &Manifest{Command: command, Go: runtime.Version(), Result: r, Goals: r.Goals()}
+	if err := r.Output.Validate(); err != nil {
+		return nil, "", err
+	}
+	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Result: r, Goals: r.Goals()}
 	for _, group := range r.groups() {
 		var curves []report.Curve
+		var finals []float64
+		var refX []float64
 		for _, cv := range r.Curves {
 			if cv.Group != group {
 				continue
@@ -249,9 +266,21 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 				st = report.StyleNonPrivate
 			}
 			curves = append(curves, report.Curve{Label: cv.Label, X: x, Band: bd, Style: st})
+			finals = append(finals, bd.Mean[bd.Len()-1])
+			if len(x) > len(refX) {
+				refX = x
+			}
+		}
+		if u := r.Uniform[group]; u > 0 && len(refX) > 0 {
+			ref := make([]float64, len(refX))
+			for i, k := range refX {
+				ref[i] = u * k
+			}
+			curves = append(curves, report.Curve{Label: NoLearningLabel(u), X: refX, Band: report.Band{Mean: ref}, Style: report.StyleReference})
 		}
 		name := "regret-" + group
-		if err := report.PlotCurves(filepath.Join(dir, name), fmt.Sprintf("%s: cumulative regret, mean ± 95%% CI", group), "episode", "cumulative regret", curves, report.PlotOptions{}); err != nil {
+		if err := report.PlotCurves(filepath.Join(dir, name), fmt.Sprintf("%s: cumulative regret, mean ± 95%% CI", group), "episode", "cumulative regret", curves,
+			report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: r.Output.UseLogY(finals)}); err != nil {
 			return nil, "", err
 		}
 		man.Figures = append(man.Figures, name+".png", name+".svg")
@@ -297,11 +326,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(sum), 0o644); err != nil {
 		return nil, "", err
 	}
-	data, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(data, '\n'), 0o644); err != nil {
+	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
 		return nil, "", err
 	}
 	return man, sum, nil

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/rundir"
 )
 
 // TestDefaultConfig: the embedded configuration parses, validates, and states the issue's
@@ -226,6 +228,55 @@ func TestGoalsVerdict(t *testing.T) {
 			if got[id] != w {
 				t.Errorf("%s: %s holds = %v, want %v", c.name, id, got[id], w)
 			}
+		}
+	}
+}
+
+// TestWriteOutputOptions: Write validates Output.LogY before writing anything, calls
+// Output.BeforeManifest (the engine's hook for meta.json, config.resolved.yaml and
+// regret_long.csv) once with the run directory after the curve CSVs and before the manifest,
+// and each group's regret figure carries the no-learning reference line.
+func TestWriteOutputOptions(t *testing.T) {
+	res := tinyResult(t)
+	bad := filepath.Join(t.TempDir(), "bad")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res.Output = rundir.Options{LogY: "sideways"}
+	if _, _, err := res.Write(bad, nil); err == nil || !strings.Contains(err.Error(), "log-y") {
+		t.Errorf("LogY sideways: error %v", err)
+	}
+	if ents, _ := os.ReadDir(bad); len(ents) != 0 {
+		t.Errorf("a refused write left %d files", len(ents))
+	}
+	dir := t.TempDir()
+	calls := 0
+	res.Output = rundir.Options{LogY: "log", BeforeManifest: func(d string) error {
+		calls++
+		if d != dir {
+			t.Errorf("BeforeManifest(%s), want %s", d, dir)
+		}
+		if _, err := os.Stat(filepath.Join(d, "manifest.json")); !os.IsNotExist(err) {
+			t.Errorf("manifest written before BeforeManifest: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(d, "curves", "riverswim-jdp", "ucbvi.csv")); err != nil {
+			t.Errorf("curve CSVs not written before BeforeManifest: %v", err)
+		}
+		return nil
+	}}
+	if _, _, err := res.Write(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 {
+		t.Errorf("BeforeManifest called %d times", calls)
+	}
+	for _, g := range res.groups() {
+		svg, err := os.ReadFile(filepath.Join(dir, "regret-"+g+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u := res.Uniform[g]; !(u > 0) || !strings.Contains(string(svg), NoLearningLabel(u)) {
+			t.Errorf("regret-%s.svg: no no-learning line (uniform %v per episode)", g, u)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -52,8 +53,14 @@ type Result struct {
 	Curves  []*Curve `json:"curves"`
 	Seconds float64  `json:"wall_seconds"`
 	Workers int      `json:"workers"`
-	// Uniform is the per-episode regret of the uniform random policy per environment group.
+	// Uniform is the per-episode regret of the uniform random policy per environment group
+	// (the no-learning reference: an agent that never learns plays it every episode).
 	Uniform map[string]float64 `json:"uniform_regret_per_episode"`
+	// Output are the output options of Write (LogY of the regret figures; BeforeManifest, set
+	// by the engine, writes meta.json, config.resolved.yaml and regret_long.csv).
+	Output rundir.Options `json:"-"`
+	// Inputs are the input files recorded in the manifest (the configuration file).
+	Inputs []rundir.Input `json:"-"`
 }
 
 // Options control execution only.
