@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"time"
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
@@ -68,11 +67,5 @@ func runFamily(r *engine.Registry, fam string, block []byte, source string, inpu
 	if !outSet {
 		out = "runs/" + p.Name()
 	}
-	start := time.Now()
-	text, err := executePlan(p, workers, out, o, inputs, stderr, quiet)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
-	return nil
+	return runPlanned(p, inputs, workers, out, o, stdout, stderr, quiet)
 }

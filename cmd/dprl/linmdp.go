@@ -81,6 +81,16 @@ func runLinMDPSuite(cmd *cobra.Command, suite *explin.Suite, seeds string, episo
 	if !cmd.Flags().Changed("out") {
 		out = "runs/" + suite.Name
 	}
+	// The cheap checks of executePlan, before planning (which builds every agent once).
+	if err := checkWorkers(workers); err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	if err := checkOut(out); err != nil {
+		return err
+	}
 	p, err := explin.PlanSuite(suite)
 	if err != nil {
 		return usageError{err}

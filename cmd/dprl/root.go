@@ -160,7 +160,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		configPath, out, env, envFile, agent, calib, seeds, preset, emode, noiseKind, family string
 		horizon, episodes, workers, states, actions, branching                               int
-		eps, beta, mult, density                                                             float64
+		eps, beta, mult, density, delta                                                      float64
+		envParams                                                                            []string
 		envSeed                                                                              uint64
 		quiet                                                                                bool
 		o                                                                                    outputFlags
@@ -207,7 +208,22 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					if _, err := newRegistry().Lookup(family); err != nil {
 						return badInput("--family: %v", err)
 					}
-					return badInput("--family %s: describe the experiment in a configuration file (family: %s, then its fields) and pass --config FILE; the flags describe tabular experiments", family, family)
+					s, err := runSpecFromFlags(cmd, runSpecFlags{family: family, env: env, envFile: envFile, agent: agent, calib: calib,
+						noise: noiseKind, seeds: seeds, params: envParams, eps: eps, delta: delta, mult: mult, episodes: episodes})
+					if err != nil {
+						return err
+					}
+					return runSpec(s, workers, out, cmd.Flags().Changed("out"), o, stdout, stderr, quiet)
+				}
+				if cmd.Flags().Changed("delta") {
+					return badInput("--delta: the tabular family's agents are pure ε-DP (dprl's (ε, δ) practical tabular agents run in family practical-tabular)")
+				}
+				params, err := parseEnvParams(envParams)
+				if err != nil {
+					return err
+				}
+				if err := applyTabularParams(cmd, params); err != nil {
+					return err
 				}
 				if err := checkRunFlags(cmd, env, agent, beta, mult); err != nil {
 					return err
@@ -246,10 +262,12 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&configPath, "config", "", "YAML experiment file (overrides the other flags); its family: selects the agent family (default tabular)")
-	f.StringVar(&family, "family", experiment.FamilyName, "agent family (see dprl list); families other than tabular take --config")
+	f.StringVar(&family, "family", experiment.FamilyName, "agent family (see dprl list); the shared flags (--env, --env-file, --env-param, --agent, --epsilon, --delta, --calibration, --noise, --multiplier, --episodes, --seeds) work for every family")
 	f.StringVar(&out, "out", "", "run directory (default runs/<name>)")
-	f.StringVar(&env, "env", "riverswim", "environment: riverswim, garnet or file")
-	f.StringVar(&envFile, "env-file", "", "MDP file (JSON or YAML) for --env file")
+	f.StringVar(&env, "env", "riverswim", "environment (tabular: riverswim, garnet or file; other families: dprl list, default the family's reference environment)")
+	f.StringVar(&envFile, "env-file", "", "model file (JSON or YAML) for --env file")
+	f.StringArrayVar(&envParams, "env-param", nil, "environment parameter NAME=NUMBER (repeatable; dprl list names each environment's parameters)")
+	f.Float64Var(&delta, "delta", 1e-5, "δ of (ε, δ) agents (families other than tabular)")
 	f.IntVar(&horizon, "horizon", 20, "horizon H (riverswim, garnet)")
 	f.IntVar(&states, "states", 10, "garnet: number of states")
 	f.IntVar(&actions, "actions", 3, "garnet: number of actions")

@@ -138,7 +138,8 @@ func preflightTabular(cfg *experiment.Config, workers int, out string) error {
 // runConfigFlags are the `dprl run` flags that describe the experiment, refused beside
 // --config.
 var runConfigFlags = []string{"env", "env-file", "horizon", "states", "actions", "branching", "reward-density",
-	"env-seed", "agent", "epsilon", "calibration", "beta", "preset", "multiplier", "e-mode", "episodes", "seeds", "noise"}
+	"env-seed", "agent", "epsilon", "calibration", "beta", "preset", "multiplier", "e-mode", "episodes", "seeds", "noise",
+	"env-param", "delta"}
 
 // checkRunFlags validates the flag-built `dprl run` experiment before it is assembled: an
 // explicit value is never replaced by a default, and a flag that would have no effect for the

@@ -47,6 +47,9 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	if cfg.Calibration == "" {
 		cfg.Calibration = calibration.Exact
 	}
+	if _, err := calibration.Canonical("privacy.calibration", cfg.Calibration, calibration.Exact, calibration.Paper); err != nil {
+		return nil, fmt.Errorf("%w (family lq)", err)
+	}
 	if s.Privacy.Noise != "seeded" {
 		return nil, fmt.Errorf("privacy.noise: family lq runs only with the seeded source, got %q", s.Privacy.Noise)
 	}
