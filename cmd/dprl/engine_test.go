@@ -222,11 +222,9 @@ func testSweepShardsMergeEqualLocal(t *testing.T, repro string) {
 		t.Fatalf("sweep merge: %d %s", code, stderr)
 	}
 	sameRun(t, "3 shards merged vs local", local, sweep)
-	if repro != "practical-tabular" && repro != "practical-lq" { // not collected through the engine's run directory hook
-		for _, f := range []string{engine.LongRegretFile, engine.ResolvedConfigFile, engine.MetaFile} {
-			if _, err := os.Stat(filepath.Join(sweep, f)); err != nil {
-				t.Errorf("merged sweep: %v", err)
-			}
+	for _, f := range []string{engine.LongRegretFile, engine.ResolvedConfigFile, engine.MetaFile} {
+		if _, err := os.Stat(filepath.Join(sweep, f)); err != nil {
+			t.Errorf("merged sweep: %v", err)
 		}
 	}
 }

@@ -197,8 +197,7 @@ func runCommands(t *testing.T) map[string][]string {
 }
 
 // TestOutputFlagsEverywhere: every run and reproduce command has --force and --log-y (an
-// unknown axis is bad input, exit 2, before any compute). practical-tabular has --force only:
-// its experiment package (experiment/practical) has no y-axis option yet.
+// unknown axis is bad input, exit 2, before any compute).
 func TestOutputFlagsEverywhere(t *testing.T) {
 	root := newRoot(io.Discard, io.Discard)
 	out := filepath.Join(t.TempDir(), "out")
@@ -210,9 +209,6 @@ func TestOutputFlagsEverywhere(t *testing.T) {
 		}
 		if c.Flags().Lookup("force") == nil {
 			t.Errorf("%s has no --force", name)
-		}
-		if name == "practical-tabular" {
-			continue
 		}
 		if c.Flags().Lookup("log-y") == nil {
 			t.Errorf("%s has no --log-y", name)
