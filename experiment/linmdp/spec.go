@@ -1,0 +1,174 @@
+package linmdp
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
+)
+
+// Settings of the reproductions that a RunSpec does not expose (see PlanSpec).
+const (
+	// specP, specCheckpoints and specTieBreak are p, checkpoints and tie_break of the
+	// reproductions' main blocks (configs/linear-mdp.yaml, configs/practical-linear-mdp.yaml).
+	specP           = 0.05
+	specCheckpoints = 60
+	specTieBreak    = "bonus"
+	// specMatchCBeta is the non-private multiplier of the reproductions' tuned β mode.
+	specMatchCBeta = 0.05
+)
+
+// PlanSpec implements engine.SpecPlanner: the shared run schema for linear MDPs.
+//
+//   - env: latentriver (default, the reproductions' E2; params m 5, copies 10, horizon 20),
+//     riverswim (E1; n 6, horizon 20), randomsimplex (E3; n 100, a 4, d 8, horizon 10 — the
+//     spec §6.5 defaults — and seed 1), twostate100 (seed 1, horizon 15, the benchmarks'
+//     instance) or file (a linear MDP file with its own H; no params). The parameter names are
+//     Config's envs[] fields; omitted ones take the defaults above. The environment is named
+//     by its kind in the outputs.
+//   - agents: every name of dprl list (Config.agents). An agent that uses ε (the private
+//     agents and their ε-dependent twins rare-switch-reg, batch-twin, practical-lsvi-noiseoff)
+//     runs at every ε of privacy.epsilons, the others (lsvi-ucb, rare-switch,
+//     practical-rare-switch, practical-batch-twin) once.
+//   - privacy: δ of the private agents. Each agent's calibration is fixed by its name
+//     (AgentCalibration): privacy.calibration, if set, must be exact, paper or zcdp and equal
+//     the calibration of every calibrated agent listed (ngo and the practical agents exact;
+//     ngo-printed, luyo-batched, luyo-nonbatched paper; luyo-zcdp zcdp). noise seeded only (the
+//     experiment seeds every agent's noise).
+//   - multipliers.bonus: one β mode, the reproductions' tuned mode scaled: every agent's β is
+//     matched to bonus·0.05·dH√ln(2dKH/p)·√(its regulariser) (match_c_beta 0.05·bonus,
+//     match_regulariser true; named "tuned", or "tuned-x<bonus>" when bonus ≠ 1). With bonus 1
+//     the cells are those of the reproductions' tuned mode; practical-lsvi-theory keeps
+//     c_β = 1. β is post-processing: it never changes a noise level.
+//
+// The other settings are those of the reproductions' main blocks: p = 0.05, 60 log-spaced
+// checkpoints, tie-break bonus. The run is one block named after the run.
+func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+	cfg, err := specConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	return newSuitePlan(&Suite{Name: cfg.Name, Blocks: []*Config{cfg}}, nil)
+}
+
+// specEnv translates env into an EnvSpec (parameters checked, environment built once).
+func specEnv(s *engine.RunSpec) (EnvSpec, error) {
+	kind := s.Env.Name
+	if kind == "" {
+		kind = "latentriver"
+	}
+	e := EnvSpec{Name: kind, Kind: kind}
+	named := *s // errors name the environment even when env.name is omitted
+	named.Env.Name = kind
+	type intParam struct {
+		name        string
+		dst         *int
+		def, lo, hi int
+	}
+	var ints []intParam
+	seed := false
+	switch kind {
+	case "latentriver":
+		ints = []intParam{{"m", &e.M, 5, 2, 100}, {"copies", &e.Copies, 10, 2, 1000}, {"horizon", &e.Horizon, 20, 1, 1000}}
+	case "riverswim":
+		ints = []intParam{{"n", &e.N, 6, 2, 1000}, {"horizon", &e.Horizon, 20, 1, 1000}}
+	case "randomsimplex":
+		ints = []intParam{{"n", &e.N, 100, 1, 100000}, {"a", &e.A, 4, 1, 1000}, {"d", &e.D, 8, 1, 1000}, {"horizon", &e.Horizon, 10, 1, 1000}}
+		seed = true
+	case "twostate100":
+		ints = []intParam{{"horizon", &e.Horizon, 15, 1, 1000}}
+		seed = true
+	case "file":
+		e.Path = s.Env.File
+	default:
+		return e, fmt.Errorf("env.name: unknown environment %q of family linmdp (allowed: latentriver, riverswim, randomsimplex, twostate100, file)", kind)
+	}
+	var allowed []string
+	for _, p := range ints {
+		allowed = append(allowed, p.name)
+	}
+	if seed {
+		allowed = append(allowed, "seed")
+	}
+	if err := named.CheckParams(allowed...); err != nil {
+		return e, err
+	}
+	var err error
+	for _, p := range ints {
+		if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
+			return e, err
+		}
+	}
+	if seed {
+		v, err := s.IntParam("seed", 1, 0, 1<<52)
+		if err != nil {
+			return e, err
+		}
+		e.Seed = uint64(v)
+	}
+	if _, err := e.Build(); err != nil {
+		if kind == "file" {
+			return e, fmt.Errorf("env.file: %w", err)
+		}
+		return e, fmt.Errorf("env.params: %w", err)
+	}
+	return e, nil
+}
+
+// specConfig translates a RunSpec into a Config (validated).
+func specConfig(s *engine.RunSpec) (*Config, error) {
+	switch {
+	case s.Episodes < 10 || s.Episodes > 10_000_000:
+		return nil, fmt.Errorf("episodes: must be in [10, 10000000] for family linmdp, got %d", s.Episodes)
+	case len(s.Seeds) > 1000:
+		return nil, fmt.Errorf("seeds: family linmdp runs at most 1000 seeds, got %d", len(s.Seeds))
+	}
+	env, err := specEnv(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.Privacy.Noise != "seeded" {
+		return nil, fmt.Errorf("privacy.noise: family linmdp runs only with the seeded source (the experiment seeds every agent's noise), got %q", s.Privacy.Noise)
+	}
+	calib := s.Privacy.Calibration
+	if calib != "" {
+		if calib, err = calibration.Canonical("privacy.calibration", calib, calibration.Exact, calibration.Paper, calibration.ZCDP); err != nil {
+			return nil, fmt.Errorf("%w (family linmdp; each agent's calibration is fixed by its name, dprl list)", err)
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range agentNames {
+		known[n] = true
+	}
+	usesEps := false
+	for i, a := range s.Agents {
+		if !known[a] {
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family linmdp (allowed: %s)", i, a, strings.Join(agentNames, ", "))
+		}
+		if epsilonFree(a) {
+			continue
+		}
+		usesEps = true
+		if len(s.Privacy.Epsilons) == 0 {
+			return nil, fmt.Errorf("privacy.epsilons: required for the agent %s (agents[%d]), which runs at every ε, each in [1e-9, 1e9]", a, i)
+		}
+		if c := AgentCalibration(a); calib != "" && c != "" && c != calib {
+			return nil, fmt.Errorf("privacy.calibration: %s, but agent %s (agents[%d]) has calibration %s, fixed by its name (allowed with it: %s or empty; ngo-printed is ngo with paper, luyo-zcdp Luyo's agent with zcdp)", calib, a, i, c, c)
+		}
+	}
+	beta := BetaMode{Name: "tuned", MatchCBeta: specMatchCBeta * s.Multipliers.Bonus, MatchRegulariser: true}
+	if s.Multipliers.Bonus != 1 {
+		beta.Name = fmt.Sprintf("tuned-x%g", s.Multipliers.Bonus)
+	}
+	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta,
+		P: specP, Checkpoints: specCheckpoints, TieBreak: specTieBreak, Agents: append([]string(nil), s.Agents...),
+		Envs: []EnvSpec{env}, BetaModes: []BetaMode{beta}}
+	if usesEps {
+		cfg.Epsilons = append([]float64(nil), s.Privacy.Epsilons...)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
