@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -239,8 +240,25 @@ func TestKill9Resume(t *testing.T) {
 	if os.Getenv("DPRL_TEST_CLI") == "1" {
 		return
 	}
+	for _, c := range []struct {
+		repro    string
+		episodes string
+		killAt   int // units completed when the process is killed
+	}{
+		{"qiao-fig1", "1000", 3},
+		{"lq", "1000", 1},            // OFU-RL's units come first and take seconds each
+		{"linear-mixture", "300", 3}, // 193 units of three algorithm families
+	} {
+		t.Run(c.repro, func(t *testing.T) { kill9Resume(t, c.repro, c.episodes, c.killAt) })
+	}
+}
+
+// kill9Resume runs reproduction repro (K = episodes, seeds 1-2) as `dprl sweep run` in a
+// subprocess, kills it with SIGKILL once killAt units are complete, reruns it with `dprl run`,
+// and compares the outputs with an uninterrupted run.
+func kill9Resume(t *testing.T, repro, episodes string, killAt int) {
 	dir := t.TempDir()
-	code, cfg, _ := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "1000", "--seeds", "1-2")
+	code, cfg, _ := runCLI(t, "sweep", "config", repro, "--episodes", episodes, "--seeds", "1-2")
 	if code != 0 {
 		t.Fatal("sweep config failed")
 	}
@@ -248,21 +266,30 @@ func TestKill9Resume(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	code, plan, _ := runCLI(t, "sweep", "plan", cfgPath)
+	var total int
+	if code != 0 || !strings.HasPrefix(plan, "# ") {
+		t.Fatalf("sweep plan failed: %q", plan)
+	}
+	first, _, _ := strings.Cut(plan, "\n")
+	if _, err := fmt.Sscanf(first[strings.LastIndex(first, ", ")+2:], "%d units", &total); err != nil || total <= killAt {
+		t.Fatalf("sweep plan header %q: %v (total %d)", first, err, total)
+	}
 	out := filepath.Join(dir, "killed")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
 	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS=sweep\x1frun\x1f"+cfgPath+"\x1f--out\x1f"+out+"\x1f--shard\x1f0/1\x1f--workers\x1f1\x1f--quiet")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(120 * time.Second)
 	for {
 		ents, _ := filepath.Glob(filepath.Join(out, "units", "*.unit"))
-		if len(ents) >= 3 {
+		if len(ents) >= killAt {
 			break
 		}
 		if time.Now().After(deadline) {
 			_ = cmd.Process.Kill()
-			t.Fatal("no unit finished within 60 s")
+			t.Fatalf("fewer than %d units finished within 120 s", killAt)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -271,8 +298,8 @@ func TestKill9Resume(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	done, _ := filepath.Glob(filepath.Join(out, "units", "*.unit"))
-	if len(done) >= 34 {
-		t.Fatalf("the process finished (%d units) before it was killed; the test proves nothing", len(done))
+	if len(done) >= total {
+		t.Fatalf("the process finished (%d of %d units) before it was killed; the test proves nothing", len(done), total)
 	}
 	if code, stdout, stderr := runCLI(t, "run", "--config", cfgPath, "--out", out, "--quiet"); code != 0 {
 		t.Fatalf("rerun: %d %s %s", code, stdout, stderr)
