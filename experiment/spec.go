@@ -106,3 +106,10 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	}
 	return cfg, nil
 }
+
+// SpecEnvs implements engine.SpecEnvLister.
+func (Family) SpecEnvs() []engine.SpecEnv {
+	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}},
+		{Name: "garnet", Params: []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"}},
+		{Name: "file"}}
+}

@@ -7,6 +7,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	explin "github.com/dprl/dprl/experiment/linmdp"
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
@@ -99,12 +100,42 @@ func writeList(w io.Writer) {
 	}
 	fmt.Fprintln(w, "  (strict is the old name of exact and is still accepted)")
 
+	writeSpecEnvs(w, newRegistry())
+
 	var names []string
 	for _, c := range reproductions(io.Discard, io.Discard) {
 		names = append(names, c.Name())
 	}
 	fmt.Fprintln(w, "\nReproductions (dprl reproduce <name>): "+strings.Join(names, ", "))
 	fmt.Fprintln(w, "Privacy audit: dprl audit --list | --all | --family <f> | <target>...")
+}
+
+// writeSpecEnvs lists, per family, the environments of the shared run schema with their
+// env.params names (--env, --env-param), from the families themselves.
+func writeSpecEnvs(w io.Writer, r *engine.Registry) {
+	fmt.Fprintln(w, "\n== Shared run schema (dprl run --family F --env NAME --env-param K=V …; docs/engine.md) ==")
+	for _, n := range r.Names() {
+		f, _ := r.Lookup(n)
+		l, ok := f.(engine.SpecEnvLister)
+		if !ok {
+			continue
+		}
+		var envs []string
+		for i, e := range l.SpecEnvs() {
+			s := e.Name
+			if len(e.Params) > 0 {
+				s += "(" + strings.Join(e.Params, ", ") + ")"
+			}
+			if e.Name == "file" {
+				s += "(--env-file)"
+			}
+			if i == 0 {
+				s += " [default]"
+			}
+			envs = append(envs, s)
+		}
+		fmt.Fprintf(w, "  %-18s %s\n", n, strings.Join(envs, "; "))
+	}
 }
 
 // linMDPAgents describes the linear-MDP agents (experiment/linmdp agent names).

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/engine"
 )
 
 // TestRunSpecFlagsEveryFamily: `dprl run` flags fill the shared run schema for every family
@@ -104,4 +106,50 @@ func TestRunSpecBadInput(t *testing.T) {
 		{"spec practical tabular agent", []string{"run", "--config", write("pt.yaml", "agents: [practical-jdp]\nepisodes: 10\nseeds: [1]\n")}, "agents[0]"},
 		{"spec calibration", []string{"run", "--config", write("c.yaml", base+"privacy: {epsilons: [1], calibration: zcdp}\n")}, "privacy.calibration"},
 	})
+}
+
+// TestSpecEnvsMatchPlanSpec: the environments and parameters a family lists for `dprl list`
+// are exactly those its PlanSpec accepts — an unknown parameter is refused with the listed ones
+// as the allowed values, a listed environment without parameters takes none, and an unlisted
+// environment is refused.
+func TestSpecEnvsMatchPlanSpec(t *testing.T) {
+	r := newRegistry()
+	n := 0
+	for _, name := range r.Names() {
+		f, _ := r.Lookup(name)
+		l, ok := f.(engine.SpecEnvLister)
+		if !ok {
+			if _, plans := f.(engine.SpecPlanner); plans {
+				t.Errorf("family %s plans RunSpecs but does not list its environments", name)
+			}
+			continue
+		}
+		n++
+		for _, e := range l.SpecEnvs() {
+			s := &engine.RunSpec{Family: name, Agents: []string{"no-such-agent"}, Episodes: 100, Seeds: []uint64{1},
+				Env: engine.EnvSpec{Name: e.Name, Params: map[string]float64{"zz_unknown": 1}}}
+			if e.Name == "file" {
+				s.Env.File = "no-such-file.yaml"
+			}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			_, err := r.PlanSpec(s, "test")
+			want := "takes no parameters"
+			if len(e.Params) > 0 {
+				want = "(allowed: " + strings.Join(e.Params, ", ") + ")"
+			}
+			if err == nil || !strings.Contains(err.Error(), "env.params.zz_unknown") || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s/%s: PlanSpec error %v, want one naming env.params.zz_unknown and %q", name, e.Name, err, want)
+			}
+		}
+		s := &engine.RunSpec{Family: name, Agents: []string{"x"}, Episodes: 100, Seeds: []uint64{1}, Env: engine.EnvSpec{Name: "no-such-env"}}
+		_ = s.Validate()
+		if _, err := r.PlanSpec(s, "test"); err == nil || !strings.Contains(err.Error(), "env.name") {
+			t.Errorf("%s: unknown environment: %v", name, err)
+		}
+	}
+	if n < 4 {
+		t.Errorf("only %d families list their environments", n)
+	}
 }

@@ -86,6 +86,19 @@ type SpecPlanner interface {
 	PlanSpec(s *RunSpec, source string) (Plan, error)
 }
 
+// SpecEnv is an environment a SpecPlanner family accepts in env.name, with the names of its
+// env.params (for `dprl list`).
+type SpecEnv struct {
+	Name   string
+	Params []string
+}
+
+// SpecEnvLister is a SpecPlanner that lists its environments, the reference environment (the
+// one used when env.name is omitted) first.
+type SpecEnvLister interface {
+	SpecEnvs() []SpecEnv
+}
+
 // Bounds of RunSpec's fields (every input is bounded before anything is allocated).
 const (
 	// MaxSpecEpisodes bounds episodes.

@@ -172,3 +172,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	}
 	return cfg, nil
 }
+
+// SpecEnvs implements engine.SpecEnvLister.
+func (Family) SpecEnvs() []engine.SpecEnv {
+	return []engine.SpecEnv{{Name: "latentriver", Params: []string{"m", "copies", "horizon"}},
+		{Name: "riverswim", Params: []string{"n", "horizon"}},
+		{Name: "randomsimplex", Params: []string{"n", "a", "d", "horizon", "seed"}},
+		{Name: "twostate100", Params: []string{"horizon", "seed"}},
+		{Name: "file"}}
+}

@@ -189,3 +189,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	}
 	return cfg, nil
 }
+
+// SpecEnvs implements engine.SpecEnvLister.
+func (Family) SpecEnvs() []engine.SpecEnv {
+	return []engine.SpecEnv{{Name: "two-state-hard", Params: []string{"dim", "horizon", "q", "rho"}},
+		{Name: "hard-to-learn", Params: []string{"dim", "horizon"}},
+		{Name: "riverswim", Params: []string{"states", "horizon"}},
+		{Name: "base-mixture", Params: []string{"states", "actions", "dim", "horizon"}},
+		{Name: "file"}}
+}

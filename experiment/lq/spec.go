@@ -84,3 +84,8 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	}
 	return cfg, nil
 }
+
+// SpecEnvs implements engine.SpecEnvLister.
+func (Family) SpecEnvs() []engine.SpecEnv {
+	return []engine.SpecEnv{{Name: "lq-e1"}, {Name: "file"}}
+}
