@@ -102,6 +102,9 @@ type PracticalConfig struct {
 	References int `json:"references"`
 	// Search configures the optimistic step (lq spec §4.3).
 	Search SearchConfig `json:"-"`
+	// Warm configures the reuse of the optimistic step across releases (practical_search.go;
+	// the zero value warm-starts with no objective tolerance and no periodic refresh).
+	Warm WarmSearch `json:"-"`
 	// BLT optionally holds BLT parameters fitted beforehand (counter.FitSqrtBLT for the
 	// capacity; public, data-independent), so that many runs share one fit. Nil: fit here.
 	BLT *counter.BLTParams `json:"-"`
@@ -111,10 +114,10 @@ type PracticalConfig struct {
 
 // DefaultPracticalConfig returns the practical agent at (ε, 1e−5) for K episodes: budget 4
 // (LQ-E1: about the median of Σ_h(‖z_h‖²+‖x_{h+1}‖²) ≈ 3), M = 500, BLT counter, α = 0.05,
-// 4 reference directions, the default search.
+// 4 reference directions, the default search, warm-started across releases (DefaultWarmSearch).
 func DefaultPracticalConfig(epsilon float64, episodes int) PracticalConfig {
 	return PracticalConfig{Epsilon: epsilon, Delta: 1e-5, Episodes: episodes, Budget: 4, BatchEvery: 500,
-		Counter: "blt", Confidence: 0.05, Lambda: 1, References: 4, Search: DefaultSearch()}
+		Counter: "blt", Confidence: 0.05, Lambda: 1, References: 4, Search: DefaultSearch(), Warm: DefaultWarmSearch()}
 }
 
 // Name returns the agent's name.
@@ -169,6 +172,9 @@ func (c PracticalConfig) resolve(pub Public) (PracticalConfig, error) {
 		return c, fmt.Errorf("practical lq: system: need n, d, H >= 1, got %d, %d, %d", pub.N, pub.D, pub.H)
 	}
 	if _, err := lookupPracticalCounter(c.Counter); err != nil {
+		return c, err
+	}
+	if err := c.Warm.validate(); err != nil {
 		return c, err
 	}
 	return c, c.Search.validate()

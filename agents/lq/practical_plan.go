@@ -162,16 +162,20 @@ func (pl *PracticalPlanner) practicalConfidence(r *PracticalRelease) (*Practical
 // PracticalPlanner computes the practical agent's policies. Per release it derives the
 // confidence set (practicalConfidence) and, for each public reference initial state r_j, the
 // optimistic Θ̃_j ∈ argmin_{Θ ∈ C ∩ S̄} J*_1(Θ, r_j) with the optimistic step of lq spec §4.3
-// (OptimisticSearch, unchanged); user k plays the gains K_h(Θ̃_j) of the reference closest in
-// angle to her own x_{k,1} (eq. (9) with x_{k,1} quantised to a public grid of directions; the
-// gains of a Riccati solution do not depend on the state, only the choice of Θ̃ does). It reads
-// only PracticalRelease values, public constants, public random streams and the current user's
-// own initial state.
+// (OptimisticSearch, unchanged), warm-started from the previous release's Θ̃_j with full
+// multi-start searches on the first release, periodically and whenever the warm start fails
+// (practicalSearch, practical_search.go); user k plays the gains K_h(Θ̃_j) of the reference
+// closest in angle to her own x_{k,1} (eq. (9) with x_{k,1} quantised to a public grid of
+// directions; the gains of a Riccati solution do not depend on the state, only the choice of
+// Θ̃ does). It reads only PracticalRelease values, public constants, public random streams and
+// the current user's own initial state, and carries from release to release only its own
+// earlier outputs (the minimisers Θ̃_j): its plans are a function of the release sequence.
 type PracticalPlanner struct {
 	pub      Public
 	cfg      PracticalConfig
 	refs     [][]float64
 	s        *searcher
+	ws       *practicalSearch
 	releases int
 	seed     rng.Seed
 
@@ -185,8 +189,10 @@ type PracticalPlanner struct {
 type PracticalRefPlan struct {
 	// X is the reference state r_j (unit norm).
 	X []float64
-	// Search is the optimistic step's result, Gains the policy K_1(Θ̃)..K_H(Θ̃).
+	// Search is the optimistic step's result, Mode how it was computed (cold, warm, …), Gains
+	// the policy K_1(Θ̃)..K_H(Θ̃).
 	Search SearchResult
+	Mode   SearchMode
 	Gains  [][]float64
 	// Zero reports that every gain is exactly 0 (u ≡ 0).
 	Zero bool
@@ -232,12 +238,15 @@ func NewPracticalPlanner(pub Public, cfg PracticalConfig, seed rng.Seed) (*Pract
 		return nil, err
 	}
 	capacity := max(counter.Schedule{Every: cfg.BatchEvery}.Batches(cfg.Episodes-1), 1)
-	return &PracticalPlanner{pub: pub, cfg: cfg, refs: practicalReferences(pub.N, cfg.References),
-		s: newSearcher(pub, cfg.Search), releases: capacity + 1, seed: seed, index: -1}, nil
+	pl := &PracticalPlanner{pub: pub, cfg: cfg, refs: practicalReferences(pub.N, cfg.References),
+		s: newSearcher(pub, cfg.Search), releases: capacity + 1, seed: seed, index: -1}
+	pl.ws = newPracticalSearch(pl.s, cfg.Warm, len(pl.refs))
+	return pl, nil
 }
 
 // Prepare computes the confidence set and the reference plans for release r (a no-op if r's
-// index is the cached one).
+// index is the cached one). Releases must be passed in the order the curator made them: each
+// reference's search is warm-started from its plan for the previous release.
 func (pl *PracticalPlanner) Prepare(r *PracticalRelease) error {
 	if r.Index == pl.index && pl.Set != nil {
 		return nil
@@ -249,11 +258,11 @@ func (pl *PracticalPlanner) Prepare(r *PracticalRelease) error {
 	pl.Set = set
 	pl.Refs = pl.Refs[:0]
 	for i, x := range pl.refs {
-		sr := pl.s.search(&set.Set, x, pl.seed.Index(uint64(r.Index)).Index(uint64(i)).Rand())
+		sr, mode := pl.ws.search(&set.Set, x, i, r.Index, pl.seed.Index(uint64(r.Index)).Index(uint64(i)).Rand())
 		if !pl.s.ric.Solve(sr.Theta) {
 			return fmt.Errorf("practical lq: Riccati recursion failed at Θ̃")
 		}
-		rp := PracticalRefPlan{X: x, Search: sr, Gains: make([][]float64, pl.pub.H), Zero: true}
+		rp := PracticalRefPlan{X: x, Search: sr, Mode: mode, Gains: make([][]float64, pl.pub.H), Zero: true}
 		for h := range rp.Gains {
 			rp.Gains[h] = append([]float64(nil), pl.s.ric.K[h+1]...)
 			for _, g := range rp.Gains[h] {

@@ -26,6 +26,11 @@ type PracticalDiagnostics struct {
 	// reference plans with Θ* ∈ C ∩ S̄ and f(Θ̃) > J*_1(Θ*, r_j) + 1e−9(1+|J*|).
 	InSet              int `json:"theta_star_in_set"`
 	OptimismViolations int `json:"optimism_violations"`
+	// ColdSearches, WarmSearches and WarmFallbacks count the searches by SearchMode: full
+	// multi-start, warm-started and accepted, warm-started and rejected (the full search ran).
+	ColdSearches  int `json:"cold_searches"`
+	WarmSearches  int `json:"warm_searches"`
+	WarmFallbacks int `json:"warm_fallbacks"`
 	// ZeroPolicy counts episodes played with u ≡ 0; FirstNonZero is the first such episode
 	// with a nonzero gain (0 if none).
 	ZeroPolicy   int `json:"zero_policy_episodes"`
@@ -119,6 +124,14 @@ func RunPractical(ctx context.Context, sys *lq.System, cfg PracticalConfig, seed
 				}
 				if rp.Search.Empty {
 					dg.EmptySets++
+				}
+				switch rp.Mode {
+				case SearchCold:
+					dg.ColdSearches++
+				case SearchWarm:
+					dg.WarmSearches++
+				case SearchFallback:
+					dg.WarmFallbacks++
 				}
 				if js := sys.Optimal(rp.X); in && rp.Search.F > js+1e-9*(1+math.Abs(js)) {
 					dg.OptimismViolations++
