@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/rundir"
 )
 
@@ -47,9 +49,59 @@ type Config struct {
 	// Long (set by --long, or long: true in a sweep configuration): the LDP curves run for
 	// LDPLongEpisodes.
 	Long bool `yaml:"long,omitempty" json:"long"`
+	// Curves, when non-empty, replace the reproduction's grid of curves (the shared run schema,
+	// PlanSpec): each curve runs for `episodes` over `seeds` on its environment, and
+	// ldp_episodes, ldp_long_episodes, long, epsilons and garnet.{episodes, seeds, env_seeds}
+	// are not used (they may be omitted). Omitted: the reproduction's grid.
+	Curves []CurveSpec `yaml:"curves,omitempty" json:"curves,omitempty"`
+	// Noise is the privacy noise source: "seeded" (omitted; reproducible, derived from the run
+	// seed) or "secure" (the agents' deployment default, crypto-seeded; not reproducible).
+	Noise string `yaml:"noise,omitempty" json:"noise,omitempty"`
 	// Inputs are the files this configuration was read from (LoadConfig), with their SHA-256;
 	// they are recorded in the manifest.
 	Inputs []rundir.Input `yaml:"-" json:"-"`
+}
+
+// CurveSpec is one curve of a configuration with explicit curves (Config.Curves).
+type CurveSpec struct {
+	// Env is "riverswim" (horizon) or "garnet" (horizon and the garnet block's shape).
+	Env string `yaml:"env" json:"env"`
+	// EnvSeed is the Garnet's seed, >= 1 (garnet only).
+	EnvSeed uint64 `yaml:"env_seed,omitempty" json:"env_seed,omitempty"`
+	// Agent is ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp (the papers', exact calibration) or one of
+	// dprl's practical tabular agents.
+	Agent string `yaml:"agent" json:"agent"`
+	// Epsilon is ε of a private agent (finite, > 0); omitted for a non-private one.
+	Epsilon float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
+}
+
+// MaxCurves bounds Config.Curves.
+const MaxCurves = 10_000
+
+// agentNames lists the agents of explicit curves (for errors): the papers' baselines of the
+// reproduction (exact calibration, the repository's practical UCBVI bonus), then dprl's
+// practical agents.
+func agentNames() string {
+	names := []string{"ucbvi", "dp-ucbvi-jdp", "dp-ucbvi-ldp"}
+	for _, a := range agents.PracticalAgents() {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// agentPrivate reports whether name is a private agent of the family (ok = false if it is not
+// one of its agents).
+func agentPrivate(name string) (private, ok bool) {
+	switch name {
+	case "ucbvi":
+		return false, true
+	case "dp-ucbvi-jdp", "dp-ucbvi-ldp":
+		return true, true
+	}
+	if info, err := agents.LookupPractical(name); err == nil {
+		return info.Model != agents.NonPrivate, true
+	}
+	return false, false
 }
 
 // DefaultConfig returns the embedded configuration.
@@ -95,25 +147,22 @@ func checkSeeds(field string, s []uint64) error {
 
 // Validate checks every field; errors name the field and the allowed range.
 func (c *Config) Validate() error {
+	if len(c.Curves) > 0 {
+		return c.validateCurves()
+	}
 	for _, f := range []struct {
 		name string
 		v    int
 	}{{"episodes", c.Episodes}, {"ldp_episodes", c.LDPEpisodes}, {"ldp_long_episodes", c.LDPLongEpisodes}, {"garnet.episodes", c.Garnet.Episodes}} {
-		if f.v < 10 || f.v > 100_000_000 {
-			return fmt.Errorf("%s: must be in [10, 1e8], got %d", f.name, f.v)
+		if err := checkEpisodes(f.name, f.v); err != nil {
+			return err
 		}
 	}
-	if c.Horizon < 1 || c.Horizon > 10000 {
-		return fmt.Errorf("horizon: must be in [1, 10000], got %d", c.Horizon)
-	}
-	if err := checkSeeds("seeds", c.Seeds); err != nil {
+	if err := c.validateCommon(); err != nil {
 		return err
 	}
 	if err := checkSeeds("garnet.seeds", c.Garnet.Seeds); err != nil {
 		return err
-	}
-	if !(c.Delta > 0 && c.Delta < 1) {
-		return fmt.Errorf("delta: must be in (0,1), got %g", c.Delta)
 	}
 	if len(c.Epsilons) == 0 {
 		return fmt.Errorf("epsilons: at least one ε is required")
@@ -128,10 +177,38 @@ func (c *Config) Validate() error {
 	if !has1 {
 		return fmt.Errorf("epsilons: must contain 1 (the goals are stated at ε = 1)")
 	}
-	g := c.Garnet
-	if len(g.EnvSeeds) == 0 {
+	if len(c.Garnet.EnvSeeds) == 0 {
 		return fmt.Errorf("garnet.env_seeds: at least one environment is required")
 	}
+	return c.validateGarnetShape()
+}
+
+func checkEpisodes(field string, v int) error {
+	if v < 10 || v > 100_000_000 {
+		return fmt.Errorf("%s: must be in [10, 1e8], got %d", field, v)
+	}
+	return nil
+}
+
+// validateCommon checks the fields every configuration uses: horizon, seeds, delta, noise.
+func (c *Config) validateCommon() error {
+	if c.Horizon < 1 || c.Horizon > 10000 {
+		return fmt.Errorf("horizon: must be in [1, 10000], got %d", c.Horizon)
+	}
+	if err := checkSeeds("seeds", c.Seeds); err != nil {
+		return err
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		return fmt.Errorf("delta: must be in (0,1), got %g", c.Delta)
+	}
+	if c.Noise != "" && c.Noise != "seeded" && c.Noise != "secure" {
+		return fmt.Errorf("noise: must be seeded or secure, got %q", c.Noise)
+	}
+	return nil
+}
+
+func (c *Config) validateGarnetShape() error {
+	g := c.Garnet
 	if g.States < 2 || g.States > 200 || g.Actions < 2 || g.Actions > 50 {
 		return fmt.Errorf("garnet.states/actions: must be in [2, 200] / [2, 50], got %d / %d", g.States, g.Actions)
 	}
@@ -140,6 +217,54 @@ func (c *Config) Validate() error {
 	}
 	if !(g.RewardDensity > 0 && g.RewardDensity <= 1) {
 		return fmt.Errorf("garnet.reward_density: must be in (0, 1], got %g", g.RewardDensity)
+	}
+	return nil
+}
+
+// validateCurves checks a configuration with explicit curves: the fields it uses and every
+// curve (environment, agent, ε), each (environment, agent, ε) once.
+func (c *Config) validateCurves() error {
+	if err := checkEpisodes("episodes", c.Episodes); err != nil {
+		return err
+	}
+	if err := c.validateCommon(); err != nil {
+		return err
+	}
+	if len(c.Curves) > MaxCurves {
+		return fmt.Errorf("curves: at most %d curves, got %d", MaxCurves, len(c.Curves))
+	}
+	garnet := false
+	seen := map[CurveSpec]bool{}
+	for i, cv := range c.Curves {
+		switch cv.Env {
+		case "riverswim":
+			if cv.EnvSeed != 0 {
+				return fmt.Errorf("curves[%d].env_seed: only for env garnet, got %d", i, cv.EnvSeed)
+			}
+		case "garnet":
+			if cv.EnvSeed < 1 || cv.EnvSeed > 1<<52 {
+				return fmt.Errorf("curves[%d].env_seed: must be in [1, 2^52], got %d", i, cv.EnvSeed)
+			}
+			garnet = true
+		default:
+			return fmt.Errorf("curves[%d].env: unknown environment %q (allowed: riverswim, garnet)", i, cv.Env)
+		}
+		private, ok := agentPrivate(cv.Agent)
+		switch {
+		case !ok:
+			return fmt.Errorf("curves[%d].agent: unknown agent %q (allowed: %s)", i, cv.Agent, agentNames())
+		case private && (!(cv.Epsilon >= 1e-9 && cv.Epsilon <= 1e9)):
+			return fmt.Errorf("curves[%d].epsilon: the private agent %s needs ε in [1e-9, 1e9], got %g", i, cv.Agent, cv.Epsilon)
+		case !private && cv.Epsilon != 0:
+			return fmt.Errorf("curves[%d].epsilon: %s is not private (omit ε), got %g", i, cv.Agent, cv.Epsilon)
+		}
+		if seen[cv] {
+			return fmt.Errorf("curves[%d]: curve %s %s ε=%g listed twice", i, cv.Env, cv.Agent, cv.Epsilon)
+		}
+		seen[cv] = true
+	}
+	if garnet {
+		return c.validateGarnetShape()
 	}
 	return nil
 }

@@ -97,6 +97,8 @@ type unitSpec struct {
 	Delta    float64       `json:"delta"`
 	EnvSeed  uint64        `json:"env_seed,omitempty"`
 	Garnet   *GarnetConfig `json:"garnet,omitempty"`
+	// Noise is "secure" for the Secure source (omitted: seeded, as every reproduction).
+	Noise string `json:"noise,omitempty"`
 }
 
 // unitResult is what one (curve, seed) unit records: the seed's run and the accountant's
@@ -120,6 +122,9 @@ func newPlan(cfg *Config) (*plan, error) {
 		p.envs = append(p.envs, m)
 		us := unitSpec{Group: cv.Group, Label: cv.Label, Agent: cv.Agent, Epsilon: cv.Epsilon, Episodes: cv.Episodes,
 			Horizon: cfg.Horizon, Delta: cfg.Delta, EnvSeed: cv.EnvSeed}
+		if cfg.Noise == "secure" {
+			us.Noise = cfg.Noise
+		}
 		if cv.EnvSeed != 0 {
 			g := cfg.Garnet
 			g.Seeds, g.EnvSeeds = nil, nil
@@ -149,7 +154,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 	ci := p.index[i][0]
 	cv := p.curves[ci]
 	// The environment is shared read-only by the units of a curve.
-	r, privacy, private, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, st.Seed, rec.Advance)
+	r, privacy, private, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, p.cfg.Noise == "secure", st.Seed, rec.Advance)
 	if err != nil {
 		return err // the engine names the unit (cell and seed)
 	}

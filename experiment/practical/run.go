@@ -82,6 +82,8 @@ func Checkpoints(K int) []int {
 	return out
 }
 
+// curves returns the configuration's curves: the explicit ones (Config.Curves; group
+// "riverswim" or "garnet-<seed>", K = episodes) or the reproduction's grid.
 func (c *Config) curves() []*Curve {
 	var cs []*Curve
 	add := func(group, agent string, eps float64, K int, env uint64) {
@@ -92,6 +94,16 @@ func (c *Config) curves() []*Curve {
 		cs = append(cs, &Curve{Group: group, Label: l, Agent: agent, Epsilon: eps, Episodes: K, EnvSeed: env})
 	}
 	K := c.Episodes
+	if len(c.Curves) > 0 {
+		for _, cv := range c.Curves {
+			group := cv.Env
+			if cv.Env == "garnet" {
+				group = fmt.Sprintf("garnet-%d", cv.EnvSeed)
+			}
+			add(group, cv.Agent, cv.Epsilon, K, cv.EnvSeed)
+		}
+		return cs
+	}
 	add("riverswim-jdp", "ucbvi", 0, K, 0)
 	add("riverswim-jdp", "practical-ucbvi", 0, K, 0)
 	add("riverswim-jdp", "dp-ucbvi-jdp", 1, K, 0)
@@ -134,7 +146,7 @@ func (c *Config) env(cv *Curve) (*model.MDP, error) {
 }
 
 func (c *Config) seedsOf(cv *Curve) []uint64 {
-	if cv.EnvSeed != 0 {
+	if cv.EnvSeed != 0 && len(c.Curves) == 0 {
 		return c.Garnet.Seeds
 	}
 	return c.Seeds
@@ -148,16 +160,23 @@ type learner struct {
 	private bool
 }
 
-func build(m *model.MDP, cv *Curve, K int, delta float64, seed uint64) (*learner, error) {
+// build builds the learner of one curve for one seed; secure selects the agents' deployment
+// noise source (crypto-seeded noise.Secure) instead of noise seeded from the run seed.
+func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, seed uint64) (*learner, error) {
 	root := rng.NewSeed(seed)
 	src := func(name string) noise.Source { return noise.NewSeeded(root.Child("noise").Child(name).Rand()) }
+	practicalNoise := src("practical")
+	if secure {
+		// nil is the agents' deployment default: a crypto-seeded noise.Secure source.
+		src, practicalNoise = nil, nil
+	}
 	if _, err := agents.LookupPractical(cv.Agent); err == nil {
 		cfg, err := agents.DefaultPracticalConfig(cv.Agent, cv.Epsilon, delta)
 		if err != nil {
 			return nil, err
 		}
 		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
-			Tie: root.Child("agent").Child("tie").Rand(), Posterior: root.Child("agent").Child("posterior").Rand(), Noise: src("practical")})
+			Tie: root.Child("agent").Child("tie").Rand(), Posterior: root.Child("agent").Child("posterior").Rand(), Noise: practicalNoise})
 		if err != nil {
 			return nil, err
 		}
@@ -186,11 +205,12 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, seed uint64) (*learner
 
 // runSeed runs one curve for one seed. All agents of a seed face the same users.
 // advance receives the episodes done; privacy and private are the accountant's statement.
-func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, seed uint64, advance func(int64)) (out SeedRun, privacy string, private bool, err error) {
+// secure selects the Secure noise source (build).
+func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, secure bool, seed uint64, advance func(int64)) (out SeedRun, privacy string, private bool, err error) {
 	K := cv.Episodes
 	start := time.Now()
 	var ln *learner
-	ln, err = build(m, cv, K, delta, seed)
+	ln, err = build(m, cv, K, delta, secure, seed)
 	if err != nil {
 		return SeedRun{}, "", false, err
 	}

@@ -1,0 +1,135 @@
+package practical
+
+import (
+	"fmt"
+
+	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
+)
+
+// PlanSpec implements engine.SpecPlanner: the shared run schema for dprl's practical tabular
+// agents.
+//
+//   - env: riverswim (default; params horizon) or garnet (params horizon, states, actions,
+//     branching, reward_density, env_seed; a time-homogeneous Garnet, as in the reproduction,
+//     since the pooled practical agents assume one). No model files: family tabular runs them.
+//   - agents: dprl's practical tabular agents (practical-jdp, practical-jdp-theory,
+//     practical-jdp-plugin, practical-ldp, practical-ldp-plugin, practical-psrl-jdp,
+//     practical-ucbvi, practical-psrl) and the baselines of the reproduction (ucbvi,
+//     dp-ucbvi-jdp, dp-ucbvi-ldp); a private agent runs at every ε of privacy.epsilons, a
+//     non-private one once.
+//   - privacy: δ of the practical agents ((ε, δ) through their exact μ-GDP accountant; the
+//     papers' dp-ucbvi-* are pure ε-DP); calibration exact only (the baselines run at the exact
+//     calibration; the practical agents' σ is fixed by their accountant; other calibrations run
+//     in family tabular); noise seeded or secure.
+//   - multipliers.bonus must be 1: the practical agents' bonus is fixed by their preset and
+//     has no multiplier (family tabular scales the papers' bonuses).
+//
+// The other settings are the reproduction's (configs/practical-tabular.yaml): every curve
+// runs K = episodes over the seeds; the practical agents' defaults (pooled capped counts,
+// visit cap 4, releases after users 1, 2, 4, … then every 200 (JDP) or 1000 (LDP) users,
+// reward weight 0.5, β = 0.1); the baselines' practical UCBVI bonus (scale 0.1, β = 0.1); 500
+// checkpoints of R(k) per run. The goals of issue 12 are not evaluated (they are stated on
+// the reproduction's grid).
+func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+	cfg, err := specConfig(s)
+	if err != nil {
+		return nil, err
+	}
+	return newPlan(cfg)
+}
+
+// garnetParams returns garnet's env.params, in the order errors list them.
+func garnetParams() []string {
+	return []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"}
+}
+
+// SpecEnvs implements engine.SpecEnvLister.
+func (Family) SpecEnvs() []engine.SpecEnv {
+	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}}, {Name: "garnet", Params: garnetParams()}}
+}
+
+// specConfig translates a RunSpec into a Config with explicit curves (validated).
+func specConfig(s *engine.RunSpec) (*Config, error) {
+	cfg := &Config{Name: s.Name, Episodes: s.Episodes, LDPEpisodes: s.Episodes, LDPLongEpisodes: s.Episodes,
+		Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta}
+	if s.Privacy.Noise == "secure" {
+		cfg.Noise = "secure"
+	}
+	env := s.Env.Name
+	if env == "" {
+		env = "riverswim"
+	}
+	var envSeed uint64
+	var err error
+	switch env {
+	case "riverswim":
+		if err = s.CheckParams("horizon"); err != nil {
+			return nil, err
+		}
+		if cfg.Horizon, err = s.IntParam("horizon", 20, 1, 10000); err != nil {
+			return nil, err
+		}
+	case "garnet":
+		if err = s.CheckParams(garnetParams()...); err != nil {
+			return nil, err
+		}
+		g := &cfg.Garnet
+		for _, p := range []struct {
+			name        string
+			dst         *int
+			def, lo, hi int
+		}{{"horizon", &cfg.Horizon, 20, 1, 10000}, {"states", &g.States, 10, 2, 200}, {"actions", &g.Actions, 3, 2, 50}} {
+			if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
+				return nil, err
+			}
+		}
+		if g.Branching, err = s.IntParam("branching", min(3, g.States), 1, g.States); err != nil {
+			return nil, err
+		}
+		if g.RewardDensity, err = s.FloatParam("reward_density", 0.3, 0, 1); err != nil {
+			return nil, err
+		}
+		if g.RewardDensity == 0 {
+			return nil, fmt.Errorf("env.params.reward_density: must be in (0, 1], got 0")
+		}
+		seed, err := s.IntParam("env_seed", 1, 1, 1<<52)
+		if err != nil {
+			return nil, err
+		}
+		envSeed = uint64(seed)
+		g.EnvSeeds, g.Episodes, g.Seeds = []uint64{envSeed}, s.Episodes, cfg.Seeds
+	case "file":
+		return nil, fmt.Errorf("env.name: family practical-tabular runs riverswim and garnet only, not model files (family tabular runs MDP files)")
+	default:
+		return nil, fmt.Errorf("env.name: unknown environment %q of family practical-tabular (allowed: riverswim, garnet)", env)
+	}
+	if c := s.Privacy.Calibration; c != "" {
+		if _, err := calibration.Canonical("privacy.calibration", c, calibration.Exact); err != nil {
+			return nil, fmt.Errorf("%w (family practical-tabular: the papers' dp-ucbvi-* run at the exact calibration and the practical agents' noise is fixed by their accountant; family tabular runs the other calibrations)", err)
+		}
+	}
+	if s.Multipliers.Bonus != 1 {
+		return nil, fmt.Errorf("multipliers.bonus: family practical-tabular has no bonus multiplier (the practical agents' bonus is fixed by their preset; family tabular scales the papers' bonuses), got %g; allowed: 1", s.Multipliers.Bonus)
+	}
+	for i, name := range s.Agents {
+		private, ok := agentPrivate(name)
+		if !ok {
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family practical-tabular (allowed: %s)", i, name, agentNames())
+		}
+		if !private {
+			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, Agent: name})
+			continue
+		}
+		if len(s.Privacy.Epsilons) == 0 {
+			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
+		}
+		for _, e := range s.Privacy.Epsilons {
+			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, Agent: name, Epsilon: e})
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
