@@ -94,9 +94,11 @@ func BenchmarkAuditTargets(b *testing.B) {
 }
 
 // BenchmarkPracticalEpisode measures whole episodes of practical-ofu-rl on LQ-E1 at ε = 1
-// (K = 20000: u ≡ 0 until ≈ 3000, then real optimistic steps once per release) and of its
-// noise-off twin, including the one-off BLT fit, and reports episodes/s. Compare with
-// BenchmarkEpisode/n2d1/private-eps1 (the paper's Private-OFU-RL, every episode an early exit).
+// (K = 20000 and 10⁵: u ≡ 0 until ≈ 3000, then optimistic steps once per release, full
+// multi-start on the first and every 16th release, warm-started otherwise: practical_search.go)
+// and of its noise-off twin, including the one-off BLT fit, and reports episodes/s. Compare
+// with BenchmarkEpisode/n2d1/private-eps1 (the paper's Private-OFU-RL, every episode an early
+// exit); the goal of issue 13 is practical-eps1-K1e5 at least as fast per episode.
 //
 //	go test -run NONE -bench PracticalEpisode -cpu 1 ./agents/lq/
 func BenchmarkPracticalEpisode(b *testing.B) {
