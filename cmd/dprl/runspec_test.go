@@ -18,6 +18,8 @@ func TestRunSpecFlagsEveryFamily(t *testing.T) {
 	}{
 		{"tabular", []string{"--agent", "dp-ucbvi-jdp", "--epsilon", "1", "--env", "garnet", "--env-param", "states=4", "--env-param", "horizon=5"}},
 		{"lq", []string{"--agent", "private-ofu-rl", "--epsilon", "1", "--delta", "1e-6"}},
+		{"practical-tabular", []string{"--agent", "practical-jdp", "--epsilon", "1", "--env", "garnet", "--env-param", "states=4", "--env-param", "horizon=5", "--noise", "secure"}},
+		{"practical-lq", []string{"--agent", "practical-ofu-rl", "--epsilon", "1", "--delta", "1e-6"}},
 	} {
 		t.Run(c.family, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")

@@ -50,6 +50,24 @@ type PracticalExpConfig struct {
 	// Long (`dprl reproduce practical-lq --long`, or long: true in a sweep configuration)
 	// runs the long seeds.
 	Long bool `yaml:"long,omitempty" json:"-"`
+	// Agents optionally selects the agents to run (AgentNames; the shared run schema,
+	// PlanSpec): each runs its curves of the reproduction (practical-ofu-rl and private-ofu-rl
+	// at every ε of epsilons, practical-ofu-rl-theory at every ε of theory_epsilons, the
+	// noise-off twin and ofu-rl once). Omitted: every agent, as the reproduction.
+	Agents []string `yaml:"agents,omitempty" json:"agents,omitempty"`
+}
+
+// runs reports whether the configuration runs agent (Agents, or every agent when omitted).
+func (c *PracticalExpConfig) runs(agent string) bool {
+	if len(c.Agents) == 0 {
+		return true
+	}
+	for _, a := range c.Agents {
+		if a == agent {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultPracticalExpConfig returns the embedded configuration.
@@ -103,8 +121,35 @@ func (c *PracticalExpConfig) Validate() error {
 		}
 		seen[s] = true
 	}
-	if len(c.Epsilons) == 0 || len(c.Epsilons) > 64 {
+	if len(c.Agents) > len(AgentNames()) {
+		return fmt.Errorf("agents: at most %d agents, got %d", len(AgentNames()), len(c.Agents))
+	}
+	picked := map[string]bool{}
+	for i, a := range c.Agents {
+		known := false
+		for _, n := range AgentNames() {
+			known = known || a == n
+		}
+		switch {
+		case !known:
+			return fmt.Errorf("agents[%d]: unknown agent %q (allowed: %s)", i, a, strings.Join(AgentNames(), ", "))
+		case picked[a]:
+			return fmt.Errorf("agents[%d]: agent %q listed twice", i, a)
+		case a == "private-ofu-rl" && c.PaperEpisodes == 0:
+			return fmt.Errorf("agents[%d]: private-ofu-rl needs paper_episodes > 0", i)
+		case a == "ofu-rl" && c.OFUEpisodes == 0:
+			return fmt.Errorf("agents[%d]: ofu-rl needs ofu_episodes > 0", i)
+		case a == agents.PracticalTheoryName && len(c.TheoryEpsilons) == 0:
+			return fmt.Errorf("agents[%d]: %s needs theory_epsilons", i, a)
+		}
+		picked[a] = true
+	}
+	// epsilons are required unless the selected agents do not use them.
+	if (len(c.Epsilons) == 0 && (c.runs(agents.PracticalName) || (c.runs("private-ofu-rl") && c.PaperEpisodes > 0))) || len(c.Epsilons) > 64 {
 		return fmt.Errorf("epsilons: must list 1 to 64 values, got %d", len(c.Epsilons))
+	}
+	if len(c.TheoryEpsilons) > 64 {
+		return fmt.Errorf("theory_epsilons: at most 64 values, got %d", len(c.TheoryEpsilons))
 	}
 	for _, e := range append(append([]float64(nil), c.Epsilons...), c.TheoryEpsilons...) {
 		if !(e > 0) || math.IsInf(e, 0) {
@@ -119,9 +164,7 @@ func (c *PracticalExpConfig) Validate() error {
 			return fmt.Errorf("report_at: entries must be >= 1, got %d", k)
 		}
 	}
-	if c.System != "" && c.System != "lq-e1" {
-		return fmt.Errorf("system: the practical reproduction runs on lq-e1 only, got %q", c.System)
-	}
+	// system is lq-e1 or a system file (model/lq format), loaded when planned.
 	return nil
 }
 
@@ -168,13 +211,15 @@ type PracticalSeedRun struct {
 
 // PracticalResult is the whole practical reproduction.
 type PracticalResult struct {
-	Config  *PracticalExpConfig `json:"config"`
-	Long    bool                `json:"long"`
-	Seeds   []uint64            `json:"seeds"`
-	Curves  []PracticalCurve    `json:"curves"`
-	Zero    []float64           `json:"-"`
-	Workers int                 `json:"workers"`
-	Seconds float64             `json:"wall_seconds"`
+	Config *PracticalExpConfig `json:"config"`
+	// System is the system's name (LQ-E1 or a system file's), for the summary and figure.
+	System  string           `json:"-"`
+	Long    bool             `json:"long"`
+	Seeds   []uint64         `json:"seeds"`
+	Curves  []PracticalCurve `json:"curves"`
+	Zero    []float64        `json:"-"`
+	Workers int              `json:"workers"`
+	Seconds float64          `json:"wall_seconds"`
 	// Goals are the issue-13 goal checks for LQ-E1 at ε = 1.
 	Goals []string `json:"goals"`
 }
@@ -228,8 +273,12 @@ func (r *PracticalResult) finish() error {
 
 // goals evaluates the issue-13 LQ goal on the practical-ofu-rl curve at ε = 1: every seed
 // leaves the zero-control line before k = 2·10⁴, and R(10⁵) < Z(10⁵) (mean and every seed).
+// None on another system or at another δ.
 func (r *PracticalResult) goals() []string {
 	var out []string
+	if r.systemName() != "LQ-E1" || r.Config.Delta != 1e-5 {
+		return nil // the goals are stated on LQ-E1 at δ = 1e-5
+	}
 	for _, c := range r.Curves {
 		if c.Agent != agents.PracticalName || c.Epsilon != 1 {
 			continue
@@ -260,6 +309,14 @@ func (r *PracticalResult) goals() []string {
 	return out
 }
 
+// systemName is the system's name for the summary and figure ("LQ-E1" when unset).
+func (r *PracticalResult) systemName() string {
+	if r.System == "" {
+		return "LQ-E1"
+	}
+	return r.System
+}
+
 func holds(b bool) string {
 	if b {
 		return "HOLDS"
@@ -270,7 +327,7 @@ func holds(b bool) string {
 // Summary renders the summary (markdown).
 func (r *PracticalResult) Summary() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# practical-lq: dprl's practical Private-OFU-RL on LQ-E1\n\n")
+	fmt.Fprintf(&b, "# practical-lq: dprl's practical Private-OFU-RL on %s\n\n", r.systemName())
 	fmt.Fprintf(&b, "practical-ofu-rl is %s: joint Gram/cross-term release through a Gaussian factorisation counter (%s),\n", agents.PracticalLabel, r.Config.Counter)
 	fmt.Fprintf(&b, "per-episode budget B = %g (Δ₂ = B, replace-one), releases after users 1, 2, 4, …, then every %d users, exact μ-GDP,\n", r.Config.Budget, r.Config.BatchEvery)
 	fmt.Fprintf(&b, "confidence set from the noise actually added (α = %g per release). Seeds: %v. Zero line Z(k): u ≡ 0.\n\n", r.Config.Confidence, r.Seeds)
@@ -357,7 +414,7 @@ func (r *PracticalResult) WriteWith(dir string, out rundir.Options, command []st
 // y axis out.LogY ("" or "log": logarithmic; "linear"; "auto"), and the manifest last through
 // rundir.WriteManifest (out.BeforeManifest, set by the engine, writes meta.json,
 // config.resolved.yaml and regret_long.csv just before it). inputs are the input files
-// recorded in the manifest; without any, the embedded configuration is recorded.
+// recorded in the manifest; nil records the embedded configuration.
 func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.Input, command []string) (string, error) {
 	if out.LogY == "" {
 		out.LogY = "log"
@@ -410,7 +467,7 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 	if len(r.Seeds) == 1 {
 		bands = "1 seed: " + rundir.NoCI
 	}
-	title := fmt.Sprintf("LQ-E1: cumulative regret, %d seeds, %s", len(r.Seeds), bands)
+	title := fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.systemName(), len(r.Seeds), bands)
 	if err := report.PlotCurves(filepath.Join(dir, "regret"), title, "episode k", "cumulative regret R(k)", curves,
 		report.PlotOptions{LogX: true, LogY: out.UseLogY(finals), Width: 11 * vg.Inch, Height: 7 * vg.Inch}); err != nil {
 		return "", err
@@ -424,7 +481,7 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 		return "", err
 	}
 	files = append(files, "summary.md")
-	if len(inputs) == 0 {
+	if inputs == nil {
 		inputs = []rundir.Input{rundir.HashBytes("config", "embedded:experiment/lq/configs/practical-lq.yaml", practicalEmbedded)}
 	}
 	man := PracticalManifest{Provenance: rundir.NewProvenance(inputs), Format: PracticalVersion, Command: command, PracticalResult: r, Files: files}

@@ -13,6 +13,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/rng"
@@ -110,15 +111,22 @@ type practicalPlan struct {
 	zero   []float64
 	blt    *counter.BLTParams
 	units  []engine.Unit
+	// sysIn is the system file (if not lq-e1) with its SHA-256, recorded in the manifest.
+	sysIn []rundir.Input
+	// spec: planned from the shared run schema (PlanSpec), so the embedded configuration is
+	// not an input.
+	spec bool
 }
 
 // practicalUnitSpec is the resolved configuration of one cell (its digest, with the seed, is
 // the unit ID): the agent, ε, K and every configuration field that reaches the agent.
 type practicalUnitSpec struct {
-	Agent      string  `json:"agent"`
-	Epsilon    string  `json:"epsilon"`
-	Episodes   int     `json:"episodes"`
-	System     string  `json:"system"`
+	Agent    string `json:"agent"`
+	Epsilon  string `json:"epsilon"`
+	Episodes int    `json:"episodes"`
+	System   string `json:"system"`
+	// SystemSHA is the SHA-256 of a system file (omitted for lq-e1).
+	SystemSHA  string  `json:"system_sha256,omitempty"`
 	Delta      float64 `json:"delta"`
 	Budget     float64 `json:"budget"`
 	BatchEvery int     `json:"batch_every"`
@@ -151,23 +159,41 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 		return nil, err
 	}
 	p := &practicalPlan{cfg: cfg, sys: sys, seeds: cfg.Seeds}
+	sysSHA := ""
+	if cfg.System != "" && cfg.System != "lq-e1" {
+		in, err := rundir.HashFile("system", cfg.System)
+		if err != nil {
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		p.sysIn, sysSHA = []rundir.Input{in}, in.SHA256
+	}
 	if cfg.Long && len(cfg.LongSeeds) > 0 {
 		p.seeds = cfg.LongSeeds
 	}
-	for _, e := range cfg.Epsilons {
-		p.specs = append(p.specs, practicalSpec{agents.PracticalName, e, cfg.Episodes})
+	// The curves in the reproduction's order, of the selected agents (cfg.Agents).
+	if cfg.runs(agents.PracticalName) {
+		for _, e := range cfg.Epsilons {
+			p.specs = append(p.specs, practicalSpec{agents.PracticalName, e, cfg.Episodes})
+		}
 	}
-	for _, e := range cfg.TheoryEpsilons {
-		p.specs = append(p.specs, practicalSpec{agents.PracticalTheoryName, e, cfg.Episodes})
+	if cfg.runs(agents.PracticalTheoryName) {
+		for _, e := range cfg.TheoryEpsilons {
+			p.specs = append(p.specs, practicalSpec{agents.PracticalTheoryName, e, cfg.Episodes})
+		}
 	}
-	p.specs = append(p.specs, practicalSpec{agents.PracticalNoiseOffName, math.Inf(1), cfg.Episodes})
-	if cfg.PaperEpisodes > 0 {
+	if cfg.runs(agents.PracticalNoiseOffName) {
+		p.specs = append(p.specs, practicalSpec{agents.PracticalNoiseOffName, math.Inf(1), cfg.Episodes})
+	}
+	if cfg.PaperEpisodes > 0 && cfg.runs("private-ofu-rl") {
 		for _, e := range cfg.Epsilons {
 			p.specs = append(p.specs, practicalSpec{"private-ofu-rl", e, cfg.PaperEpisodes})
 		}
 	}
-	if cfg.OFUEpisodes > 0 {
+	if cfg.OFUEpisodes > 0 && cfg.runs("ofu-rl") {
 		p.specs = append(p.specs, practicalSpec{"ofu-rl", math.Inf(1), cfg.OFUEpisodes})
+	}
+	if len(p.specs) == 0 {
+		return nil, fmt.Errorf("agents: the configuration runs no curve (%v with these epsilons and episodes)", cfg.Agents)
 	}
 	maxK := 0
 	for _, s := range p.specs {
@@ -175,7 +201,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	}
 	p.zero = ZeroLine(sys, maxK)
 	// One BLT fit shared by every practical run (the capacity is the same for all).
-	if cfg.Counter == "blt" {
+	if cfg.Counter == "blt" && (cfg.runs(agents.PracticalName) || cfg.runs(agents.PracticalNoiseOffName)) {
 		b, err := counter.FitSqrtBLT(agents.PracticalCapacity(cfg.Episodes, cfg.BatchEvery), counter.DefaultBLTBuffers)
 		if err != nil {
 			return nil, err
@@ -207,7 +233,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 			c.Label = "OFU-RL eps=inf (paper, non-private)"
 			c.Guarantee = "non-private"
 		}
-		spec, err := json.Marshal(practicalUnitSpec{Agent: s.agent, Epsilon: c.EpsText, Episodes: s.K, System: sys.Name,
+		spec, err := json.Marshal(practicalUnitSpec{Agent: s.agent, Epsilon: c.EpsText, Episodes: s.K, System: sys.Name, SystemSHA: sysSHA,
 			Delta: cfg.Delta, Budget: cfg.Budget, BatchEvery: cfg.BatchEvery, Counter: cfg.Counter, Confidence: cfg.Confidence,
 			References: cfg.References, Search: cfg.Search, PracticalEpisodes: cfg.Episodes})
 		if err != nil {
@@ -288,7 +314,7 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 
 // result assembles the PracticalResult from the units' results (every unit is required).
 func (p *practicalPlan) result(c *engine.Collection) (*PracticalResult, error) {
-	res := &PracticalResult{Config: p.cfg, Long: p.cfg.Long, Seeds: p.seeds, Zero: p.zero, Workers: c.Workers, Seconds: c.Seconds}
+	res := &PracticalResult{Config: p.cfg, System: p.sys.Name, Long: p.cfg.Long, Seeds: p.seeds, Zero: p.zero, Workers: c.Workers, Seconds: c.Seconds}
 	n := len(p.seeds)
 	res.Curves = make([]PracticalCurve, len(p.curves))
 	for ci := range p.curves {
@@ -327,7 +353,11 @@ func (p *practicalPlan) Collect(c *engine.Collection) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	summary, err := res.write(c.Dir, c.Options, c.Inputs, c.Command)
+	inputs := rundir.MergeInputs(rundir.MergeInputs(nil, c.Inputs), p.sysIn)
+	if p.spec && inputs == nil {
+		inputs = []rundir.Input{} // not the embedded configuration
+	}
+	summary, err := res.write(c.Dir, c.Options, inputs, c.Command)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
 	}
