@@ -34,8 +34,8 @@ func (PracticalFamily) Name() string { return PracticalFamilyName }
 
 // Catalogue implements engine.Family.
 func (PracticalFamily) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: lq-e1")
-	fmt.Fprintln(w, "Agents:  "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName+", private-ofu-rl, ofu-rl")
+	fmt.Fprintln(w, "Environments: lq-e1 or a system file (system:)")
+	fmt.Fprintln(w, "Agents:  "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName+", private-ofu-rl, ofu-rl (agents: selects some; omitted: all)")
 }
 
 // Plan implements engine.Family: block is a PracticalExpConfig (strict decode, validated).

@@ -28,8 +28,8 @@ func (Family) Name() string { return FamilyName }
 
 // Catalogue implements engine.Family.
 func (Family) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: riverswim, garnet (fixed by the experiment; garnet.env_seeds)")
-	fmt.Fprintln(w, "Agents:  ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp and the practical agents (dprl list)")
+	fmt.Fprintln(w, "Environments: riverswim, garnet (the reproduction's grid with garnet.env_seeds, or curves: [{env, env_seed, agent, epsilon}])")
+	fmt.Fprintln(w, "Agents:  ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp and the practical agents (dprl list); the run schema (PlanSpec) selects agents and ε")
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated).
