@@ -39,7 +39,7 @@ func writeList(w io.Writer) {
 	fmt.Fprintln(w, "  riverswim   RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20")
 	fmt.Fprintln(w, "  garnet      seeded random Garnet-style MDP (--states, --actions, --branching, --reward-density, --env-seed)")
 	fmt.Fprintln(w, "  file        an MDP loaded from a JSON or YAML file (--env-file)")
-	fmt.Fprintln(w, "Agents (dprl run --agent; the practical ones in dprl reproduce practical-tabular):")
+	fmt.Fprintln(w, "Agents (dprl run --agent; the practical ones with dprl run --family practical-tabular or dprl reproduce practical-tabular):")
 	for _, a := range agents.Agents() {
 		agentLine(w, a.Name, a.Description)
 	}
@@ -88,7 +88,7 @@ func writeList(w io.Writer) {
 	fmt.Fprintln(w, "\n== Linear-quadratic control (Chowdhury, Zhou & Shroff; lq spec) ==")
 	fmt.Fprintln(w, "  system lq-e1        reference LQ system LQ-E1: n=2, d=1, H=10, Rademacher noise ‖w‖=0.2 (lq spec §5.1)")
 	fmt.Fprintln(w, "  system <file>       an LQ system from a YAML/JSON file (model/lq Config; e.g. model/lq/testdata/lqe1.yaml)")
-	fmt.Fprintln(w, "Agents (dprl reproduce lq; the practical ones in dprl reproduce practical-lq):")
+	fmt.Fprintln(w, "Agents (dprl run --family lq / dprl reproduce lq; the practical ones with dprl run --family practical-lq or dprl reproduce practical-lq):")
 	for _, n := range explq.AgentNames() {
 		agentLine(w, n, lqAgents[n])
 	}
