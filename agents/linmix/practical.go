@@ -17,15 +17,24 @@ import (
 // PracticalLabel everywhere; practical-privacy spec §2–§5): practical-jdp, practical-ldp, their
 // noise-off twin (Mode None) and a theory-constant variant (PracticalConfig.Theory).
 //
-// Statistic. The regression is pooled over h (PracticalHomogeneity) and value-normalised: user
-// k, who planned with her own optimistic values Ṽ_{h+1} (computed from the public release),
-// uses for every step h < H the centred, range-normalised value v = (Ṽ_{h+1} − c_h)/r_h,
+// Statistic. The regression is pooled over h (PracticalHomogeneity), value-normalised and
+// centred per (s,a) on the part of w the features pin down (practicalKnown): user k, who
+// planned with her own optimistic values Ṽ_{h+1} (computed from the public release), uses for
+// every step h < H the centred, range-normalised value v = (Ṽ_{h+1} − c_h)/r_h,
 // c_h = (max Ṽ_{h+1} + min Ṽ_{h+1})/2, r_h = max Ṽ_{h+1} − min Ṽ_{h+1} (v ∈ [−½, ½]^S), and the
-// leaf X_h = ψ_v(s_h, a_h), y_h = v(s_{h+1}). Because Σ_{s′} P(s′|s,a) = 1,
-// E[y_h | past] = ⟨X_h, w⟩ exactly (centring and scaling are linear and c_h, r_h are functions
-// of the release only), so each leaf is a valid VTR observation with ½-sub-Gaussian noise. Her
-// contribution is x_k = (packed G_k, u_k), G_k = Σ_h X_h X_hᵀ, u_k = Σ_h X_h y_h, after the
-// privacy guard (‖X_h‖ ≤ B = Clip·B₁, y_h ∈ [−½, ½], NaN/Inf mapped to 0).
+// leaf X_h = U Uᵀψ_v(s_h, a_h), y_h = (v(s_{h+1}) − ⟨ψ_v(s_h, a_h), w₀⟩)/(2Y), where w₀ is the
+// minimum-norm solution of the public constraints ⟨ψ_1(s,a), w⟩ = 1 (Σ_{s′} P(s′|s,a) = 1),
+// U an orthonormal basis of the directions they leave free and Y the public bound on
+// |v(s′) − ⟨ψ_v, w₀⟩|. Because w = w₀ + Uθ for every admissible w, E[y_h | past] = ⟨X_h, Uθ⟩/(2Y)
+// exactly (c_h, r_h, w₀, U, Y are functions of the release and the public features only), so
+// each leaf is a valid VTR observation of θ/(2Y) with 1/(4Y)-sub-Gaussian noise; the planner
+// adds the known part ⟨ψ, w₀⟩ back. Compared with the global centring alone, the Gram noise
+// now multiplies ‖θ‖ ≤ √(C_w² − ‖w₀‖²) (0.07 on TwoStateHard) instead of ‖w‖ (1.42), and the
+// ridge shrinks towards w₀ instead of 0. Her contribution is x_k = (packed G_k, u_k),
+// G_k = Σ_h X_h X_hᵀ, u_k = Σ_h X_h y_h, after the privacy guard (‖X_h‖ ≤ B = Clip·B₁,
+// y_h ∈ [−½, ½], NaN/Inf mapped to 0): the sensitivity proof (PracticalSensitivity) sees only
+// the guarded leaves, so it is unchanged; B₁ (PracticalFeatureBound) is now the bound on the
+// projected regressor (0.707 instead of 0.762 on TwoStateHard).
 //
 // Privacy of practical-jdp ((ε, δ)-JDP, replace-one neighbours). Each user contributes exactly
 // one vector x_k, with ‖x_k − x′_k‖ ≤ Δ₂ in the weighted norm of PracticalSensitivity, to the

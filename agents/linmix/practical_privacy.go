@@ -120,16 +120,21 @@ func PracticalCounters() []string {
 	return n
 }
 
-// PracticalFeatureBound returns B₁ = max_{s,a} max_{v ∈ [−½, ½]^S} ‖ψ_v(s,a)‖, the public bound
-// on a normalised regressor (centred values of range 1). ‖ψ_v‖ is convex in v, so the maximum
-// is attained at a vertex of the cube restricted to the support of ψ(·|s,a); the vertices are
-// enumerated (Gray-code order) when the support has at most 16 states. Otherwise, and as a cap,
-// the bound 1 of Luyo Asm. 2 is used: 2v = a − b with a, b ∈ [0,1]^S, so ‖ψ_v‖ ≤ (1 + 1)/2.
-// The features ψ are public, so B₁ is a public parameter.
+// PracticalFeatureBound returns B₁ = max_{s,a} max_{v ∈ [−½, ½]^S} ‖Uᵀψ_v(s,a)‖, the public bound
+// on a normalised regressor (centred values of range 1, projected onto the directions N of w
+// that Σ_{s′} P(s′|s,a) = 1 leaves unknown, U an orthonormal basis of N: practicalKnown).
+// ‖Uᵀψ_v‖ is convex in v, so the maximum is attained at a vertex of the cube restricted to the
+// support of ψ(·|s,a); the vertices are enumerated (Gray-code order) when the support has at
+// most 16 states. Otherwise, and as a cap, the bound 1 of Luyo Asm. 2 is used: ‖Uᵀψ_v‖ ≤ ‖ψ_v‖
+// and 2v = a − b with a, b ∈ [0,1]^S, so ‖ψ_v‖ ≤ (1 + 1)/2. The features ψ are public, so B₁
+// is a public parameter.
 func PracticalFeatureBound(m *model.MDP) float64 {
-	S, A, d := m.NumStates(), m.NumActions(), m.Dim()
+	S, A := m.NumStates(), m.NumActions()
+	kn := newPracticalKnown(m)
+	d := kn.dn
 	e := make([]float64, S)
 	x := make([]float64, d)
+	full := make([]float64, m.Dim())
 	best := 0.0
 	for s := 0; s < S; s++ {
 		for a := 0; a < A; a++ {
@@ -137,7 +142,8 @@ func PracticalFeatureBound(m *model.MDP) float64 {
 			for n := 0; n < S; n++ {
 				e[n] = 1
 				r := make([]float64, d)
-				m.PsiV(s, a, e, r)
+				m.PsiV(s, a, e, full)
+				kn.reduce(full, r)
 				e[n] = 0
 				if dot(r, r) > 0 {
 					rows = append(rows, r)

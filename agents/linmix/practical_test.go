@@ -80,13 +80,57 @@ func TestPracticalSensitivity(t *testing.T) {
 }
 
 // TestPracticalFeatureBound: B₁ of TwoStateHard equals the hand-computed vertex maximum
-// ‖(c1(2q−1)/2, c2·a)‖ and never exceeds 1.
+// ‖c2·a‖ = c2·√(d−1) of the projected regressor (the first coordinate is pinned by
+// Σ_{s′} P = 1) and never exceeds 1.
 func TestPracticalFeatureBound(t *testing.T) {
 	m := practicalEnv(t)
-	q, c1, c2 := 0.1, 1/math.Sqrt2, 1/math.Sqrt(8)
-	want := math.Sqrt(c1*c1*(1-2*q)*(1-2*q)/4 + 4*c2*c2)
+	c2 := 1 / math.Sqrt(8)
+	want := c2 * 2
 	if got := PracticalFeatureBound(m); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("B₁ = %.12g, want %.12g", got, want)
+	}
+}
+
+// TestPracticalKnown: on TwoStateHard the constraint Σ_{s′} P(s′|s,a) = 1 pins w₀ = (√2, 0, …),
+// leaves N = span(e₂..e_d), C_θ = ‖w − w₀‖ and Y = 1 − q; every leaf satisfies
+// E[y | s, a] = ⟨X, w⟩/(2Y) exactly (checked against the true kernel for random values), and
+// |y| ≤ ½ with equality attained.
+func TestPracticalKnown(t *testing.T) {
+	m := practicalEnv(t)
+	kn := newPracticalKnown(m)
+	d := m.Dim()
+	if kn.dn != d-1 || math.Abs(kn.w0[0]-math.Sqrt2) > 1e-9 || math.Abs(kn.y-0.9) > 1e-9 {
+		t.Fatalf("dn %d w0 %v Y %g", kn.dn, kn.w0, kn.y)
+	}
+	w := m.W(0)
+	if got, want := kn.cTheta(m.Cw()), math.Sqrt(dot(w[1:], w[1:])); math.Abs(got-want) > 1e-9 {
+		t.Errorf("C_θ = %g, want %g", got, want)
+	}
+	pl := newPracticalPlanner(m, &PracticalConfig{Episodes: 10}, m.Cw(), PracticalFeatureBound(m), rand.New(rand.NewPCG(1, 1)))
+	r := rand.New(rand.NewPCG(5, 6))
+	H := m.Horizon()
+	lv := newPracticalLeaves(H, d)
+	tr := trajectory{s: make([]int, H+1), a: make([]int, H)}
+	worst := 0.0
+	for it := 0; it < 200; it++ {
+		pl.v[1][0], pl.v[1][1] = 5*r.Float64(), 5*r.Float64()
+		s, a := r.IntN(2), r.IntN(m.NumActions())
+		mean := 0.0
+		for next := 0; next < 2; next++ {
+			tr.s[0], tr.a[0], tr.s[1] = s, a, next
+			pl.leaves(&tr, lv)
+			mean += m.Prob(0, s, a, next) * lv.y[0]
+			worst = max(worst, math.Abs(lv.y[0]))
+		}
+		if want := dot(lv.x[0], w) / (2 * kn.y); math.Abs(mean-want) > 1e-12 {
+			t.Fatalf("E[y] = %g, ⟨X, w⟩/(2Y) = %g", mean, want)
+		}
+		if math.Abs(lv.x[0][0]) > 1e-12 {
+			t.Fatalf("X = %v has a component along the known direction", lv.x[0])
+		}
+	}
+	if worst > 0.5+1e-12 || worst < 0.5-1e-9 {
+		t.Errorf("max |y| = %g, want ½", worst)
 	}
 }
 
@@ -99,7 +143,7 @@ func TestPracticalNoiseSpectralBound(t *testing.T) {
 	cfg := PracticalConfig{Confidence: 0.05}
 	z := &PracticalRandomizer{enc: practicalEncoder{d: d, B: 1, T: 1}, sigma: 2, scales: practicalScales(d),
 		src: noise.NewSeeded(rand.New(rand.NewPCG(3, 4)))}
-	lam, _ := practicalWidth(&cfg, d, 3, 1, 0, z.sigma, 1, 1)
+	lam, _ := practicalWidth(&cfg, d, 3, 1, 0, z.sigma, 1, 1, 0.5)
 	b := (lam - 1) / 2
 	loose := z.sigma * (math.Sqrt(d) + math.Sqrt(2*math.Log(2/cfg.Confidence))) / 2
 	lv := newPracticalLeaves(2, d)
@@ -417,8 +461,8 @@ func TestPracticalTheoryWider(t *testing.T) {
 	p.defaults()
 	th := p
 	th.Theory = true
-	l1, b1 := practicalWidth(&p, 5, 10, 100, 500, 50, 1.4, 0.7)
-	l2, b2 := practicalWidth(&th, 5, 10, 100, 500, 50, 1.4, 0.7)
+	l1, b1 := practicalWidth(&p, 5, 10, 100, 500, 50, 1.4, 0.7, 0.5)
+	l2, b2 := practicalWidth(&th, 5, 10, 100, 500, 50, 1.4, 0.7, 0.5)
 	if !(l2 > l1 && b2 > b1) {
 		t.Errorf("theory (%g, %g) not wider than practical (%g, %g)", l2, b2, l1, b1)
 	}
