@@ -20,7 +20,7 @@ const (
 	// practical-vtr settings of configs/practical-linear-mixture.yaml.
 	specPracticalBatch    = 500
 	specPracticalBudget   = 0.6
-	specPracticalBetaMult = 0.003
+	specPracticalBetaMult = 0.01
 )
 
 // PlanSpec implements engine.SpecPlanner: the shared run schema for linear mixture MDPs.
@@ -40,7 +40,7 @@ const (
 //     be empty or paper). noise seeded only (the experiment runs the agents' seeded form).
 //   - multipliers.bonus: the papers' agents run with beta_mults [bonus] (c_β; 1 is the theory
 //     width), with c_shift 0.01 (the reproduction's shift_mult) when bonus ≠ 1;
-//     practical-vtr's width multiplier is 0.003·bonus (its tuned value in
+//     practical-vtr's width multiplier is 0.01·bonus (its tuned value in
 //     practical-linear-mixture.yaml, scaled). Neither touches a noise level.
 //
 // The other settings are the reproductions': p = 0.05, 400 checkpoints (linear-mixture.yaml),
