@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dprl/dprl/experiment/engine"
 	explin "github.com/dprl/dprl/experiment/linmdp"
 )
 
@@ -90,6 +91,9 @@ func runLinMDPSuite(cmd *cobra.Command, suite *explin.Suite, seeds string, episo
 	}
 	if err := checkOut(out); err != nil {
 		return err
+	}
+	if err := engine.CheckOut(out, o.force); err != nil {
+		return usageError{fmt.Errorf("--out: %w", err)}
 	}
 	p, err := explin.PlanSuite(suite)
 	if err != nil {

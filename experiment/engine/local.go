@@ -240,6 +240,19 @@ func hasManifest(dir string) bool {
 	return err == nil
 }
 
+// CheckOut reports, without changing anything, whether Execute would refuse dir: a
+// completed run (or other files of an earlier run) without force. An interrupted run (unit
+// files, no manifest) is not refused: Execute resumes it.
+func CheckOut(dir string, force bool) error {
+	if force {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, UnitsDir)); err == nil && !hasManifest(dir) {
+		return nil
+	}
+	return rundir.CheckEarlier(dir)
+}
+
 // prepare makes dir ready for running units: a completed run is refused without force
 // (with force its files and unit files are removed); an interrupted run (unit files, no
 // manifest) is resumed: its unit files are kept and its partial outputs removed.

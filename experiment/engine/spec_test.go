@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/rundir"
 )
 
 func TestIsRunSpec(t *testing.T) {
@@ -100,5 +105,40 @@ func TestPlanSpecFamilyWithout(t *testing.T) {
 	_, err := r.PlanSpec(&RunSpec{Family: "fake"}, "x")
 	if err == nil || !strings.Contains(err.Error(), "own sweep blocks") {
 		t.Errorf("PlanSpec: %v", err)
+	}
+}
+
+// TestCheckOut: the read-only check refuses exactly what Execute would refuse.
+func TestCheckOut(t *testing.T) {
+	dir := t.TempDir()
+	if err := CheckOut(filepath.Join(dir, "new"), false); err != nil {
+		t.Errorf("new directory: %v", err)
+	}
+	done := filepath.Join(dir, "done")
+	mustWrite(t, filepath.Join(done, "manifest.json"))
+	if err := CheckOut(done, false); !errors.Is(err, rundir.ErrEarlierRun) {
+		t.Errorf("completed run: %v, want ErrEarlierRun", err)
+	}
+	if err := CheckOut(done, true); err != nil {
+		t.Errorf("completed run with force: %v", err)
+	}
+	resumable := filepath.Join(dir, "interrupted")
+	mustWrite(t, filepath.Join(resumable, UnitsDir, "x.unit"))
+	mustWrite(t, filepath.Join(resumable, "curves", "partial.csv"))
+	if err := CheckOut(resumable, false); err != nil {
+		t.Errorf("interrupted run: %v (Execute resumes it)", err)
+	}
+	if _, err := os.Stat(filepath.Join(resumable, "curves", "partial.csv")); err != nil {
+		t.Errorf("CheckOut changed the directory: %v", err)
+	}
+}
+
+func mustWrite(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -234,6 +234,25 @@ func owned(dir string, depth int) ([]string, error) {
 	return out, nil
 }
 
+// CheckEarlier returns the error Prepare(dir, false) would return for an earlier run in dir
+// (wrapping ErrEarlierRun), without creating or changing anything: a cheap check before an
+// expensive plan.
+func CheckEarlier(dir string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil // Prepare reports a missing or non-directory dir itself
+	}
+	files, err := owned(dir, 3)
+	if err != nil || len(files) == 0 {
+		return nil
+	}
+	show := files
+	if len(show) > 3 {
+		show = show[:3]
+	}
+	return fmt.Errorf("out: %s: %w (%d files, e.g. %s); choose a new directory or pass --force to remove the earlier run's files",
+		dir, ErrEarlierRun, len(files), strings.Join(show, ", "))
+}
+
 // Prepare makes dir ready for a run and creates it. A directory that does not exist or holds
 // no file of an earlier run is fine. Otherwise, without force, Prepare refuses with an error
 // wrapping ErrEarlierRun and naming a few of the files; with force it removes exactly those
@@ -265,12 +284,7 @@ func Prepare(dir string, force bool) error {
 		return nil
 	}
 	if !force {
-		show := files
-		if len(show) > 3 {
-			show = show[:3]
-		}
-		return fmt.Errorf("out: %s: %w (%d files, e.g. %s); choose a new directory or pass --force to remove the earlier run's files",
-			dir, ErrEarlierRun, len(files), strings.Join(show, ", "))
+		return CheckEarlier(dir)
 	}
 	for _, f := range files {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
