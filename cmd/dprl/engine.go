@@ -58,8 +58,33 @@ func executePlan(p *engine.Planned, workers int, out string, o outputFlags, inpu
 	return text, err
 }
 
+// preflight runs executePlan's cheap checks before a plan is made (planning may build every
+// agent once, which takes seconds for some families): --workers, --log-y and, when it is
+// known before planning (outSet), the output directory.
+func preflight(workers int, out string, outSet bool, o outputFlags) error {
+	if err := checkWorkers(workers); err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
+		return err
+	}
+	if !outSet {
+		return nil
+	}
+	if err := checkOut(out); err != nil {
+		return err
+	}
+	if err := engine.CheckOut(out, o.force); err != nil {
+		return usageError{fmt.Errorf("--out: %w", err)}
+	}
+	return nil
+}
+
 // runFamily is `dprl run --config FILE` for a family other than tabular.
 func runFamily(r *engine.Registry, fam string, block []byte, source string, inputs []rundir.Input, workers int, out string, outSet bool, o outputFlags, stdout, stderr io.Writer, quiet bool) error {
+	if err := preflight(workers, out, outSet, o); err != nil {
+		return err
+	}
 	p, err := r.PlanBlock(fam, block, source)
 	if err != nil {
 		return usageError{err}

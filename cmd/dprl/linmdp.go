@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dprl/dprl/experiment/engine"
 	explin "github.com/dprl/dprl/experiment/linmdp"
 )
 
@@ -82,18 +81,8 @@ func runLinMDPSuite(cmd *cobra.Command, suite *explin.Suite, seeds string, episo
 	if !cmd.Flags().Changed("out") {
 		out = "runs/" + suite.Name
 	}
-	// The cheap checks of executePlan, before planning (which builds every agent once).
-	if err := checkWorkers(workers); err != nil {
+	if err := preflight(workers, out, true, o); err != nil {
 		return err
-	}
-	if err := o.check(); err != nil {
-		return err
-	}
-	if err := checkOut(out); err != nil {
-		return err
-	}
-	if err := engine.CheckOut(out, o.force); err != nil {
-		return usageError{fmt.Errorf("--out: %w", err)}
 	}
 	p, err := explin.PlanSuite(suite)
 	if err != nil {

@@ -150,12 +150,15 @@ func runSpecFromFlags(cmd *cobra.Command, f runSpecFlags) (*engine.RunSpec, erro
 
 // runSpec plans and runs a RunSpec built from flags.
 func runSpec(s *engine.RunSpec, workers int, out string, outSet bool, o outputFlags, stdout, stderr io.Writer, quiet bool) error {
+	if !outSet {
+		out, outSet = "runs/"+s.Name, true
+	}
+	if err := preflight(workers, out, outSet, o); err != nil {
+		return err
+	}
 	p, err := newRegistry().PlanSpec(s, "flags")
 	if err != nil {
 		return flagError(err)
-	}
-	if !outSet {
-		out = "runs/" + p.Name()
 	}
 	return runPlanned(p, nil, workers, out, o, stdout, stderr, quiet)
 }
