@@ -53,10 +53,13 @@ const PracticalLabel = "practical (dprl's own, no regret proof)"
 // t the counter reports s_t = StdAt(t); the Gram noise E has diagonal std s_t·gramScale and
 // off-diagonal std s_t·gramScale/√2, so ‖E‖ ≤ λ_t := s_t·gramScale·(√(2d) + √(2 ln(2/β_c)))
 // with probability ≥ 1 − β_c (gramNoiseBound). The planner uses Λ̃ = G̃ + (λ_t + λ₀)I ⪰ G + λ₀I
-// on that event, and the width β_h = c_β·dH√ι + ‖e_y‖-bound/√λ_min(Λ̃) where the second term
-// bounds the noise of the target vector y_h uniformly over V_{h+1} (targetNoiseBound). The
-// theory variant takes β_c = p/(T(G+H)) (union bound over all releases), c_β = 1 and adds the
-// ridge-and-noise bias (2λ_t + λ₀)·2H√d/√λ_min(Λ̃) of the confidence ellipsoid.
+// on that event for the switching rule and the theory variant. The theory variant takes β_c =
+// p/(T(G+H)) (union bound over all releases), c_β = 1, the target-noise bound uniform over
+// V_{h+1} (targetNoiseBound) and the ridge-and-noise bias (2λ_t + λ₀)·2H√d of the confidence
+// ellipsoid. The practical variants (and the noise-off twin, with the same rule) plan each
+// update with a smaller shift κ chosen from the release, the matching comparison constant,
+// the bias split into its κ part and a first-order Gaussian bound on its E part, and — for
+// simplex feature tables — a centred target (practical_shift.go).
 
 // PracticalMode selects the statistics a practical agent uses.
 type PracticalMode int
@@ -299,6 +302,16 @@ type Practical struct {
 	std      float64 // s_t of the latest release
 	y        []float64
 	scratch  []float64
+	// Regulariser shift of the practical (non-theory) updates, practical_shift.go.
+	rawG   [][]float64 // [g] released Gram matrix G̃_g
+	ell    []float64   // [g] λ_min(G̃_g)
+	shChol [2][]float64
+	shM    []float64
+	shift  float64 // κ of the latest planned step
+	centre float64 // c of the latest planned step
+	vc     []float64
+	// simplex: every public feature is a probability vector (public), so Σ_{s′}G[s′] = G·1.
+	simplex bool
 
 	report           PracticalReport
 	version, repairs int
@@ -366,7 +379,7 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 	a.name = practicalName(cfg)
 	// Public feature table projected onto the unit ball (the boundary's clipping of features);
 	// its sign decides the sensitivity constant.
-	nonneg := true
+	nonneg, simplex := true, true
 	phi := make([][][]float64, env.N)
 	for s, row := range env.Phi {
 		phi[s] = make([][]float64, len(row))
@@ -390,8 +403,16 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 				}
 			}
 			phi[s][act] = p
+			sum := 0.0
+			for _, x := range p {
+				sum += x
+			}
+			if math.Abs(sum-1) > 1e-9 {
+				simplex = false
+			}
 		}
 	}
+	a.simplex = nonneg && simplex
 	gs, ts := 1.0, cfg.TargetScale
 	if ts < 1 { // normalise so that the smallest scale is 1 (CalibrateSigma's minScale)
 		gs, ts = 1/ts, 1
@@ -602,17 +623,20 @@ func (a *Practical) afterRelease(rel *PracticalRelease) {
 	a.update(rel)
 }
 
-// update recomputes every Q_h from the release (post-processing only). The bonus of φ is
+// update recomputes every Q_h from the release (post-processing only). Theory variant: the
+// bonus of φ is
 //
 //	β_stat·‖φ‖_{Λ̃⁻¹} + ‖Λ̃⁻¹φ‖₂·(W_y + (2λ_t + λ₀)·W_w),
 //
 // the three error terms of φᵀ(w̃ − w) = φᵀΛ̃⁻¹(Σφ_iη_i + e_y − (Λ̃ − G)w): the statistical term
 // (Λ̃ ⪰ G + λ₀I on the event ‖E‖ ≤ λ_t), the noise e_y of the target and the ridge-and-noise
-// bias with ‖Λ̃ − G‖ ≤ 2λ_t + λ₀ and ‖w‖ ≤ W_w. Practical: W_y = z·s_y·√(1 + ‖V_{h+1}‖²)
-// (the std of φᵀΛ̃⁻¹e_y/‖Λ̃⁻¹φ‖ for a fixed V, z = Φ⁻¹(1 − β_c)), W_w = √d·(1 + max V_{h+1})
-// (‖θ + ∫V dμ‖ ≤ √d(1 + ‖V‖_∞), simplex normalisation). Theory: W_y = targetNoiseBound
-// (uniform over V, which depends on the same noise), W_w = 2H√d, β_stat with c_β = 1 and every
-// β_c divided by the number of bounds (union bound over all releases).
+// bias with ‖Λ̃ − G‖ ≤ 2λ_t + λ₀ and ‖w‖ ≤ W_w = 2H√d; W_y = targetNoiseBound (uniform over V,
+// which depends on the same noise), β_stat with c_β = 1 and every β_c divided by the number of
+// bounds (union bound over all releases). Practical variants: practicalStep (practical_shift.go)
+// — Λ̃_κ = G̃ + κI with κ chosen from the release, bonus β_stat/√c(κ)·‖φ‖_{Λ̃_κ⁻¹} +
+// ‖Λ̃_κ⁻¹φ‖₂·(W_y + κ·W_w + e·W_c), W_y = z·s_y·√(1 + ‖V_{h+1} − c‖²) (the std of
+// φᵀΛ̃⁻¹e_y/‖Λ̃⁻¹φ‖ for a fixed V, z = Φ⁻¹(1 − β_c)), W_w = √d·(1 + max V_{h+1})
+// (‖θ + ∫V dμ‖ ≤ √d(1 + ‖V‖_∞), simplex normalisation) and W_c = √d·max(c, 1 + max V − c).
 func (a *Practical) update(rel *PracticalRelease) {
 	d := a.d
 	for g := 0; g < a.groups; g++ {
@@ -620,24 +644,29 @@ func (a *Practical) update(rel *PracticalRelease) {
 	}
 	sy := a.std * a.cur.lay.tgtScale
 	z := zQuantile(a.conf)
+	if a.cfg.Mode != PracticalNonPrivate && !a.cfg.Theory {
+		a.refreshShift(rel)
+	}
 	H := float64(a.H)
 	sd := math.Sqrt(float64(d))
 	for h := a.H - 1; h >= 0; h-- {
 		g := a.group(h)
 		v := a.pl.valueNext(h)
-		rel.Target(g, v, a.y)
 		w := 0.0
+		if a.cfg.Mode == PracticalNonPrivate || a.cfg.Theory {
+			rel.Target(g, v, a.y)
+		}
 		if a.cfg.Mode != PracticalNonPrivate {
 			vn, vmax := 0.0, 0.0
 			for _, x := range v {
 				vn += x * x
 				vmax = math.Max(vmax, x)
 			}
-			if a.cfg.Theory {
-				w = targetNoiseBound(sy, d, a.env.N, a.conf, math.Sqrt(vn)) + (2*a.lamT+a.lambda0)*2*H*sd
-			} else {
-				w = z*sy*math.Sqrt(1+vn) + (2*a.lamT+a.lambda0)*sd*(1+vmax)
+			if !a.cfg.Theory {
+				a.practicalStep(h, g, v, rel, z*sy)
+				continue
 			}
+			w = targetNoiseBound(sy, d, a.env.N, a.conf, math.Sqrt(vn)) + (2*a.lamT+a.lambda0)*2*H*sd
 		}
 		a.pl.beta = a.betaStat
 		a.pl.noiseW = w
@@ -678,7 +707,7 @@ func (a *Practical) Info() Info {
 	}
 	in.Constants = map[string]any{"mu": a.report.Mu, "sigma": a.report.Sigma, "sensitivity": a.report.SecureSensitivity,
 		"factor": a.report.Factor, "releases": a.report.Releases, "batch_every": a.cur.M, "std_last": a.std,
-		"lambda_t_last": a.lamT, "noise_width_last": a.lastW, "confidence": a.conf, "C": a.cfg.C,
+		"lambda_t_last": a.lamT, "shift_last": a.shift, "centre_last": a.centre, "simplex_features": a.simplex, "noise_width_last": a.lastW, "confidence": a.conf, "C": a.cfg.C,
 		"target_scale": a.cfg.TargetScale, "counter": a.report.Counter, "pooled": !a.cfg.StepDependent}
 	return in
 }
