@@ -26,7 +26,8 @@ const (
 	// specification and seeds, as indented JSON (a subset of YAML). Byte-deterministic.
 	ResolvedConfigFile = "config.resolved.yaml"
 	// LongRegretFile is the regret of every seed of every curve in long format:
-	// family,curve,seed,episode,regret, at the checkpoints the family records. Byte-deterministic.
+	// family,curve,seed,episode,regret, at the checkpoints the family records (at most
+	// MaxLongEpisodes per curve). Byte-deterministic.
 	LongRegretFile = "regret_long.csv"
 )
 
@@ -155,13 +156,47 @@ func longRegret(dir, family string) ([]byte, error) {
 				return nil, fmt.Errorf("%s: %s: two columns for seed %d", LongRegretFile, rel, seeds[i].seed)
 			}
 		}
+		prefix := csvField(family) + "," + csvField(curve) + ","
+		rows := longRows(len(eps))
+		var line []byte
 		for _, s := range seeds {
-			for i, ep := range eps {
-				fmt.Fprintf(&b, "%s,%s,%d,%d,%s\n", csvField(family), csvField(curve), s.seed, ep, strconv.FormatFloat(s.vals[i], 'g', -1, 64))
+			for _, i := range rows {
+				line = append(line[:0], prefix...)
+				line = strconv.AppendUint(line, s.seed, 10)
+				line = append(line, ',')
+				line = strconv.AppendInt(line, int64(eps[i]), 10)
+				line = append(line, ',')
+				line = strconv.AppendFloat(line, s.vals[i], 'g', -1, 64)
+				line = append(line, '\n')
+				b.Write(line)
 			}
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// MaxLongEpisodes bounds the episodes per curve in regret_long.csv: a curve recorded at more
+// episodes (lq and practical-lq record every one; qiao-fig1 every one up to K = 50 000) is
+// written at MaxLongEpisodes evenly spaced ones, the first and the last included, so that the
+// file stays a summary (≈ 200 MB otherwise for a full qiao-fig1) — the wide CSVs under
+// curves/ keep every recorded episode.
+const MaxLongEpisodes = 1000
+
+// longRows returns the row indices of a curve recorded at n episodes: all of them when
+// n ≤ MaxLongEpisodes, else round(j·(n−1)/(MaxLongEpisodes−1)) for j = 0, …, MaxLongEpisodes−1.
+func longRows(n int) []int {
+	if n <= MaxLongEpisodes {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	out := make([]int, MaxLongEpisodes)
+	for j := range out {
+		out[j] = int((int64(j)*int64(n-1) + int64(MaxLongEpisodes-1)/2) / int64(MaxLongEpisodes-1))
+	}
+	return out
 }
 
 // csvField quotes a field when it holds a comma, quote or line break (RFC 4180).

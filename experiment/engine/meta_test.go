@@ -110,3 +110,26 @@ func TestExecuteWritesMeta(t *testing.T) {
 		t.Error("meta.json: regret_long_sha256 is not the file's")
 	}
 }
+
+// TestLongRows: every recorded episode up to MaxLongEpisodes; beyond, MaxLongEpisodes evenly
+// spaced strictly increasing ones with the first and the last.
+func TestLongRows(t *testing.T) {
+	for _, n := range []int{0, 1, 7, MaxLongEpisodes, MaxLongEpisodes + 1, 3000, 50000, 1_000_000} {
+		r := longRows(n)
+		want := min(n, MaxLongEpisodes)
+		if len(r) != want {
+			t.Fatalf("n = %d: %d rows, want %d", n, len(r), want)
+		}
+		if n == 0 {
+			continue
+		}
+		if r[0] != 0 || r[len(r)-1] != n-1 {
+			t.Errorf("n = %d: rows %d..%d, want 0..%d", n, r[0], r[len(r)-1], n-1)
+		}
+		for i := 1; i < len(r); i++ {
+			if r[i] <= r[i-1] {
+				t.Fatalf("n = %d: rows not increasing at %d: %d, %d", n, i, r[i-1], r[i])
+			}
+		}
+	}
+}
