@@ -53,10 +53,9 @@ func (s *Seeded) AddLaplace(x, b float64) float64 {
 	if s.nbits == 0 {
 		s.signs, s.nbits = s.r.Uint64(), 64
 	}
-	e := b * s.r.ExpFloat64()
-	if s.signs&1 != 0 {
-		e = -e
-	}
+	// The sign is applied by flipping the sign bit (branch-free: the sign is a fair coin, so
+	// a branch would be mispredicted half the time); bit-identical to negating.
+	e := math.Float64frombits(math.Float64bits(b*s.r.ExpFloat64()) ^ (s.signs&1)<<63)
 	s.signs >>= 1
 	s.nbits--
 	return x + e
@@ -73,13 +72,9 @@ func (s *Seeded) AddLaplaceVec(x []float64, b float64) {
 		if s.nbits == 0 {
 			s.signs, s.nbits = r.Uint64(), 64
 		}
-		e := b * r.ExpFloat64()
-		if s.signs&1 != 0 {
-			e = -e
-		}
+		x[i] += math.Float64frombits(math.Float64bits(b*r.ExpFloat64()) ^ (s.signs&1)<<63) // branch-free sign (AddLaplace)
 		s.signs >>= 1
 		s.nbits--
-		x[i] += e
 	}
 }
 
