@@ -49,14 +49,10 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 			return nil, err
 		}
 		e := &cfg.Env
-		for _, p := range []struct {
-			name        string
-			dst         *int
-			def, lo, hi int
-		}{{"horizon", &e.Horizon, 20, 1, 10000}, {"states", &e.States, 10, 1, 10000}, {"actions", &e.Actions, 3, 1, 1000}} {
-			if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
-				return nil, err
-			}
+		if err = s.IntParams(engine.IntParam{Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 10000},
+			engine.IntParam{Name: "states", Dst: &e.States, Def: 10, Lo: 1, Hi: 10000},
+			engine.IntParam{Name: "actions", Dst: &e.Actions, Def: 3, Lo: 1, Hi: 1000}); err != nil {
+			return nil, err
 		}
 		if e.Branching, err = s.IntParam("branching", min(3, e.States), 1, e.States); err != nil {
 			return nil, err

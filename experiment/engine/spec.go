@@ -296,6 +296,48 @@ func (s *RunSpec) IntParam(name string, def, lo, hi int) (int, error) {
 	return int(v), nil
 }
 
+// IntParam is one integer environment parameter of a family: its env.params name, where it
+// goes, its default and its range.
+type IntParam struct {
+	Name        string
+	Dst         *int
+	Def, Lo, Hi int
+}
+
+// IntParams sets every p.Dst from env.params (p.Def when absent), refusing a value outside
+// [p.Lo, p.Hi] with the field and the range.
+func (s *RunSpec) IntParams(ps ...IntParam) error {
+	for _, p := range ps {
+		v, err := s.IntParam(p.Name, p.Def, p.Lo, p.Hi)
+		if err != nil {
+			return err
+		}
+		*p.Dst = v
+	}
+	return nil
+}
+
+// Limits checks a family's own bounds, tighter than RunSpec's: episodes in
+// [minEpisodes, maxEpisodes] and at most maxSeeds seeds; errors name the field and the family.
+func (s *RunSpec) Limits(family string, minEpisodes, maxEpisodes, maxSeeds int) error {
+	if s.Episodes < minEpisodes || s.Episodes > maxEpisodes {
+		return fmt.Errorf("episodes: must be in [%d, %d] for family %s, got %d", minEpisodes, maxEpisodes, family, s.Episodes)
+	}
+	if len(s.Seeds) > maxSeeds {
+		return fmt.Errorf("seeds: family %s runs at most %d seeds, got %d", family, maxSeeds, len(s.Seeds))
+	}
+	return nil
+}
+
+// SeededOnly refuses privacy.noise other than "seeded" for a family whose experiments build
+// their agents' seeded noise source; why says so in the family's words.
+func (s *RunSpec) SeededOnly(family, why string) error {
+	if s.Privacy.Noise != "seeded" {
+		return fmt.Errorf("privacy.noise: family %s runs only with the seeded source (%s), got %q", family, why, s.Privacy.Noise)
+	}
+	return nil
+}
+
 // FloatParam returns env.params[name] in [lo, hi], or def when it is absent; the error names the
 // field and the range.
 func (s *RunSpec) FloatParam(name string, def, lo, hi float64) (float64, error) {

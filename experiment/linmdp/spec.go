@@ -61,23 +61,18 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 	e := EnvSpec{Name: kind, Kind: kind}
 	named := *s // errors name the environment even when env.name is omitted
 	named.Env.Name = kind
-	type intParam struct {
-		name        string
-		dst         *int
-		def, lo, hi int
-	}
-	var ints []intParam
+	var ints []engine.IntParam
 	seed := false
 	switch kind {
 	case "latentriver":
-		ints = []intParam{{"m", &e.M, 5, 2, 100}, {"copies", &e.Copies, 10, 2, 1000}, {"horizon", &e.Horizon, 20, 1, 1000}}
+		ints = []engine.IntParam{{Name: "m", Dst: &e.M, Def: 5, Lo: 2, Hi: 100}, {Name: "copies", Dst: &e.Copies, Def: 10, Lo: 2, Hi: 1000}, {Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 1000}}
 	case "riverswim":
-		ints = []intParam{{"n", &e.N, 6, 2, 1000}, {"horizon", &e.Horizon, 20, 1, 1000}}
+		ints = []engine.IntParam{{Name: "n", Dst: &e.N, Def: 6, Lo: 2, Hi: 1000}, {Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 1000}}
 	case "randomsimplex":
-		ints = []intParam{{"n", &e.N, 100, 1, 100000}, {"a", &e.A, 4, 1, 1000}, {"d", &e.D, 8, 1, 1000}, {"horizon", &e.Horizon, 10, 1, 1000}}
+		ints = []engine.IntParam{{Name: "n", Dst: &e.N, Def: 100, Lo: 1, Hi: 100000}, {Name: "a", Dst: &e.A, Def: 4, Lo: 1, Hi: 1000}, {Name: "d", Dst: &e.D, Def: 8, Lo: 1, Hi: 1000}, {Name: "horizon", Dst: &e.Horizon, Def: 10, Lo: 1, Hi: 1000}}
 		seed = true
 	case "twostate100":
-		ints = []intParam{{"horizon", &e.Horizon, 15, 1, 1000}}
+		ints = []engine.IntParam{{Name: "horizon", Dst: &e.Horizon, Def: 15, Lo: 1, Hi: 1000}}
 		seed = true
 	case "file":
 		e.Path = s.Env.File
@@ -86,7 +81,7 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 	}
 	var allowed []string
 	for _, p := range ints {
-		allowed = append(allowed, p.name)
+		allowed = append(allowed, p.Name)
 	}
 	if seed {
 		allowed = append(allowed, "seed")
@@ -94,11 +89,8 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 	if err := named.CheckParams(allowed...); err != nil {
 		return e, err
 	}
-	var err error
-	for _, p := range ints {
-		if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
-			return e, err
-		}
+	if err := s.IntParams(ints...); err != nil {
+		return e, err
 	}
 	if seed {
 		v, err := s.IntParam("seed", 1, 0, 1<<52)
@@ -118,18 +110,15 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 
 // specConfig translates a RunSpec into a Config (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
-	switch {
-	case s.Episodes < 10 || s.Episodes > 10_000_000:
-		return nil, fmt.Errorf("episodes: must be in [10, 10000000] for family linmdp, got %d", s.Episodes)
-	case len(s.Seeds) > 1000:
-		return nil, fmt.Errorf("seeds: family linmdp runs at most 1000 seeds, got %d", len(s.Seeds))
+	if err := s.Limits("linmdp", 10, 10_000_000, 1000); err != nil {
+		return nil, err
 	}
 	env, err := specEnv(s)
 	if err != nil {
 		return nil, err
 	}
-	if s.Privacy.Noise != "seeded" {
-		return nil, fmt.Errorf("privacy.noise: family linmdp runs only with the seeded source (the experiment seeds every agent's noise), got %q", s.Privacy.Noise)
+	if err := s.SeededOnly("linmdp", "the experiment seeds every agent's noise"); err != nil {
+		return nil, err
 	}
 	calib := s.Privacy.Calibration
 	if calib != "" {

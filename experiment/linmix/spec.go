@@ -64,19 +64,14 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 	e := EnvConfig{Kind: kind}
 	named := *s // errors name the environment even when env.name is omitted
 	named.Env.Name = kind
-	type intParam struct {
-		name        string
-		dst         *int
-		def, lo, hi int
-	}
-	var ints []intParam
+	var ints []engine.IntParam
 	var err error
 	switch kind {
 	case "two-state-hard":
 		if err = named.CheckParams("dim", "horizon", "q", "rho"); err != nil {
 			return e, err
 		}
-		ints = []intParam{{"dim", &e.Dim, 5, 2, 16}, {"horizon", &e.Horizon, 10, 1, 10000}}
+		ints = []engine.IntParam{{Name: "dim", Dst: &e.Dim, Def: 5, Lo: 2, Hi: 16}, {Name: "horizon", Dst: &e.Horizon, Def: 10, Lo: 1, Hi: 10000}}
 		if e.Q, err = s.FloatParam("q", 0.1, 0, 0.5); err != nil {
 			return e, err
 		}
@@ -90,18 +85,18 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 		if err = named.CheckParams("dim", "horizon"); err != nil {
 			return e, err
 		}
-		ints = []intParam{{"dim", &e.Dim, 5, 2, 16}, {"horizon", &e.Horizon, 6, 2, 1000}}
+		ints = []engine.IntParam{{Name: "dim", Dst: &e.Dim, Def: 5, Lo: 2, Hi: 16}, {Name: "horizon", Dst: &e.Horizon, Def: 6, Lo: 2, Hi: 1000}}
 	case "riverswim":
 		if err = named.CheckParams("states", "horizon"); err != nil {
 			return e, err
 		}
-		ints = []intParam{{"states", &e.States, 5, 3, 20}, {"horizon", &e.Horizon, 20, 1, 10000}}
+		ints = []engine.IntParam{{Name: "states", Dst: &e.States, Def: 5, Lo: 3, Hi: 20}, {Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 10000}}
 	case "base-mixture":
 		if err = named.CheckParams("states", "actions", "dim", "horizon"); err != nil {
 			return e, err
 		}
-		ints = []intParam{{"states", &e.States, 10, 3, 1000}, {"actions", &e.Actions, 4, 1, 64},
-			{"dim", &e.Dim, 6, 1, 64}, {"horizon", &e.Horizon, 8, 1, 10000}}
+		ints = []engine.IntParam{{Name: "states", Dst: &e.States, Def: 10, Lo: 3, Hi: 1000}, {Name: "actions", Dst: &e.Actions, Def: 4, Lo: 1, Hi: 64},
+			{Name: "dim", Dst: &e.Dim, Def: 6, Lo: 1, Hi: 64}, {Name: "horizon", Dst: &e.Horizon, Def: 8, Lo: 1, Hi: 10000}}
 	case "file":
 		if err = named.CheckParams(); err != nil {
 			return e, err
@@ -110,10 +105,8 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 	default:
 		return e, fmt.Errorf("env.name: unknown environment %q of family linmix (allowed: two-state-hard, hard-to-learn, riverswim, base-mixture, file)", kind)
 	}
-	for _, p := range ints {
-		if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
-			return e, err
-		}
+	if err = s.IntParams(ints...); err != nil {
+		return e, err
 	}
 	if _, err := e.Build(s.Seeds[0], s.Episodes); err != nil {
 		if kind == "file" {
@@ -126,18 +119,15 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 
 // specConfig translates a RunSpec into a Config (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
-	switch {
-	case s.Episodes < 10 || s.Episodes > 10_000_000:
-		return nil, fmt.Errorf("episodes: must be in [10, 10000000] for family linmix, got %d", s.Episodes)
-	case len(s.Seeds) > 1000:
-		return nil, fmt.Errorf("seeds: family linmix runs at most 1000 seeds, got %d", len(s.Seeds))
+	if err := s.Limits("linmix", 10, 10_000_000, 1000); err != nil {
+		return nil, err
 	}
 	env, err := specEnv(s)
 	if err != nil {
 		return nil, err
 	}
-	if s.Privacy.Noise != "seeded" {
-		return nil, fmt.Errorf("privacy.noise: family linmix runs only with the seeded source (its experiments build the agents' seeded form), got %q", s.Privacy.Noise)
+	if err := s.SeededOnly("linmix", "its experiments build the agents' seeded form"); err != nil {
+		return nil, err
 	}
 	calib := s.Privacy.Calibration
 	if calib != "" {

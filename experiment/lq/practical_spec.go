@@ -71,8 +71,8 @@ func practicalSpecConfig(s *engine.RunSpec) (*PracticalExpConfig, error) {
 			return nil, fmt.Errorf("%w (family practical-lq: the practical agents' noise is fixed by their accountant and private-ofu-rl runs at the exact ρ*; family lq runs the paper's calibration)", err)
 		}
 	}
-	if s.Privacy.Noise != "seeded" {
-		return nil, fmt.Errorf("privacy.noise: family practical-lq runs only with the seeded source, got %q", s.Privacy.Noise)
+	if err := s.SeededOnly("practical-lq", "the LQ runners build the agents' seeded noise"); err != nil {
+		return nil, err
 	}
 	if s.Multipliers.Bonus != 1 {
 		return nil, fmt.Errorf("multipliers.bonus: family practical-lq has no width multiplier (the practical agent's confidence set comes from the noise actually added; family lq scales the paper's agents' width), got %g; allowed: 1", s.Multipliers.Bonus)

@@ -50,8 +50,8 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	if _, err := calibration.Canonical("privacy.calibration", cfg.Calibration, calibration.Exact, calibration.Paper); err != nil {
 		return nil, fmt.Errorf("%w (family lq)", err)
 	}
-	if s.Privacy.Noise != "seeded" {
-		return nil, fmt.Errorf("privacy.noise: family lq runs only with the seeded source, got %q", s.Privacy.Noise)
+	if err := s.SeededOnly("lq", "the LQ runners build the agents' seeded noise"); err != nil {
+		return nil, err
 	}
 	for i, a := range s.Agents {
 		switch a {

@@ -75,14 +75,10 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 			return nil, err
 		}
 		g := &cfg.Garnet
-		for _, p := range []struct {
-			name        string
-			dst         *int
-			def, lo, hi int
-		}{{"horizon", &cfg.Horizon, 20, 1, 10000}, {"states", &g.States, 10, 2, 200}, {"actions", &g.Actions, 3, 2, 50}} {
-			if *p.dst, err = s.IntParam(p.name, p.def, p.lo, p.hi); err != nil {
-				return nil, err
-			}
+		if err = s.IntParams(engine.IntParam{Name: "horizon", Dst: &cfg.Horizon, Def: 20, Lo: 1, Hi: 10000},
+			engine.IntParam{Name: "states", Dst: &g.States, Def: 10, Lo: 2, Hi: 200},
+			engine.IntParam{Name: "actions", Dst: &g.Actions, Def: 3, Lo: 2, Hi: 50}); err != nil {
+			return nil, err
 		}
 		if g.Branching, err = s.IntParam("branching", min(3, g.States), 1, g.States); err != nil {
 			return nil, err
