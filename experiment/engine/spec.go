@@ -111,6 +111,12 @@ const (
 	MaxSpecParams = 64
 )
 
+// MaxSpecValues bounds the episodes of a run in total, agents × ε × seeds × episodes (2²⁹, the
+// tabular family's bound on the regret values it keeps, 4 GiB; families that keep checkpoints
+// only need less memory, but 5·10⁸ episodes is also hours of compute): larger grids are sweeps
+// of several runs.
+const MaxSpecValues = 1 << 29
+
 // DefaultDelta is δ when privacy.delta is omitted.
 const DefaultDelta = 1e-5
 
@@ -211,6 +217,11 @@ func (s *RunSpec) Validate() error {
 		return fmt.Errorf("env.file: required with env.name file (a model file)")
 	case s.Env.Name != "file" && s.Env.File != "":
 		return fmt.Errorf("env.file: only with env.name file, got env.name %q", s.Env.Name)
+	}
+	cells := len(s.Agents) * max(1, len(s.Privacy.Epsilons))
+	if v := float64(cells) * float64(len(s.Seeds)) * float64(s.Episodes); v > MaxSpecValues {
+		return fmt.Errorf("episodes: agents × ε × seeds × episodes = %d·%d·%d = %.3g episodes in total exceeds the limit 2^29 of one run; use fewer seeds or episodes, or split the grid into several runs or a sweep",
+			cells, len(s.Seeds), s.Episodes, v)
 	}
 	seen := map[uint64]bool{}
 	for i, sd := range s.Seeds {

@@ -62,6 +62,7 @@ func TestParseRunSpec(t *testing.T) {
 		{ok + "env: {name: file}\n", "env.file"},
 		{ok + "env: {params: {h: .inf}}\n", "env.params.h"},
 		{ok + "bogus: 1\n", "bogus"},
+		{"agents: [a, b]\nepisodes: 10000000\nseeds: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27]\n", "2^29"},
 	} {
 		_, err := ParseRunSpec([]byte(c.doc), "fam")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
