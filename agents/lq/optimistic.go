@@ -184,6 +184,28 @@ func (s *searcher) proj(y, out []float64) bool {
 
 // setup prepares the per-episode mapping (lq spec §4.5, U-space: a = 1, C = 0, r_a = 1;
 // b_i = β²/v_i, e_i = −(√v_i/β)(Q_Vᵀ Θ̂)_i, r_b = 1).
+// armijo backtracks along the projection arc y(t) = Proj(U − t·GU) from t = step, halving t
+// until f(y(t)) ≤ fT − Armijo·⟨GU, U − y(t)⟩ or t < StepMin. It leaves y(t) in U2 and its Θ in
+// T2 (step0 is scratch) and returns f(T2) and the last t.
+func (s *searcher) armijo(U, GU, step0, U2, T2 []float64, fT, step float64) (f2, t float64) {
+	for {
+		for i := range step0 {
+			step0[i] = U[i] - step*GU[i]
+		}
+		s.proj(step0, U2)
+		s.toTheta(U2, T2)
+		f2 = s.f(T2)
+		dec := 0.0
+		for i := range GU {
+			dec += GU[i] * (U[i] - U2[i])
+		}
+		if f2 <= fT-s.cfg.Armijo*dec || step < s.cfg.StepMin {
+			return f2, step
+		}
+		step /= 2
+	}
+}
+
 func (s *searcher) setup(el *Ellipsoid, x []float64) {
 	s.el, s.x = el, x
 	p, n := s.p, s.n
@@ -332,22 +354,7 @@ func (s *searcher) search(el *Ellipsoid, x []float64, rng *rand.Rand) SearchResu
 		for it := 0; it < s.cfg.MaxIter; it++ {
 			s.gradY(G, GU)
 			var f2 float64
-			for {
-				for i := range step0 {
-					step0[i] = U[i] - step*GU[i]
-				}
-				s.proj(step0, U2)
-				s.toTheta(U2, T2)
-				f2 = s.f(T2)
-				dec := 0.0
-				for i := range GU {
-					dec += GU[i] * (U[i] - U2[i])
-				}
-				if f2 <= fT-s.cfg.Armijo*dec || step < s.cfg.StepMin {
-					break
-				}
-				step /= 2
-			}
+			f2, step = s.armijo(U, GU, step0, U2, T2, fT, step)
 			if step < s.cfg.StepMin || !(f2 <= fT) {
 				break
 			}

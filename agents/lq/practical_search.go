@@ -231,22 +231,7 @@ func (ps *practicalSearch) descend(x, st []float64) (float64, []float64) {
 	for it := 0; it < s.cfg.MaxIter; it++ {
 		s.gradY(G, GU)
 		var f2 float64
-		for {
-			for i := range ps.step0 {
-				ps.step0[i] = U[i] - step*GU[i]
-			}
-			s.proj(ps.step0, U2)
-			s.toTheta(U2, T2)
-			f2 = s.f(T2)
-			dec := 0.0
-			for i := range GU {
-				dec += GU[i] * (U[i] - U2[i])
-			}
-			if f2 <= fT-s.cfg.Armijo*dec || step < s.cfg.StepMin {
-				break
-			}
-			step /= 2
-		}
+		f2, step = s.armijo(U, GU, ps.step0, U2, T2, fT, step)
 		if step < s.cfg.StepMin || !(f2 <= fT) {
 			break
 		}
