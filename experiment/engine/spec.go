@@ -328,6 +328,15 @@ func (s *RunSpec) IntParams(ps ...IntParam) error {
 	return nil
 }
 
+// EnvError wraps the error of building the environment a RunSpec names, under the field that
+// caused it: env.file for a model file, env.params otherwise.
+func (s *RunSpec) EnvError(err error) error {
+	if s.Env.Name == "file" {
+		return fmt.Errorf("env.file: %w", err)
+	}
+	return fmt.Errorf("env.params: %w", err)
+}
+
 // Limits checks a family's own bounds, tighter than RunSpec's: episodes in
 // [minEpisodes, maxEpisodes] and at most maxSeeds seeds; errors name the field and the family.
 func (s *RunSpec) Limits(family string, minEpisodes, maxEpisodes, maxSeeds int) error {

@@ -100,10 +100,7 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 		e.Seed = uint64(v)
 	}
 	if _, err := e.Build(); err != nil {
-		if kind == "file" {
-			return e, fmt.Errorf("env.file: %w", err)
-		}
-		return e, fmt.Errorf("env.params: %w", err)
+		return e, s.EnvError(err)
 	}
 	return e, nil
 }

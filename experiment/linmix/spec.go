@@ -109,10 +109,7 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 		return e, err
 	}
 	if _, err := e.Build(s.Seeds[0], s.Episodes); err != nil {
-		if kind == "file" {
-			return e, fmt.Errorf("env.file: %w", err)
-		}
-		return e, fmt.Errorf("env.params: %w", err)
+		return e, s.EnvError(err)
 	}
 	return e, nil
 }
