@@ -303,7 +303,7 @@ type Practical struct {
 	y        []float64
 	scratch  []float64
 	// Regulariser shift of the practical (non-theory) updates, practical_shift.go.
-	rawG   [][]float64 // [g] released Gram matrix G̃_g
+	relG   [][]float64 // [g] released (noisy) Gram matrix G̃_g, before the shift
 	ell    []float64   // [g] λ_min(G̃_g)
 	shChol [2][]float64
 	shM    []float64

@@ -72,17 +72,17 @@ func minEigSym(a []float64, d int) float64 {
 // (once per update).
 func (a *Practical) refreshShift(rel *PracticalRelease) {
 	d := a.d
-	if a.rawG == nil {
-		a.rawG, a.ell = make([][]float64, a.groups), make([]float64, a.groups)
+	if a.relG == nil {
+		a.relG, a.ell = make([][]float64, a.groups), make([]float64, a.groups)
 		a.shChol = [2][]float64{make([]float64, d*d), make([]float64, d*d)}
 		a.shM = make([]float64, d*d)
-		for g := range a.rawG {
-			a.rawG[g] = make([]float64, d*d)
+		for g := range a.relG {
+			a.relG[g] = make([]float64, d*d)
 		}
 	}
-	for g := range a.rawG {
-		rel.Gram(g, a.rawG[g])
-		a.ell[g] = minEigSym(a.rawG[g], d)
+	for g := range a.relG {
+		rel.Gram(g, a.relG[g])
+		a.ell[g] = minEigSym(a.relG[g], d)
 	}
 }
 
@@ -139,7 +139,7 @@ func (a *Practical) chooseShift(g int, wy, wk, we float64) ([]float64, float64, 
 		if !(c > 0) {
 			continue
 		}
-		copy(a.shM, a.rawG[g])
+		copy(a.shM, a.relG[g])
 		for i := 0; i < d; i++ {
 			a.shM[i*d+i] += kappa
 		}
@@ -182,7 +182,7 @@ func (a *Practical) practicalStep(h, g int, v []float64, rel *PracticalRelease, 
 			vn += (x - c) * (x - c)
 		}
 		rel.Target(g, a.vc, a.y)
-		G := a.rawG[g]
+		G := a.relG[g]
 		for i := 0; i < d; i++ {
 			r := 0.0
 			for _, x := range G[i*d : i*d+d] {

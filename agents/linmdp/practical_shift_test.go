@@ -193,7 +193,7 @@ func TestShiftNotWider(t *testing.T) {
 		t.Fatal(err)
 	}
 	runAgent(t, env, th, 2000, 4)
-	if th.rawG != nil || th.shift != 0 {
+	if th.relG != nil || th.shift != 0 {
 		t.Error("the theory variant used the practical shift")
 	}
 }
