@@ -95,6 +95,9 @@ func (l Local) launch(ctx context.Context, p *Planned, dir string, mem *memStore
 		go func() {
 			defer wg.Done()
 			for i := range ch {
+				if ctx.Err() != nil {
+					continue // cancelled (Ctrl-C, another unit's error): start no new unit
+				}
 				u := units[i]
 				rec := &Recorder{dir: dir, id: u.ID(), mem: mem, advance: func(n int64) { done.Add(n) }}
 				if err := p.Run(ctx, i, Streams{Seed: u.Seed}, rec); err != nil {
