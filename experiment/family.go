@@ -12,15 +12,20 @@ import (
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/practical"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
 // FamilyName is the tabular family's name in configurations (`family: tabular`).
-const FamilyName = "tabular"
+const FamilyName = practical.FamilyName
 
-// Family is the tabular family (Qiao & Wang 2023; Chowdhury & Zhou 2021) plugged into the
-// engine: its configuration block is Config.
+// Family is the tabular family plugged into the engine: every tabular agent — the papers'
+// (Qiao & Wang 2023; Chowdhury & Zhou 2021) and dprl's practical ones — on every tabular
+// environment (RiverSwim, Garnets, MDP files). Its configuration block is Config (the papers'
+// suite, e.g. qiao-fig1) or, with `suite: practical`, practical.Config (dprl's practical
+// suite, e.g. practical-tabular); a RunSpec goes to the practical suite when it names a
+// practical agent.
 type Family struct{}
 
 // Name implements engine.Family.
@@ -45,10 +50,21 @@ func (Family) Catalogue(w io.Writer) {
 	fmt.Fprintln(w, "  paper       the paper's scales (3HL/ε, 3H/ε): ε under add/remove neighbours, 2ε under replace-one")
 	fmt.Fprintln(w, "  unit        scale 1/ε, reproduction only: NOT ε-private; outputs state the effective ε")
 	fmt.Fprintln(w, "\nBonus presets (--preset): theory (the paper's constants, eq. (31)), practical (tabular spec §2.6)")
+	fmt.Fprintln(w, "\ndprl's practical agents (suite: practical in a configuration; any environment above):")
+	for _, a := range agents.PracticalAgents() {
+		fmt.Fprintf(w, "  %-22s %s\n", a.Name, a.Description)
+	}
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated).
 func (Family) Plan(block []byte, source string) (engine.Plan, error) {
+	suite, rest, err := splitSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	if suite {
+		return practical.Suite{}.Plan(rest, source)
+	}
 	cfg, err := ParseConfig(block)
 	if err != nil {
 		return nil, err
@@ -58,7 +74,26 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 
 // Reproductions implements engine.Reproducer.
 func (Family) Reproductions() map[string][]byte {
-	return map[string][]byte{"qiao-fig1": append([]byte(nil), qiaoFig1YAML...)}
+	out := map[string][]byte{"qiao-fig1": append([]byte(nil), qiaoFig1YAML...)}
+	for name, block := range (practical.Suite{}).Reproductions() {
+		out[name] = engine.WithSuite(practical.SuiteName, block)
+	}
+	return out
+}
+
+// splitSuite reports whether block is a practical-suite block (`suite: practical`) and returns
+// the block without the key; another suite name is an error naming the allowed one.
+func splitSuite(block []byte) (bool, []byte, error) {
+	suite, rest, err := engine.SplitSuite(block)
+	switch {
+	case err != nil:
+		return false, nil, err
+	case suite == "":
+		return false, block, nil
+	case suite == practical.SuiteName:
+		return true, rest, nil
+	}
+	return false, nil, fmt.Errorf("suite: unknown suite %q of family tabular (allowed: %s, or omit it for the papers' suite)", suite, practical.SuiteName)
 }
 
 // PlanConfig plans an already parsed and validated configuration (flags applied).
@@ -203,6 +238,14 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 
 // Resize implements engine.Resizer.
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
+	suite, rest, err := splitSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	if suite {
+		b, err := practical.Suite{}.Resize(rest, episodes, seeds)
+		return engine.WithSuite(practical.SuiteName, b), err
+	}
 	cfg, err := ParseConfig(block)
 	if err != nil {
 		return nil, err

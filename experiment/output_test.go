@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -192,6 +193,10 @@ func TestWriteIntoEarlierRun(t *testing.T) {
 		if err := os.WriteFile(f, []byte("old"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The earlier run's record lists its files (the temporary file is regret.png's).
+	if err := rundir.Claim(dir, "curves/old-agent.csv", "regret.png", "manifest.json"); err != nil {
+		t.Fatal(err)
 	}
 	_, err = res.Write(dir, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "--force") {

@@ -2,10 +2,12 @@ package experiment
 
 import (
 	"fmt"
+	"strings"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/practical"
 )
 
 // PlanSpec implements engine.SpecPlanner: the shared run schema for tabular MDPs.
@@ -13,12 +15,18 @@ import (
 //   - env: riverswim (default; params horizon), garnet (params horizon, states, actions,
 //     branching, reward_density, env_seed) or file (the MDP file's own H; no params).
 //   - agents: the papers' tabular agents (dprl list); a private agent runs at every ε of
-//     privacy.epsilons, a non-private one once. dprl's practical tabular agents run in family
-//     practical-tabular.
+//     privacy.epsilons, a non-private one once. A spec naming one of dprl's practical agents
+//     goes to the practical suite (practical.Suite.PlanSpec), which also runs ucbvi and the
+//     papers' dp-ucbvi-jdp/ldp beside them.
 //   - privacy: calibration exact (default), paper or unit; these agents are pure ε-DP, so
 //     privacy.delta is not used; noise seeded or secure.
 //   - multipliers.bonus multiplies the bonus (preset practical, β = 0.1).
 func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+	for _, name := range s.Agents {
+		if _, err := agents.LookupPractical(name); err == nil {
+			return practical.Suite{}.PlanSpec(s, source)
+		}
+	}
 	cfg, err := specConfig(s)
 	if err != nil {
 		return nil, err
@@ -83,7 +91,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	for i, name := range s.Agents {
 		info, err := agents.Lookup(name)
 		if err != nil {
-			return nil, fmt.Errorf("agents[%d]: %w (dprl's practical tabular agents run in family practical-tabular)", i, err)
+			return nil, fmt.Errorf("agents[%d]: %w, or one of dprl's practical agents (%s)", i, err, practicalNames())
 		}
 		if info.Model == agents.NonPrivate {
 			cfg.Curves = append(cfg.Curves, CurveSpec{Agent: name})
@@ -108,4 +116,13 @@ func (Family) SpecEnvs() []engine.SpecEnv {
 	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}},
 		{Name: "garnet", Params: []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"}},
 		{Name: "file"}}
+}
+
+// practicalNames lists dprl's practical tabular agents (for errors).
+func practicalNames() string {
+	var names []string
+	for _, a := range agents.PracticalAgents() {
+		names = append(names, a.Name)
+	}
+	return strings.Join(names, ", ")
 }

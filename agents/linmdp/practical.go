@@ -293,6 +293,7 @@ type Practical struct {
 	betaStat float64
 	conf     float64 // β_c of each bound
 	stdAt    func(t int) float64
+	observed []bool // steps h observed in the current episode (one observation per step)
 	gram     []float64
 	rel      [][]float64 // [g] Λ̃_g (PSD-guarded)
 	chol     [][]float64
@@ -375,7 +376,7 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 	if cfg.StepDependent {
 		groups = H
 	}
-	a := &Practical{env: env, cfg: cfg, d: d, H: H, groups: groups, lnC: math.Log(cfg.C), lambda0: cfg.Lambda}
+	a := &Practical{env: env, cfg: cfg, d: d, H: H, groups: groups, lnC: math.Log(cfg.C), lambda0: cfg.Lambda, observed: make([]bool, H)}
 	a.name = practicalName(cfg)
 	// Public feature table projected onto the unit ball (the boundary's clipping of features);
 	// its sign decides the sensitivity constant.
@@ -385,9 +386,13 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 		phi[s] = make([][]float64, len(row))
 		for act, f := range row {
 			n := 0.0
-			for _, x := range f {
+			for i, x := range f {
+				if math.IsNaN(x) {
+					// A NaN would make the norm NaN and skip the projection of the other entries.
+					return nil, fmt.Errorf("practical: feature env.Phi[%d][%d][%d] is NaN, want a finite value (the sensitivity needs ‖φ‖₂ ≤ 1)", s, act, i)
+				}
 				n += x * x
-				if x < 0 || math.IsNaN(x) {
+				if x < 0 {
 					nonneg = false
 				}
 			}
@@ -563,12 +568,18 @@ func (a *Practical) BeginEpisode(int) {}
 // Act implements Agent.
 func (a *Practical) Act(h, s int) int { return a.pl.act[h][s] }
 
-// Observe implements Agent: the privacy boundary of the user's data (indices validated,
-// features from the projected public table, rewards clipped).
+// Observe implements Agent: the privacy boundary of the user's data (indices validated, at
+// most one observation per step h and episode, features from the projected public table,
+// rewards clipped). PracticalSensitivity counts H steps per user (one per group when
+// step-dependent): a second observation of the same step is rejected, nothing is recorded.
 func (a *Practical) Observe(h, s, act int, r float64, s2 int) error {
 	if err := checkStep(a.env, h, s, act, s2); err != nil {
 		return err
 	}
+	if a.observed[h] {
+		return fmt.Errorf("linmdp practical: step h = %d observed twice in one episode (one observation per step and user)", h)
+	}
+	a.observed[h] = true
 	a.cur.observe(h, s, act, r, s2)
 	return nil
 }
@@ -576,6 +587,7 @@ func (a *Practical) Observe(h, s, act int, r float64, s2 int) error {
 // EndEpisode ends the user; after a release it refreshes the released matrices and, by the
 // switching rule, updates the policy.
 func (a *Practical) EndEpisode() {
+	clear(a.observed)
 	ok, err := a.cur.endUser()
 	if err != nil && a.err == nil {
 		a.err = err

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/privacy/audit"
 	"github.com/dprl/dprl/rng"
 )
@@ -13,9 +14,7 @@ import (
 // must pass, the broken variants (σ/4, noise redrawn per release, reward clipping skipped,
 // planner reading the exact statistics) must be flagged.
 func TestPracticalAuditTargets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("audit runs take a while")
-	}
+	longtest.Skip(t, "audits every practical target at 10⁴ runs per side")
 	for _, tg := range AuditTargets() {
 		if !strings.Contains(tg.Name, "/practical-") {
 			continue

@@ -57,7 +57,9 @@ func (l practicalLayout) dim() int { return l.groups * l.per }
 // features and rewards every coordinate of b and G is ≥ 0, so ⟨x, x′⟩ ≥ 0 and ‖x − x′‖² ≤
 // 2 max‖x‖²; otherwise ‖x − x′‖ ≤ ‖x‖ + ‖x′‖ gives 4 max‖x‖². Adding the blocks (each divided
 // by its scale) gives the claim. The bound depends only on public quantities (H, the feature
-// table, the scales).
+// table, the scales). The agent enforces n_g itself: Observe rejects a second observation of
+// a step h in one episode, and a NaN feature is rejected by NewPractical (it would skip the
+// projection onto the unit ball).
 func PracticalSensitivity(H int, pooled, nonnegFeatures bool, gramScale, tgtScale float64) float64 {
 	m2 := float64(H)
 	if pooled {

@@ -193,6 +193,7 @@ type practicalEncoder struct {
 	d      int
 	B      float64
 	T      float64 // trace cap
+	leaves int     // at most H − 1 leaves per user (the n of PracticalSensitivity); 0: no limit (guard unit tests only)
 	noClip bool
 	xs     []float64
 }
@@ -201,6 +202,9 @@ type practicalEncoder struct {
 func (e *practicalEncoder) check(lv *PracticalLeaves) error {
 	if lv == nil || len(lv.x) != len(lv.y) {
 		return errors.New("practical: malformed leaves")
+	}
+	if e.leaves > 0 && len(lv.x) > e.leaves {
+		return fmt.Errorf("practical: %d leaves, want at most H − 1 = %d per user (the sensitivity counts H − 1 steps)", len(lv.x), e.leaves)
 	}
 	for h, x := range lv.x {
 		if len(x) != e.d {
@@ -222,6 +226,9 @@ func (e *practicalEncoder) add(lv *PracticalLeaves, out []float64) {
 	np := noise.PackedLen(d)
 	trace := 0.0
 	for h := range lv.x {
+		if e.leaves > 0 && h >= e.leaves {
+			break // at most H − 1 leaves per user (check rejects more on the curator's side)
+		}
 		copy(x, lv.x[h])
 		y := lv.y[h]
 		if !e.noClip {
@@ -350,7 +357,7 @@ func (c *PracticalCurator) Release() *PracticalRelease { return &c.rel }
 func (c *PracticalCurator) Guarantee() PracticalGuarantee { return c.g }
 
 func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs, blt *counter.BLTParams) (*PracticalCurator, error) {
-	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, noClip: kn.noClip}
+	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, leaves: H - 1, noClip: kn.noClip}
 	n := enc.dim()
 	c := &PracticalCurator{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
 		exact: make([]float64, n), rel: newPracticalRelease(d), scales: practicalScales(d), raw: kn.raw, redraw: kn.redraw, src: src}
@@ -474,8 +481,8 @@ func (l *PracticalLocalServer) Receive(r *PracticalReport) error {
 // Release returns the current release (valid until the next Receive).
 func (l *PracticalLocalServer) Release() *PracticalRelease { return &l.rel }
 
-func newPracticalLocal(d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs) (*PracticalRandomizer, *PracticalLocalServer, PracticalGuarantee, error) {
-	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, noClip: kn.noClip}
+func newPracticalLocal(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs) (*PracticalRandomizer, *PracticalLocalServer, PracticalGuarantee, error) {
+	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, leaves: H - 1, noClip: kn.noClip}
 	scales := practicalScales(d)
 	g.Dim, g.SensitivityFactor, g.Releases, g.Secure = enc.dim(), 1, 1, src.Secure()
 	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
@@ -562,7 +569,7 @@ func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.
 	a := &PracticalAgent{cfg: cfg, m: m, users: seed.Child("users"), ev: m.NewEvaluator()}
 	switch p.Mode {
 	case LDP:
-		z, srv, gg, err := newPracticalLocal(d, cfg.Episodes, B, p, g, src, cfg.knobs)
+		z, srv, gg, err := newPracticalLocal(H, d, cfg.Episodes, B, p, g, src, cfg.knobs)
 		if err != nil {
 			return nil, err
 		}

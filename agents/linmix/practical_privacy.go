@@ -189,7 +189,9 @@ func PracticalFeatureBound(m *model.MDP) float64 {
 // ‖G − G′‖_F² = ‖G‖_F² + ‖G′‖_F² − 2 tr(G G′) ≤ 2T², using ‖G‖_F ≤ tr G = Σ ‖X_h‖² ≤ T.
 // ‖u − u′‖ ≤ ‖u‖ + ‖u′‖ ≤ 2·½·Σ_h ‖X_h‖ ≤ √(n·T) (Cauchy–Schwarz over ≤ n kept steps). The
 // packed upper triangle of G − G′ with off-diagonals weighted by √2 has ℓ2 norm ‖G − G′‖_F.
-// The last step h = H contributes nothing (Ṽ_{H+1} ≡ 0 has range 0) and is not counted.
+// The last step h = H contributes nothing (Ṽ_{H+1} ≡ 0 has range 0) and is not counted. The
+// agent enforces n itself: its curator rejects a user with more than H − 1 leaves and its
+// LDP randomiser encodes only the first H − 1 (practicalEncoder.leaves).
 func PracticalSensitivity(H int, B, budget float64) float64 {
 	n := float64(H - 1)
 	T := budget * n * B * B

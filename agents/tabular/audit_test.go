@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/privacy/audit"
 	"github.com/dprl/dprl/rng"
 )
@@ -12,9 +13,7 @@ import (
 // CI-sized runs: correct agents must pass, broken variants (noise/4, noise scale read from the
 // data, planner reading exact counts) must be flagged.
 func TestAuditTargets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("audit runs take ~20 s")
-	}
+	longtest.Skip(t, "audits of the papers' tabular agents at 10⁴ runs per side, ≈ 1 CPU minute")
 	for _, tg := range AuditTargets() {
 		t.Run(tg.Name, func(t *testing.T) {
 			r, err := audit.Audit(context.Background(), tg, audit.Options{Runs: 10000, Seed: rng.NewSeed(11)})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/privacy/audit"
 	"github.com/dprl/dprl/rng"
 )
@@ -12,9 +13,7 @@ import (
 // correct agents must pass, broken variants (σ/4, noise redrawn per release, rewards not
 // clipped, planner reading exact counts) must be flagged.
 func TestPracticalAuditTargets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("audit runs take a while")
-	}
+	longtest.Skip(t, "audits every practical target at 10⁴ runs per side")
 	for _, tg := range PracticalAuditTargets() {
 		t.Run(tg.Name, func(t *testing.T) {
 			r, err := audit.Audit(context.Background(), tg, audit.Options{Runs: 10000, Seed: rng.NewSeed(11)})

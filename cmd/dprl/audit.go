@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/privacy/audit"
 	"github.com/dprl/dprl/rng"
 )
@@ -23,6 +24,7 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 		seed             uint64
 		conf             float64
 	)
+	var force bool
 	cmd := &cobra.Command{
 		Use:   "audit [target ...]",
 		Short: "Empirically audit the privacy claims of the mechanisms and private agents",
@@ -92,6 +94,16 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err := checkOut(out); err != nil {
 				return err
 			}
+			// audit.md and audit.json are outputs like a run's: never over a user's file, over
+			// an earlier audit only with --force.
+			release, err := rundir.Lock(out)
+			if err != nil {
+				return err
+			}
+			defer release()
+			if err := rundir.PrepareOutputs(out, force, "audit.md", "audit.json"); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			opts := audit.Options{Runs: runs, Confidence: conf, Workers: workers, Seed: rng.NewSeed(seed)}
@@ -133,5 +145,6 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.Uint64Var(&seed, "seed", 1, "audit seed")
 	f.StringVar(&out, "out", "runs/audit", "output directory")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
+	f.BoolVar(&force, "force", false, "replace an earlier audit (or run) in the output directory: the files dprl wrote there are removed first")
 	return cmd
 }

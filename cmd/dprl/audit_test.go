@@ -64,7 +64,7 @@ func TestAuditCLI(t *testing.T) {
 
 	// Without --quiet, stderr (not a terminal here) shows the runs done across every target
 	// with an ETA, ending at the total: 2 targets × 2 sides × 2000 runs.
-	code, _, stderr = runCLI(t, "audit", "mechanism/laplace", "mechanism/laplace/*", "--runs", "2000", "--out", out)
+	code, _, stderr = runCLI(t, "audit", "mechanism/laplace", "mechanism/laplace/*", "--runs", "2000", "--out", out, "--force")
 	if code != 0 {
 		t.Fatalf("audit: exit %d, stderr %q", code, stderr)
 	}

@@ -13,7 +13,6 @@ import (
 	explin "github.com/dprl/dprl/experiment/linmdp"
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
-	pexp "github.com/dprl/dprl/experiment/practical"
 	"github.com/dprl/dprl/experiment/rundir"
 )
 
@@ -25,8 +24,8 @@ func newRegistry() *engine.Registry {
 	r.Register(explq.Family{})
 	r.Register(lmexp.Family{})
 	r.Register(explin.Family{})
-	r.Register(pexp.Family{})
-	r.Register(explq.PracticalFamily{})
+	r.Renamed("practical-lq", "lq", "dprl's practical agents run on every LQ system, including system files (dprl run --family lq --agent practical-ofu-rl …; in a configuration: family: lq, suite: practical)")
+	r.Renamed("practical-tabular", "tabular", "dprl's practical agents run on every tabular environment, including MDP files (dprl run --family tabular --agent practical-jdp …; in a configuration: family: tabular, suite: practical)")
 	return r
 }
 
@@ -45,6 +44,11 @@ func executePlan(p *engine.Planned, workers int, out string, o outputFlags, inpu
 	if err := checkOut(out); err != nil {
 		return "", err
 	}
+	release, err := rundir.Lock(out) // one run at a time in out, for the whole run
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	l := engine.Local{Workers: workers}

@@ -11,20 +11,26 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/longtest"
 )
 
 // TestGoldenHashes re-runs every reproduction at the reduced size recorded in
 // testdata/golden-hashes.txt (before the engine refactor; regenerated at 1b08b66) and checks that every CSV
 // has the same SHA-256: the refactor changed no number.
+//
+// The quick suite checks the reproductions of quickGolden; the long check (DPRL_LONG=1, run by
+// .ci/run) checks all eight.
 func TestGoldenHashes(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every reproduction at a reduced size (about 30 s)")
+		t.Skip("runs reproductions at a reduced size")
 	}
 	f, err := os.Open("testdata/golden-hashes.txt")
 	if err != nil {
@@ -54,6 +60,15 @@ func TestGoldenHashes(t *testing.T) {
 	if len(order) != 8 {
 		t.Fatalf("golden file names %d reproductions, want 8", len(order))
 	}
+	if !longtest.Enabled() {
+		t.Logf("checking %v only; %s=1 checks all eight reproductions", quickGolden, longtest.Env)
+		order = quickGolden
+		for p := range want {
+			if r, _, _ := strings.Cut(p, "/"); !slices.Contains(order, r) {
+				delete(want, p)
+			}
+		}
+	}
 	dir := t.TempDir()
 	for _, r := range order {
 		if code, _, stderr := runCLI(t, "reproduce", r, "--episodes", "300", "--seeds", "1-2", "--workers", "2", "--quiet", "--out", filepath.Join(dir, r)); code != 0 {
@@ -74,6 +89,10 @@ func TestGoldenHashes(t *testing.T) {
 		}
 	}
 }
+
+// quickGolden are the reproductions whose golden hashes the quick suite checks (the cheapest
+// of the papers' and of dprl's practical ones).
+var quickGolden = []string{"qiao-fig1", "practical-tabular"}
 
 // hashCSVs returns the SHA-256 of every CSV under dir, by path relative to dir.
 func hashCSVs(t *testing.T, dir string) map[string]string {
@@ -115,8 +134,8 @@ func runFiles(t *testing.T, dir string) map[string][]byte {
 		}
 		rel, _ := filepath.Rel(dir, p)
 		if d.IsDir() {
-			if rel == "units" || rel == "slurm" {
-				return filepath.SkipDir
+			if rel == "units" || rel == "slurm" || rel == rundir.RecordDir {
+				return filepath.SkipDir // the ownership records name this process and its times
 			}
 			return nil
 		}
@@ -185,9 +204,16 @@ func sameRun(t *testing.T, what, a, b string) {
 // (qiao-fig1: tabular; lq; linear-mixture: linmix; linear-mdp: linmdp; practical-tabular; practical-lq; practical-linear-mixture: linmix; practical-linear-mdp: linmdp) run as 3 shards and merged gives the same bytes (CSVs, figures,
 // summary, claims) as `dprl reproduce <name>`; a merge before the last shard is refused (exit 2)
 // and names the missing units.
+//
+// The quick suite shards qiao-fig1; the long check (DPRL_LONG=1, .ci/run) every reproduction.
 func TestSweepShardsMergeEqualLocal(t *testing.T) {
 	for _, repro := range []string{"qiao-fig1", "lq", "linear-mixture", "linear-mdp", "practical-tabular", "practical-lq", "practical-linear-mixture", "practical-linear-mdp"} {
-		t.Run(repro, func(t *testing.T) { testSweepShardsMergeEqualLocal(t, repro) })
+		t.Run(repro, func(t *testing.T) {
+			if repro != "qiao-fig1" {
+				longtest.Skip(t, "a sharded sweep of every reproduction, ≈ 2 min")
+			}
+			testSweepShardsMergeEqualLocal(t, repro)
+		})
 	}
 }
 
@@ -249,7 +275,12 @@ func TestKill9Resume(t *testing.T) {
 		{"lq", "1000", 1},            // OFU-RL's units come first and take seconds each
 		{"linear-mixture", "300", 3}, // 193 units of three algorithm families
 	} {
-		t.Run(c.repro, func(t *testing.T) { kill9Resume(t, c.repro, c.episodes, c.killAt) })
+		t.Run(c.repro, func(t *testing.T) {
+			if c.repro != "qiao-fig1" {
+				longtest.Skip(t, "kill -9 and resume of every reproduction, ≈ 30 s")
+			}
+			kill9Resume(t, c.repro, c.episodes, c.killAt)
+		})
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/experiment/rundir"
 )
 
 // badCase is one invocation that must be refused as bad input.
@@ -237,6 +239,9 @@ func TestEarlierRunNeedsForce(t *testing.T) {
 		if err := os.WriteFile(f, []byte("{}"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := rundir.Claim(earlier, "manifest.json", "curves/stale.csv"); err != nil { // dprl wrote them
+		t.Fatal(err)
 	}
 	var cases []badCase
 	for name, args := range runCommands(t) {

@@ -35,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(stderr, "dprl: error: %v\n", err)
 		var u usageError
-		if errors.As(err, &u) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) {
+		if errors.As(err, &u) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) {
 			return 2
 		}
 		return 1

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
@@ -204,7 +205,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				}
 				cfg.Inputs = inputs
 			} else {
-				if family != experiment.FamilyName {
+				_, practicalErr := agents.LookupPractical(agent)
+				if family != experiment.FamilyName || practicalErr == nil {
 					if _, err := newRegistry().Lookup(family); err != nil {
 						return badInput("--family: %v", err)
 					}
@@ -216,7 +218,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					return runSpec(s, workers, out, cmd.Flags().Changed("out"), o, stdout, stderr, quiet)
 				}
 				if cmd.Flags().Changed("delta") {
-					return badInput("--delta: the tabular family's agents are pure ε-DP (dprl's (ε, δ) practical tabular agents run in family practical-tabular)")
+					return badInput("--delta: the papers' tabular agents are pure ε-DP (δ is for dprl's (ε, δ) practical agents, e.g. --agent practical-jdp)")
 				}
 				params, err := parseEnvParams(envParams)
 				if err != nil {
@@ -250,6 +252,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if !cmd.Flags().Changed("out") {
 				out = "runs/" + cfg.Name
+				if !cmd.Flags().Changed("config") {
+					out = defaultRunDir(experiment.FamilyName, agent, cfg)
+				}
 			}
 			start := time.Now()
 			text, err := execute(cfg, workers, out, o, stderr, quiet)
@@ -263,7 +268,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&configPath, "config", "", "YAML experiment file (overrides the other flags); its family: selects the agent family (default tabular)")
 	f.StringVar(&family, "family", experiment.FamilyName, "agent family (see dprl list); the shared flags (--env, --env-file, --env-param, --agent, --epsilon, --delta, --calibration, --noise, --multiplier, --episodes, --seeds) work for every family")
-	f.StringVar(&out, "out", "", "run directory (default runs/<name>)")
+	f.StringVar(&out, "out", "", "run directory (default: runs/<name> of --config; from flags, runs/<family>-<agent>-<hash of the configuration>)")
 	f.StringVar(&env, "env", "riverswim", "environment (tabular: riverswim, garnet or file; other families: dprl list, default the family's reference environment)")
 	f.StringVar(&envFile, "env-file", "", "model file (JSON or YAML) for --env file")
 	f.StringArrayVar(&envParams, "env-param", nil, "environment parameter NAME=NUMBER (repeatable; dprl list names each environment's parameters)")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 )
@@ -100,10 +101,16 @@ type runSpecFlags struct {
 // --agent (required), --epsilon, --delta, --calibration, --noise, --multiplier, --episodes,
 // --seeds. The tabular family's own flags are refused.
 func runSpecFromFlags(cmd *cobra.Command, f runSpecFlags) (*engine.RunSpec, error) {
-	if err := rejectChanged(cmd, fmt.Sprintf("with --family %s (tabular-only; give environment parameters as --env-param NAME=VALUE)", f.family), tabularOnlyFlags...); err != nil {
+	ch := cmd.Flags().Changed
+	rejected := tabularOnlyFlags
+	if f.family == experiment.FamilyName {
+		// dprl's practical tabular agents: the tabular environments' named flags are env.params;
+		// the papers' bonus settings do not apply.
+		rejected = []string{"beta", "preset", "e-mode"}
+	}
+	if err := rejectChanged(cmd, fmt.Sprintf("with --family %s --agent %s (the papers' agents' settings; give environment parameters as --env-param NAME=VALUE)", f.family, f.agent), rejected...); err != nil {
 		return nil, err
 	}
-	ch := cmd.Flags().Changed
 	if !ch("agent") {
 		return nil, badInput("--agent: required with --family %s (dprl list names the family's agents)", f.family)
 	}
@@ -125,6 +132,21 @@ func runSpecFromFlags(cmd *cobra.Command, f runSpecFlags) (*engine.RunSpec, erro
 		s.Env.File = f.envFile
 		if !ch("env") {
 			s.Env.Name = "file"
+		}
+	}
+	if f.family == experiment.FamilyName {
+		for name, flag := range tabularParamFlags {
+			if !ch(flag) {
+				continue
+			}
+			if _, dup := params[name]; dup {
+				return nil, badInput("--env-param %s: also given as --%s", name, flag)
+			}
+			v, err := strconv.ParseFloat(cmd.Flags().Lookup(flag).Value.String(), 64)
+			if err != nil {
+				return nil, badInput("--%s: %v", flag, err)
+			}
+			params[name] = v
 		}
 	}
 	if len(params) > 0 {
@@ -151,7 +173,7 @@ func runSpecFromFlags(cmd *cobra.Command, f runSpecFlags) (*engine.RunSpec, erro
 // runSpec plans and runs a RunSpec built from flags.
 func runSpec(s *engine.RunSpec, workers int, out string, outSet bool, o outputFlags, stdout, stderr io.Writer, quiet bool) error {
 	if !outSet {
-		out, outSet = "runs/"+s.Name, true
+		out, outSet = defaultRunDir(s.Family, strings.Join(s.Agents, "+"), s), true
 	}
 	if err := preflight(workers, out, outSet, o); err != nil {
 		return err

@@ -13,15 +13,16 @@ import (
 // that plans it, and the run writes the one result layout.
 func TestRunSpecFlagsEveryFamily(t *testing.T) {
 	for _, c := range []struct {
-		family string
-		args   []string
+		name, family string
+		args         []string
 	}{
-		{"tabular", []string{"--agent", "dp-ucbvi-jdp", "--epsilon", "1", "--env", "garnet", "--env-param", "states=4", "--env-param", "horizon=5"}},
-		{"lq", []string{"--agent", "private-ofu-rl", "--epsilon", "1", "--delta", "1e-6"}},
-		{"practical-tabular", []string{"--agent", "practical-jdp", "--epsilon", "1", "--env", "garnet", "--env-param", "states=4", "--env-param", "horizon=5", "--noise", "secure"}},
-		{"practical-lq", []string{"--agent", "practical-ofu-rl", "--epsilon", "1", "--delta", "1e-6"}},
+		{"tabular", "tabular", []string{"--agent", "dp-ucbvi-jdp", "--epsilon", "1", "--env", "garnet", "--env-param", "states=4", "--env-param", "horizon=5"}},
+		{"lq", "lq", []string{"--agent", "private-ofu-rl", "--epsilon", "1", "--delta", "1e-6"}},
+		{"tabular practical", "tabular", []string{"--agent", "practical-jdp", "--epsilon", "1", "--env", "garnet", "--env-param", "states=4", "--env-param", "horizon=5", "--noise", "secure"}},
+		{"tabular practical named flags", "tabular", []string{"--agent", "practical-jdp", "--epsilon", "1", "--env", "garnet", "--states", "4", "--horizon", "5"}},
+		{"lq practical", "lq", []string{"--agent", "practical-ofu-rl", "--epsilon", "1", "--delta", "1e-6"}},
 	} {
-		t.Run(c.family, func(t *testing.T) {
+		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "run")
 			args := append([]string{"run", "--family", c.family, "--episodes", "120", "--seeds", "1,2", "--quiet", "--out", out, "--workers", "2"}, c.args...)
 			code, stdout, stderr := runCLI(t, args...)
@@ -82,7 +83,10 @@ func TestRunSpecBadInput(t *testing.T) {
 		{"lq without agent", lq, "--agent"},
 		{"lq unknown agent", append(lq, "--agent", "nope"), "--agent"},
 		{"lq private without epsilon", append(lq, "--agent", "private-ofu-rl"), "--epsilon"},
-		{"lq practical agent", append(lq, "--agent", "practical-ofu-rl"), "practical-lq"},
+		{"lq practical agent without epsilon", append(lq, "--agent", "practical-ofu-rl"), "--epsilon"},
+		{"old family practical-tabular", []string{"run", "--family", "practical-tabular", "--agent", "practical-jdp", "--epsilon", "1"}, `family "tabular"`},
+		{"old family practical-lq", []string{"run", "--family", "practical-lq", "--agent", "practical-ofu-rl", "--epsilon", "1"}, `family "lq"`},
+		{"practical tabular agent with a papers' flag", []string{"run", "--agent", "practical-jdp", "--epsilon", "1", "--beta", "0.2"}, "--beta"},
 		{"lq tabular flag", append(lq, "--agent", "ofu-rl", "--horizon", "5"), "--horizon"},
 		{"lq env param", append(lq, "--agent", "ofu-rl", "--env-param", "horizon=5"), "--env-param horizon"},
 		{"lq bad env", append(lq, "--agent", "ofu-rl", "--env", "riverswim"), "--env"},

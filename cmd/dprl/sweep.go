@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -99,6 +100,12 @@ func newSweepRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Shards share the directory; a run or a merge into it is excluded meanwhile.
+			release, err := rundir.LockShared(out)
+			if err != nil {
+				return err
+			}
+			defer release()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 			defer stop()
 			l := engine.Local{Workers: workers}
@@ -137,10 +144,16 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			release, err := rundir.Lock(out)
+			if err != nil {
+				return err
+			}
+			defer release()
 			start := time.Now()
 			text, err := engine.Merge(p, engine.RunOptions{Dir: out, Force: force, AllowPartial: partial, Command: os.Args, Inputs: src.Inputs})
 			var miss *engine.MissingError
-			if errors.As(err, &miss) || errors.Is(err, rundir.ErrEarlierRun) {
+			var unit *engine.UnitFileError // a unit file of another plan, or a corrupt one
+			if errors.As(err, &miss) || errors.As(err, &unit) || errors.Is(err, rundir.ErrEarlierRun) {
 				return usageError{err}
 			}
 			if err != nil {
@@ -158,13 +171,13 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 }
 
 // clusterFlags are the flags shared by `sweep slurm` and `sweep k8s`.
-func clusterFlags(cmd *cobra.Command, c *engine.Cluster, dir *string) {
+func clusterFlags(cmd *cobra.Command, c *engine.Cluster, dir *string, outHelp, dirHelp string) {
 	f := cmd.Flags()
-	f.StringVar(&c.Out, "out", "", "the sweep's run directory (must be on a filesystem shared by every node)")
+	f.StringVar(&c.Out, "out", "", outHelp)
 	f.IntVar(&c.Shards, "shards", 0, "number of array tasks n")
 	f.IntVar(&c.Parallel, "parallel", 0, "at most k tasks at once (0 = no limit)")
 	f.IntVar(&c.Workers, "workers", 1, "units run at once by each task (its CPUs)")
-	f.StringVar(dir, "dir", "", "where to write the files (default OUT/slurm or OUT/k8s)")
+	f.StringVar(dir, "dir", "", dirHelp)
 }
 
 func writeClusterFiles(stdout io.Writer, dir string, files map[string]string) error {
@@ -189,24 +202,44 @@ func writeClusterFiles(stdout io.Writer, dir string, files map[string]string) er
 	return nil
 }
 
-// prepareCluster validates the cluster flags and resolves the paths the tasks will use.
+// prepareCluster validates the cluster flags common to Slurm and Kubernetes, plans the sweep
+// (its name names the jobs) and resolves the configuration: a file (its absolute path and
+// its content, which Kubernetes ships in a ConfigMap) or an embedded reproduction's name.
 func prepareCluster(c *engine.Cluster, config string) error {
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
-	p, _, err := loadSweep(config)
+	p, src, err := loadSweep(config)
 	if err != nil {
 		return err
 	}
 	c.Name = p.Name()
-	if _, err := os.Stat(config); err == nil {
-		if c.Config, err = filepath.Abs(config); err != nil {
-			return err
-		}
-	} else {
-		c.Config = config
+	if name, ok := strings.CutPrefix(src.Name, "embedded:"); ok {
+		c.Config, c.ConfigData = name, nil
+		return nil
 	}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		return usageError{fmt.Errorf("config: %w", err)}
+	}
+	for _, in := range src.Inputs {
+		if in.Role == "config" && in.SHA256 != rundir.HashBytes("config", config, data).SHA256 {
+			return usageError{fmt.Errorf("config: %s changed while it was read", config)}
+		}
+	}
+	if c.Config, err = filepath.Abs(config); err != nil {
+		return err
+	}
+	c.ConfigData = data
 	return nil
+}
+
+// shellWord returns s as one word for a POSIX shell (quoted only when it needs to be).
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,=@:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
@@ -229,21 +262,27 @@ func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
 					return err
 				}
 			}
+			files, err := c.SlurmFiles()
+			if err != nil {
+				return usageError{err}
+			}
 			if dir == "" {
 				dir = filepath.Join(c.Out, "slurm")
 			}
-			if err := writeClusterFiles(stdout, dir, c.SlurmScripts()); err != nil {
+			if err := writeClusterFiles(stdout, dir, files); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "submit with: bash %s\n", filepath.Join(dir, "submit.sh"))
+			fmt.Fprintf(stdout, "submit with: bash %s\n", shellWord(filepath.Join(dir, "submit.sh")))
 			return nil
 		},
 	}
-	clusterFlags(cmd, &c, &dir)
+	clusterFlags(cmd, &c, &dir,
+		"the sweep's run directory, on a filesystem every node mounts at the same path (ASCII letters, digits and / . _ - + , = @ : ~ only: it is written in #SBATCH --output lines)",
+		"where to write the files (default OUT/slurm)")
 	f := cmd.Flags()
 	f.StringVar(&c.Dprl, "dprl", "", "the dprl binary on the nodes (default: this binary; must be on the shared filesystem)")
-	f.StringVar(&c.Time, "time", "", "time limit of one task, e.g. 02:00:00 (default: the partition's)")
-	f.StringVar(&c.Partition, "partition", "", "Slurm partition (default: the cluster's default)")
+	f.StringVar(&c.Time, "time", "", "time limit of one task in a Slurm format: minutes, [hours:]minutes:seconds, days-hours[:minutes[:seconds]] (default: the partition's)")
+	f.StringVar(&c.Partition, "partition", "", "Slurm partition, or a comma-separated list (default: the cluster's default)")
 	return cmd
 }
 
@@ -252,30 +291,48 @@ func newSweepK8sCmd(stdout io.Writer) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "k8s CONFIG --out DIR --shards n --image IMAGE --claim PVC",
-		Short: "Write a Kubernetes Indexed Job for the shards and the merge Job",
-		Args:  cobra.ExactArgs(1),
+		Short: "Write a Kubernetes Indexed Job for the shards (with a ConfigMap holding the configuration) and the merge Job",
+		Long: "Writes run-job.yaml (a ConfigMap holding the configuration file, mounted read-only in the pods at " + engine.ConfigMountPath + ",\n" +
+			"and the shards as an Indexed Job) and merge-job.yaml. Both Jobs mount the ReadWriteMany claim --claim at --mount.\n" +
+			"--out is the run directory on the claim: relative to it (--out sweeps/s1 is MOUNT/sweeps/s1 in the pods) or an\n" +
+			"absolute path under --mount. An embedded reproduction is passed by name and needs no ConfigMap.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c.Image == "" || c.Claim == "" {
-				return badInput("--image and --claim: required (the container image with dprl, and a ReadWriteMany PersistentVolumeClaim holding --out)")
+			if c.Image == "" {
+				return badInput("--image: required (the container image holding dprl)")
 			}
-			if !filepath.IsAbs(c.Out) {
-				return badInput("--out: must be an absolute path inside the volume mounted at --mount, got %q", c.Out)
+			if c.Claim == "" {
+				return badInput("--claim: required (a ReadWriteMany PersistentVolumeClaim holding the run directory)")
 			}
 			if err := prepareCluster(&c, args[0]); err != nil {
 				return err
 			}
+			files, err := c.K8sFiles()
+			if err != nil {
+				return usageError{err}
+			}
 			if dir == "" {
 				dir = "k8s"
 			}
-			return writeClusterFiles(stdout, dir, c.K8sManifests())
+			if err := writeClusterFiles(stdout, dir, files); err != nil {
+				return err
+			}
+			out, _ := c.PodOut()
+			rel := strings.TrimPrefix(strings.TrimPrefix(out, c.Mount), "/")
+			fmt.Fprintf(stdout, "the pods write the sweep into %q (%q on the claim %s)\n", out, rel, c.Claim)
+			fmt.Fprintf(stdout, "apply with: kubectl apply -f %s, then once it has completed: kubectl apply -f %s\n",
+				shellWord(filepath.Join(dir, "run-job.yaml")), shellWord(filepath.Join(dir, "merge-job.yaml")))
+			return nil
 		},
 	}
-	clusterFlags(cmd, &c, &dir)
+	clusterFlags(cmd, &c, &dir,
+		"the sweep's run directory on the claim: relative to it (the pods see MOUNT/OUT) or an absolute path under --mount",
+		"where to write the manifests (default ./k8s)")
 	f := cmd.Flags()
 	f.StringVar(&c.Dprl, "dprl", "dprl", "the dprl command inside the image")
-	f.StringVar(&c.Image, "image", "", "container image holding dprl (and the configuration file, or use an embedded reproduction)")
+	f.StringVar(&c.Image, "image", "", "container image holding dprl")
 	f.StringVar(&c.Claim, "claim", "", "ReadWriteMany PersistentVolumeClaim holding the run directory")
-	f.StringVar(&c.Mount, "mount", "/runs", "where the claim is mounted")
+	f.StringVar(&c.Mount, "mount", "/runs", "where the claim is mounted in the pods")
 	return cmd
 }
 

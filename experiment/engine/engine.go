@@ -120,6 +120,17 @@ func (s Streams) Noise(name string) rng.Seed { return s.Root().Child("noise").Ch
 // Registry holds the families known to one program. Its zero value is empty and ready to use.
 type Registry struct {
 	families map[string]Family
+	renamed  map[string]string // old family name → message naming the new one
+}
+
+// Renamed records that the family old is now part of the family called now (families are model
+// classes: tabular, linear MDP, linear mixture, LQ); looking old up fails with an error naming
+// now and how, so that old configurations and command lines get a clear exit 2.
+func (r *Registry) Renamed(old, now, how string) {
+	if r.renamed == nil {
+		r.renamed = map[string]string{}
+	}
+	r.renamed[old] = fmt.Sprintf("family %q is now part of family %q: %s", old, now, how)
 }
 
 // Register adds f. It panics on a nil family, an empty name or a name registered twice
@@ -155,6 +166,9 @@ func (r *Registry) Names() []string {
 func (r *Registry) Lookup(name string) (Family, error) {
 	if f, ok := r.families[name]; ok {
 		return f, nil
+	}
+	if msg, ok := r.renamed[name]; ok {
+		return nil, fmt.Errorf("family: %s", msg)
 	}
 	return nil, fmt.Errorf("family: unknown family %q (allowed: %s)", name, strings.Join(r.Names(), ", "))
 }

@@ -52,6 +52,7 @@ func (l Local) launch(ctx context.Context, p *Planned, dir string, mem *memStore
 		workers = runtime.GOMAXPROCS(0)
 	}
 	units := p.Units()
+	digest := planDigest(p) // recorded in every unit file (a merge refuses another plan's)
 	var total int64
 	for _, i := range idx {
 		total += units[i].Cost
@@ -99,7 +100,7 @@ func (l Local) launch(ctx context.Context, p *Planned, dir string, mem *memStore
 					continue // cancelled (Ctrl-C, another unit's error): start no new unit
 				}
 				u := units[i]
-				rec := &Recorder{dir: dir, id: u.ID(), mem: mem, advance: func(n int64) { done.Add(n) }}
+				rec := &Recorder{dir: dir, id: u.ID(), plan: digest, mem: mem, advance: func(n int64) { done.Add(n) }}
 				if err := p.Run(ctx, i, Streams{Seed: u.Seed}, rec); err != nil {
 					fail(fmt.Errorf("%s seed %d: %w", u.Cell, u.Seed, err))
 					continue
@@ -171,21 +172,21 @@ type Collection struct {
 	mem     *memStore
 }
 
-// read returns the verified payload of unit id.
-func (c *Collection) read(id string) ([]byte, error) {
+// read returns the verified payload of unit u.
+func (c *Collection) read(u Unit) ([]byte, error) {
 	if c.mem != nil {
-		data, ok := c.mem.get(id)
+		data, ok := c.mem.get(u.ID())
 		if !ok {
 			return nil, errIncomplete
 		}
-		return verifyUnit(id, data)
+		return verifyUnit(u.ID(), data)
 	}
-	return readUnit(c.Dir, id)
+	return readUnit(c.Dir, u)
 }
 
 // Has reports whether unit i's result is complete.
 func (c *Collection) Has(i int) bool {
-	_, err := c.read(c.p.Units()[i].ID())
+	_, err := c.read(c.p.Units()[i])
 	return err == nil
 }
 
@@ -211,7 +212,7 @@ func RunInMemory(ctx context.Context, p *Planned, l Local) (*Collection, error) 
 // Load decodes the result of unit i into v.
 func (c *Collection) Load(i int, v any) error {
 	u := c.p.Units()[i]
-	data, err := c.read(u.ID())
+	data, err := c.read(u)
 	if err != nil {
 		return fmt.Errorf("unit %s (%s seed %d): %w", u.ID(), u.Cell, u.Seed, err)
 	}
@@ -323,6 +324,9 @@ func Merge(p *Planned, opts RunOptions) (string, error) {
 	start := time.Now()
 	if hasManifest(opts.Dir) && !opts.Force {
 		return "", fmt.Errorf("out: %s: %w; pass --force to merge again", opts.Dir, rundir.ErrEarlierRun)
+	}
+	if err := checkUnitFiles(p, opts.Dir); err != nil {
+		return "", err
 	}
 	if miss := Missing(p, opts.Dir); len(miss) > 0 && !opts.AllowPartial {
 		return "", &MissingError{Units: p.Units(), Missing: miss}

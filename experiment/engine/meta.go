@@ -44,7 +44,10 @@ type Meta struct {
 	// regret_long.csv.
 	ConfigSHA256     string `json:"config_sha256"`
 	RegretLongSHA256 string `json:"regret_long_sha256"`
-	// Workers and WallSeconds are those of this invocation (a merge records its own).
+	// Workers is the worker count of this invocation. WallSeconds is the wall time of every
+	// invocation that computed this run: this one, plus (rundir.PriorSeconds) the interrupted
+	// invocations a resumed run continues and the shards a merge collects — each earlier one
+	// for the time of its last unit file that is still there.
 	Workers     int     `json:"workers"`
 	WallSeconds float64 `json:"wall_seconds"`
 	// Partial is set for a merge of a sweep with missing units (--allow-partial).
@@ -93,13 +96,15 @@ func resolvedConfig(p *Planned) ([]byte, error) {
 var seedColumn = regexp.MustCompile(`^seed_?([0-9]+)$`)
 
 // longRegret returns the bytes of regret_long.csv built from the wide curve CSVs of dir: every
-// CSV file below a directory named "curves" (curves/X.csv, curves/G/X.csv, B/curves/X.csv),
-// in sorted path order; the curve is its path without ".csv" and without the "curves"
+// CSV file below a directory named "curves" (curves/X.csv, curves/G/X.csv, B/curves/X.csv)
+// that dprl wrote (rundir.Listed; a user's CSV kept beside the outputs is not a curve), in
+// sorted path order; the curve is its path without ".csv" and without the "curves"
 // component. Columns without a seed (mean, confidence band, reference lines) are not seeds'
 // regret and are left out. Rows are ordered by curve, seed (ascending), episode; values are
 // written in the shortest form that parses back to the same float64.
 func longRegret(dir, family string) ([]byte, error) {
 	var files []string
+	listed := rundir.Listed(dir) // nil: no ownership record, every CSV is the run's
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -109,6 +114,9 @@ func longRegret(dir, family string) ([]byte, error) {
 		}
 		if d.Type().IsRegular() && strings.HasSuffix(p, ".csv") {
 			rel, _ := filepath.Rel(dir, p)
+			if listed != nil && !listed(rel) {
+				return nil // a file dprl did not write (a user's, beside the outputs)
+			}
 			for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
 				if part == "curves" {
 					files = append(files, rel)
@@ -238,7 +246,7 @@ func writeMeta(p *Planned, c *Collection) error {
 		Family:     p.Family, Experiment: p.Name(), Seeds: seeds, Units: len(p.Units()),
 		ConfigSHA256:     rundir.HashBytes("", "", cfg).SHA256,
 		RegretLongSHA256: rundir.HashBytes("", "", long).SHA256,
-		Workers:          c.Workers, WallSeconds: c.Seconds, Partial: c.Partial,
+		Workers:          c.Workers, WallSeconds: c.Seconds + rundir.PriorSeconds(c.Dir, UnitsDir), Partial: c.Partial,
 	}
 	return rundir.WriteJSON(filepath.Join(c.Dir, MetaFile), m)
 }

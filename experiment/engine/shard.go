@@ -65,7 +65,7 @@ func (s Shard) Units(total int) []int {
 func RunShard(ctx context.Context, p *Planned, l Local, dir string, s Shard) (ran, skipped int, err error) {
 	var todo []int
 	for _, i := range s.Units(len(p.Units())) {
-		if complete(dir, p.Units()[i].ID()) {
+		if complete(dir, p.Units()[i]) {
 			skipped++
 			continue
 		}

@@ -117,6 +117,9 @@ func TestCheckOut(t *testing.T) {
 	}
 	done := filepath.Join(dir, "done")
 	mustWrite(t, filepath.Join(done, "manifest.json"))
+	if err := rundir.Claim(done, "manifest.json"); err != nil { // written by an earlier run
+		t.Fatal(err)
+	}
 	if err := CheckOut(done, false); !errors.Is(err, rundir.ErrEarlierRun) {
 		t.Errorf("completed run: %v, want ErrEarlierRun", err)
 	}

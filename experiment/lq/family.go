@@ -20,9 +20,12 @@ import (
 // FamilyName is the LQ family's name in configurations (`family: lq`).
 const FamilyName = "lq"
 
-// Family is the LQ family (OFU-RL and Private-OFU-RL, lq spec §5.4) plugged into the engine
-// (issue 11): its configuration block is Config, its units are (curve, seed) runs of the main
-// sweep. The extended sweep (Config.Extended) is planned by PlanConfig(cfg, true).
+// Family is the LQ family plugged into the engine: every LQ agent — the paper's OFU-RL and
+// Private-OFU-RL (lq spec §5.4) and dprl's practical ones — on LQ-E1 or a system file. Its
+// configuration block is Config (the paper's suite; its units are (curve, seed) runs of the
+// main sweep; the extended sweep, Config.Extended, is planned by PlanConfig(cfg, true)) or,
+// with `suite: practical`, PracticalExpConfig (PracticalSuite); a RunSpec goes to the
+// practical suite when it names a practical agent.
 type Family struct{}
 
 // Name implements engine.Family.
@@ -31,12 +34,20 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family.
 func (Family) Catalogue(w io.Writer) {
 	fmt.Fprintln(w, "Systems: lq-e1 (lq spec §5.4) or a system file (system: PATH)")
-	fmt.Fprintln(w, "Agents:  "+strings.Join(AgentNames()[:2], ", ")+" (this family's configurations; the practical agents run through dprl reproduce practical-lq)")
+	fmt.Fprintln(w, "Agents:  "+strings.Join(AgentNames()[:2], ", ")+" (the paper's)")
 	fmt.Fprintln(w, "Calibrations: "+CalibrationNames)
+	fmt.Fprintln(w, "dprl's practical agents (suite: practical in a configuration; any system above): "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName)
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated); the main sweep.
 func (Family) Plan(block []byte, source string) (engine.Plan, error) {
+	suite, rest, err := splitSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	if suite {
+		return PracticalSuite{}.Plan(rest, source)
+	}
 	cfg, err := ParseConfig(block)
 	if err != nil {
 		return nil, err
@@ -46,11 +57,38 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 
 // Reproductions implements engine.Reproducer: `lq` is the embedded configs/lq-e1.yaml.
 func (Family) Reproductions() map[string][]byte {
-	return map[string][]byte{"lq": append([]byte(nil), embedded...)}
+	out := map[string][]byte{"lq": append([]byte(nil), embedded...)}
+	for name, block := range (PracticalSuite{}).Reproductions() {
+		out[name] = engine.WithSuite(PracticalSuiteName, block)
+	}
+	return out
+}
+
+// splitSuite reports whether block is a practical-suite block (`suite: practical`) and returns
+// the block without the key; another suite name is an error naming the allowed one.
+func splitSuite(block []byte) (bool, []byte, error) {
+	suite, rest, err := engine.SplitSuite(block)
+	switch {
+	case err != nil:
+		return false, nil, err
+	case suite == "":
+		return false, block, nil
+	case suite == PracticalSuiteName:
+		return true, rest, nil
+	}
+	return false, nil, fmt.Errorf("suite: unknown suite %q of family lq (allowed: %s, or omit it for the paper's suite)", suite, PracticalSuiteName)
 }
 
 // Resize implements engine.Resizer (the main sweep's K and seeds).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
+	suite, rest, err := splitSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	if suite {
+		b, err := PracticalSuite{}.Resize(rest, episodes, seeds)
+		return engine.WithSuite(PracticalSuiteName, b), err
+	}
 	cfg, err := ParseConfig(block)
 	if err != nil {
 		return nil, err

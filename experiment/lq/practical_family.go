@@ -19,27 +19,27 @@ import (
 	"github.com/dprl/dprl/rng"
 )
 
-// PracticalFamilyName is the practical LQ reproduction's name in configurations
-// (`family: practical-lq`).
-const PracticalFamilyName = "practical-lq"
+// PracticalSuiteName is the practical suite's name in an LQ configuration block
+// (`suite: practical`).
+const PracticalSuiteName = "practical"
 
-// PracticalFamily is the practical LQ reproduction (practical-ofu-rl, its theory-constant
-// variant and noise-off twin, the paper's Private-OFU-RL and OFU-RL on LQ-E1) plugged into the
-// engine (issue 11): its configuration block is PracticalExpConfig (with `long: true` for the
-// long seeds), its units are (curve, seed) runs.
-type PracticalFamily struct{}
+// practicalDefaultName is the practical suite's default experiment name.
+const practicalDefaultName = "practical-lq"
 
-// Name implements engine.Family.
-func (PracticalFamily) Name() string { return PracticalFamilyName }
+// PracticalSuite is the practical LQ suite of family lq (practical-ofu-rl, its theory-constant
+// variant and noise-off twin, the paper's Private-OFU-RL and OFU-RL on LQ-E1 or a system
+// file): its configuration block is PracticalExpConfig (with `long: true` for the long seeds),
+// its units are (curve, seed) runs. Family dispatches to it.
+type PracticalSuite struct{}
 
-// Catalogue implements engine.Family.
-func (PracticalFamily) Catalogue(w io.Writer) {
+// Catalogue writes the suite's part of `dprl list`.
+func (PracticalSuite) Catalogue(w io.Writer) {
 	fmt.Fprintln(w, "Environments: lq-e1 or a system file (system:)")
 	fmt.Fprintln(w, "Agents:  "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName+", private-ofu-rl, ofu-rl (agents: selects some; omitted: all)")
 }
 
-// Plan implements engine.Family: block is a PracticalExpConfig (strict decode, validated).
-func (PracticalFamily) Plan(block []byte, source string) (engine.Plan, error) {
+// Plan plans a suite block: a PracticalExpConfig (strict decode, validated).
+func (PracticalSuite) Plan(block []byte, source string) (engine.Plan, error) {
 	cfg, err := ParsePracticalExpConfig(block)
 	if err != nil {
 		return nil, err
@@ -47,17 +47,17 @@ func (PracticalFamily) Plan(block []byte, source string) (engine.Plan, error) {
 	return newPracticalPlan(cfg)
 }
 
-// Reproductions implements engine.Reproducer: `practical-lq` is the embedded
+// Reproductions returns the suite's embedded reproductions: `practical-lq` is
 // configs/practical-lq.yaml.
-func (PracticalFamily) Reproductions() map[string][]byte {
+func (PracticalSuite) Reproductions() map[string][]byte {
 	return map[string][]byte{"practical-lq": practicalEmbedded}
 }
 
-// Resize implements engine.Resizer as `dprl reproduce practical-lq --episodes/--seeds`: K of
+// Resize resizes a suite block as `dprl reproduce practical-lq --episodes/--seeds`: K of
 // the practical agents (the paper's agents capped at it) and the seeds (the long seeds are
 // dropped). The block is edited as YAML, so that the fields whose zero value means a default
 // stay omitted.
-func (PracticalFamily) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
+func (PracticalSuite) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
 	cfg, err := ParsePracticalExpConfig(block)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func PlanPractical(cfg *PracticalExpConfig) (*engine.Planned, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.NewPlanned(PracticalFamilyName, p)
+	return engine.NewPlanned(FamilyName, p)
 }
 
 // practicalSpec is one curve of the practical reproduction before it runs.
@@ -249,7 +249,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 // Name implements engine.Plan: the configuration's name.
 func (p *practicalPlan) Name() string {
 	if p.cfg.Name == "" {
-		return PracticalFamilyName
+		return practicalDefaultName
 	}
 	return p.cfg.Name
 }

@@ -10,25 +10,25 @@ import (
 	model "github.com/dprl/dprl/model/lq"
 )
 
-// PlanSpec implements engine.SpecPlanner: the shared run schema for dprl's practical LQ agents.
+// PlanSpec plans a RunSpec of family lq that names one of dprl's practical LQ agents.
 //
 //   - env: lq-e1 (default) or file (a system file, model/lq Config format); no params.
 //   - agents: practical-ofu-rl, practical-ofu-rl-theory (private, at every ε of
 //     privacy.epsilons), practical-ofu-rl-noise-off (once), and the paper's private-ofu-rl (at
 //     every ε) and ofu-rl (once), as the reproduction runs them; curves in that order.
 //   - privacy: δ; calibration exact only (the practical agents' σ comes from their exact μ-GDP
-//     accountant, private-ofu-rl runs at the exact ρ*; family lq runs the paper's calibration);
+//     accountant, private-ofu-rl runs at the exact ρ*; the paper's agents alone run the paper's calibration);
 //     replace-one neighbours; noise seeded (the runner derives the noise from the run seed; the
 //     secure source is not wired).
 //   - multipliers.bonus must be 1: the practical agent's confidence set comes from the noise
-//     actually added and has no width multiplier (family lq scales the paper's agents' width).
+//     actually added and has no width multiplier (run the paper's agents alone to scale their width).
 //
 // The other settings are the reproduction's (configs/practical-lq.yaml): every agent runs K =
 // episodes; budget B = 4, releases after users 1, 2, 4, … then every 500 users, the BLT counter,
 // α = 0.05 per release, 4 reference directions, 4 random starts and 100 iterations of the
 // optimistic search, R(k) reported at 1-2-5 steps up to K. The issue-13 goals are evaluated
 // (on LQ-E1) when practical-ofu-rl runs at ε = 1.
-func (PracticalFamily) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+func (PracticalSuite) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	cfg, err := practicalSpecConfig(s)
 	if err != nil {
 		return nil, err
@@ -41,8 +41,8 @@ func (PracticalFamily) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, 
 	return p, nil
 }
 
-// SpecEnvs implements engine.SpecEnvLister.
-func (PracticalFamily) SpecEnvs() []engine.SpecEnv {
+// SpecEnvs lists the suite's RunSpec environments.
+func (PracticalSuite) SpecEnvs() []engine.SpecEnv {
 	return []engine.SpecEnv{{Name: "lq-e1"}, {Name: "file"}}
 }
 
@@ -68,7 +68,7 @@ func practicalSpecConfig(s *engine.RunSpec) (*PracticalExpConfig, error) {
 	}
 	if c := s.Privacy.Calibration; c != "" {
 		if _, err := calibration.Canonical("privacy.calibration", c, calibration.Exact); err != nil {
-			return nil, fmt.Errorf("%w (family practical-lq: the practical agents' noise is fixed by their accountant and private-ofu-rl runs at the exact ρ*; family lq runs the paper's calibration)", err)
+			return nil, fmt.Errorf("%w (family practical-lq: the practical agents' noise is fixed by their accountant and private-ofu-rl runs at the exact ρ*; the paper's agents alone run the paper's calibration)", err)
 		}
 	}
 	if err := s.SeededOnly("practical-lq", "the LQ runners build the agents' seeded noise"); err != nil {

@@ -14,7 +14,7 @@ import (
 // practicalSpecOf returns a validated RunSpec of family practical-lq (defaults applied).
 func practicalSpecOf(t *testing.T, s engine.RunSpec) *engine.RunSpec {
 	t.Helper()
-	s.Family = PracticalFamilyName
+	s.Family = FamilyName
 	if s.Episodes == 0 {
 		s.Episodes = 50
 	}
@@ -64,7 +64,7 @@ func TestPracticalPlanSpec(t *testing.T) {
 		{"one episode", engine.RunSpec{Agents: []string{"ofu-rl"}, Episodes: 1}, 0, "episodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := PracticalFamily{}.PlanSpec(practicalSpecOf(t, c.spec), "test")
+			p, err := PracticalSuite{}.PlanSpec(practicalSpecOf(t, c.spec), "test")
 			if c.units == 0 {
 				if err == nil || !strings.HasPrefix(err.Error(), c.field) {
 					t.Fatalf("error %v, want one naming %s", err, c.field)
@@ -99,7 +99,7 @@ func TestPracticalSpecUnits(t *testing.T) {
 		ref[u.Cell] = string(u.Spec)
 	}
 	s := practicalSpecOf(t, engine.RunSpec{Agents: []string{"ofu-rl", "practical-ofu-rl"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1, 2}}, Seeds: []uint64{1}})
-	p, err := PracticalFamily{}.PlanSpec(s, "test")
+	p, err := PracticalSuite{}.PlanSpec(s, "test")
 	if err != nil {
 		t.Fatal(err)
 	}

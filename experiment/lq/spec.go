@@ -13,7 +13,8 @@ import (
 //
 //   - env: lq-e1 (default) or file (a system file, model/lq Config format); no params.
 //   - agents: ofu-rl (non-private, ε = ∞) and private-ofu-rl (at every ε of privacy.epsilons).
-//     dprl's practical agents run in family practical-lq.
+//     A spec naming one of dprl's practical agents goes to the practical suite
+//     (PracticalSuite.PlanSpec), which runs the paper's agents beside them.
 //   - privacy: δ; calibration exact (default) or paper; replace-one neighbours; noise seeded
 //     (the experiments' source; the LQ agents are not wired to the secure source).
 //   - multipliers.bonus is the confidence-width multiplier (never changes noise).
@@ -21,6 +22,12 @@ import (
 // The other settings are the reproduction's (lq spec §5.4): α = 0.05, λ = 1, 4 random starts
 // and 100 iterations of the optimistic search, R(k) reported at 1-2-5 steps up to K.
 func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+	for _, a := range s.Agents {
+		switch a {
+		case agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName:
+			return PracticalSuite{}.PlanSpec(s, source)
+		}
+	}
 	cfg, err := specConfig(s)
 	if err != nil {
 		return nil, err
@@ -62,10 +69,8 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 				return nil, fmt.Errorf("privacy.epsilons: required for the private agent private-ofu-rl (agents[%d]), each in [1e-9, 1e9]", i)
 			}
 			cfg.Epsilons = append(cfg.Epsilons, s.Privacy.Epsilons...)
-		case agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName:
-			return nil, fmt.Errorf("agents[%d]: %s is dprl's practical agent, run by family practical-lq", i, a)
 		default:
-			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family lq (allowed: ofu-rl, private-ofu-rl)", i, a)
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family lq (allowed: ofu-rl, private-ofu-rl, %s, %s, %s)", i, a, agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName)
 		}
 	}
 	for k := 1; k <= s.Episodes; k *= 10 {

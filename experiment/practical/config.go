@@ -12,13 +12,13 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/boundedread"
 )
 
 //go:embed configs/practical-tabular.yaml
@@ -64,10 +64,14 @@ type Config struct {
 
 // CurveSpec is one curve of a configuration with explicit curves (Config.Curves).
 type CurveSpec struct {
-	// Env is "riverswim" (horizon) or "garnet" (horizon and the garnet block's shape).
+	// Env is "riverswim" (horizon), "garnet" (horizon and the garnet block's shape) or "file"
+	// (an MDP file with its own horizon; statistics pooled over h only when the file's model is
+	// time-homogeneous).
 	Env string `yaml:"env" json:"env"`
 	// EnvSeed is the Garnet's seed, >= 1 (garnet only).
 	EnvSeed uint64 `yaml:"env_seed,omitempty" json:"env_seed,omitempty"`
+	// File is the MDP file (env file only; JSON or YAML, model/tabular.File; its own H).
+	File string `yaml:"file,omitempty" json:"file,omitempty"`
 	// Agent is ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp (the papers', exact calibration) or one of
 	// dprl's practical tabular agents.
 	Agent string `yaml:"agent" json:"agent"`
@@ -109,7 +113,7 @@ func DefaultConfig() (*Config, error) { return ParseConfig(defaultYAML) }
 
 // LoadConfig reads a YAML configuration file and records it (with its SHA-256) in Inputs.
 func LoadConfig(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -237,17 +241,23 @@ func (c *Config) validateCurves() error {
 	seen := map[CurveSpec]bool{}
 	for i, cv := range c.Curves {
 		switch cv.Env {
-		case "riverswim":
+		case "riverswim", "file":
 			if cv.EnvSeed != 0 {
 				return fmt.Errorf("curves[%d].env_seed: only for env garnet, got %d", i, cv.EnvSeed)
 			}
+			if (cv.Env == "file") != (cv.File != "") {
+				return fmt.Errorf("curves[%d].file: an MDP file path for env file, and only for it (env %s, file %q)", i, cv.Env, cv.File)
+			}
 		case "garnet":
+			if cv.File != "" {
+				return fmt.Errorf("curves[%d].file: only for env file, got %q", i, cv.File)
+			}
 			if cv.EnvSeed < 1 || cv.EnvSeed > 1<<52 {
 				return fmt.Errorf("curves[%d].env_seed: must be in [1, 2^52], got %d", i, cv.EnvSeed)
 			}
 			garnet = true
 		default:
-			return fmt.Errorf("curves[%d].env: unknown environment %q (allowed: riverswim, garnet)", i, cv.Env)
+			return fmt.Errorf("curves[%d].env: unknown environment %q (allowed: riverswim, garnet, file)", i, cv.Env)
 		}
 		private, ok := agentPrivate(cv.Agent)
 		switch {

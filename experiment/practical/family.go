@@ -14,26 +14,26 @@ import (
 	model "github.com/dprl/dprl/model/tabular"
 )
 
-// FamilyName is the practical tabular experiment's name in configurations
-// (`family: practical-tabular`).
-const FamilyName = "practical-tabular"
+// FamilyName is the family the suite belongs to: tabular MDPs (a family is a model class).
+const FamilyName = "tabular"
 
-// Family is the practical tabular experiment (dprl's practical private agents against UCBVI
-// and the papers' DP-UCBVI on RiverSwim and Garnets) plugged into the engine (issue 11): its
-// configuration block is Config, its units are (curve, seed) runs.
-type Family struct{}
+// SuiteName is the suite's name in a tabular configuration block (`suite: practical`).
+const SuiteName = "practical"
 
-// Name implements engine.Family.
-func (Family) Name() string { return FamilyName }
+// Suite is the practical tabular suite of family tabular (dprl's practical private agents
+// against UCBVI and the papers' DP-UCBVI on RiverSwim, Garnets and MDP files): its
+// configuration block is Config, its units are (curve, seed) runs. The tabular family
+// (package experiment) dispatches to it.
+type Suite struct{}
 
-// Catalogue implements engine.Family.
-func (Family) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: riverswim, garnet (the reproduction's grid with garnet.env_seeds, or curves: [{env, env_seed, agent, epsilon}])")
+// Catalogue writes the suite's part of `dprl list`.
+func (Suite) Catalogue(w io.Writer) {
+	fmt.Fprintln(w, "Environments: riverswim, garnet, file (the reproduction's grid with garnet.env_seeds, or curves: [{env, env_seed, file, agent, epsilon}])")
 	fmt.Fprintln(w, "Agents:  ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp and the practical agents (dprl list); the run schema (PlanSpec) selects agents and ε")
 }
 
-// Plan implements engine.Family: block is a Config (strict decode, validated).
-func (Family) Plan(block []byte, source string) (engine.Plan, error) {
+// Plan plans a suite block: a Config (strict decode, validated).
+func (Suite) Plan(block []byte, source string) (engine.Plan, error) {
 	cfg, err := ParseConfig(block)
 	if err != nil {
 		return nil, err
@@ -41,15 +41,15 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 	return newPlan(cfg)
 }
 
-// Reproductions implements engine.Reproducer: `practical-tabular` is the embedded
+// Reproductions returns the suite's embedded reproductions: `practical-tabular` is
 // configs/practical-tabular.yaml.
-func (Family) Reproductions() map[string][]byte {
+func (Suite) Reproductions() map[string][]byte {
 	return map[string][]byte{"practical-tabular": defaultYAML}
 }
 
-// Resize implements engine.Resizer: every K (JDP, LDP, Garnet; as `--episodes`) and the
+// Resize resizes a suite block: every K (JDP, LDP, Garnet; as `--episodes`) and the
 // RiverSwim seeds (as `--seeds`).
-func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
+func (Suite) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
 	cfg, err := ParseConfig(block)
 	if err != nil {
 		return nil, err
@@ -97,6 +97,8 @@ type unitSpec struct {
 	Delta    float64       `json:"delta"`
 	EnvSeed  uint64        `json:"env_seed,omitempty"`
 	Garnet   *GarnetConfig `json:"garnet,omitempty"`
+	// EnvSHA is the SHA-256 of the MDP file of env file.
+	EnvSHA string `json:"env_sha256,omitempty"`
 	// Noise is "secure" for the Secure source (omitted: seeded, as every reproduction).
 	Noise string `json:"noise,omitempty"`
 }
@@ -122,6 +124,14 @@ func newPlan(cfg *Config) (*plan, error) {
 		p.envs = append(p.envs, m)
 		us := unitSpec{Group: cv.Group, Label: cv.Label, Agent: cv.Agent, Epsilon: cv.Epsilon, Episodes: cv.Episodes,
 			Horizon: cfg.Horizon, Delta: cfg.Delta, EnvSeed: cv.EnvSeed}
+		if cv.File != "" {
+			in, err := rundir.HashFile("env", cv.File)
+			if err != nil {
+				return nil, fmt.Errorf("curve %s: file: %w", cv.Label, err)
+			}
+			us.Horizon, us.EnvSHA = m.H, in.SHA256
+			p.cfg.Inputs = rundir.MergeInputs(p.cfg.Inputs, []rundir.Input{in})
+		}
 		if cfg.Noise == "secure" {
 			us.Noise = cfg.Noise
 		}

@@ -129,7 +129,7 @@ func (r *Result) Goals() []Goal {
 func (r *Result) Summary() (string, error) {
 	var b bytes.Buffer
 	c := r.Config
-	fmt.Fprintf(&b, "# practical-tabular: dprl's own practical private agents (not the papers')\n\n")
+	fmt.Fprintf(&b, "# %s: dprl's own practical private agents (not the papers')\n\n", r.Config.Name)
 	if len(c.Curves) > 0 {
 		return r.curvesSummary(&b)
 	}
@@ -209,7 +209,7 @@ func (r *Result) curvesSummary(b *bytes.Buffer) (string, error) {
 	}
 	fmt.Fprintf(b, "H=%d, K=%d, seeds %v, δ=%g, noise %s, wall time %.1f s on %d workers. "+
 		"Agents named practical-* are dprl's (practical-privacy spec): private exactly as claimed (accountant: exact μ-GDP from the noise used), no regret proof. "+
-		"Pooled agents assume a time-homogeneous MDP. dp-ucbvi-* are the papers' agents with the exact calibration.\n",
+		"The practical agents pool their statistics over h on a time-homogeneous model and keep them per step otherwise. dp-ucbvi-* are the papers' agents with the exact calibration.\n",
 		c.Horizon, c.Episodes, c.Seeds, c.Delta, noise, r.Seconds, r.Workers)
 	if err := r.groupTables(b); err != nil {
 		return "", err

@@ -27,6 +27,8 @@ type Curve struct {
 	Epsilon  float64 `json:"epsilon,omitempty"`
 	Episodes int     `json:"episodes"`
 	EnvSeed  uint64  `json:"env_seed,omitempty"`
+	// File is the MDP file of env file.
+	File string `json:"file,omitempty"`
 	// Privacy is the accountant's statement (one line).
 	Privacy string `json:"privacy"`
 	// PrivateAtNominal is false only for a curve that does not meet its nominal (ε, δ).
@@ -86,12 +88,14 @@ func Checkpoints(K int) []int {
 // "riverswim" or "garnet-<seed>", K = episodes) or the reproduction's grid.
 func (c *Config) curves() []*Curve {
 	var cs []*Curve
-	add := func(group, agent string, eps float64, K int, env uint64) {
+	add := func(group, agent string, eps float64, K int, env uint64) *Curve {
 		l := agent
 		if eps > 0 {
 			l = fmt.Sprintf("%s eps=%g", agent, eps)
 		}
-		cs = append(cs, &Curve{Group: group, Label: l, Agent: agent, Epsilon: eps, Episodes: K, EnvSeed: env})
+		cv := &Curve{Group: group, Label: l, Agent: agent, Epsilon: eps, Episodes: K, EnvSeed: env}
+		cs = append(cs, cv)
+		return cv
 	}
 	K := c.Episodes
 	if len(c.Curves) > 0 {
@@ -100,7 +104,7 @@ func (c *Config) curves() []*Curve {
 			if cv.Env == "garnet" {
 				group = fmt.Sprintf("garnet-%d", cv.EnvSeed)
 			}
-			add(group, cv.Agent, cv.Epsilon, K, cv.EnvSeed)
+			add(group, cv.Agent, cv.Epsilon, K, cv.EnvSeed).File = cv.File
 		}
 		return cs
 	}
@@ -137,6 +141,13 @@ func (c *Config) curves() []*Curve {
 }
 
 func (c *Config) env(cv *Curve) (*model.MDP, error) {
+	if cv.File != "" {
+		m, err := model.Load(cv.File)
+		if err != nil {
+			return nil, fmt.Errorf("file %s: %w", cv.File, err)
+		}
+		return m, nil
+	}
 	if cv.EnvSeed == 0 {
 		return model.RiverSwim(c.Horizon)
 	}
@@ -175,6 +186,9 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, seed uint
 		if err != nil {
 			return nil, err
 		}
+		// Pooling over h is valid only for a time-homogeneous model (a public property of
+		// the environment, declared by its file): otherwise the statistics are per step.
+		cfg.Privacy.Pool = m.Homogeneous()
 		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
 			Tie: root.Child("agent").Child("tie").Rand(), Posterior: root.Child("agent").Child("posterior").Rand(), Noise: practicalNoise})
 		if err != nil {

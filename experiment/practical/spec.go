@@ -5,14 +5,16 @@ import (
 
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	model "github.com/dprl/dprl/model/tabular"
 )
 
-// PlanSpec implements engine.SpecPlanner: the shared run schema for dprl's practical tabular
-// agents.
+// PlanSpec plans a RunSpec of family tabular whose agents are dprl's practical tabular agents
+// (and the baselines of their reproduction).
 //
-//   - env: riverswim (default; params horizon) or garnet (params horizon, states, actions,
-//     branching, reward_density, env_seed; a time-homogeneous Garnet, as in the reproduction,
-//     since the pooled practical agents assume one). No model files: family tabular runs them.
+//   - env: riverswim (default; params horizon), garnet (params horizon, states, actions,
+//     branching, reward_density, env_seed; a time-homogeneous Garnet, as in the reproduction)
+//     or file (an MDP file with its own H; no params). The practical agents pool their
+//     statistics over h when the model is time-homogeneous and keep them per step otherwise.
 //   - agents: dprl's practical tabular agents (practical-jdp, practical-jdp-theory,
 //     practical-jdp-plugin, practical-ldp, practical-ldp-plugin, practical-psrl-jdp,
 //     practical-ucbvi, practical-psrl) and the baselines of the reproduction (ucbvi,
@@ -31,7 +33,7 @@ import (
 // reward weight 0.5, β = 0.1); the baselines' practical UCBVI bonus (scale 0.1, β = 0.1); 500
 // checkpoints of R(k) per run. The goals of issue 12 are not evaluated (they are stated on
 // the reproduction's grid).
-func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
+func (Suite) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	cfg, err := specConfig(s)
 	if err != nil {
 		return nil, err
@@ -44,9 +46,9 @@ func garnetParams() []string {
 	return []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"}
 }
 
-// SpecEnvs implements engine.SpecEnvLister.
-func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}}, {Name: "garnet", Params: garnetParams()}}
+// SpecEnvs lists the suite's RunSpec environments.
+func (Suite) SpecEnvs() []engine.SpecEnv {
+	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}}, {Name: "garnet", Params: garnetParams()}, {Name: "file"}}
 }
 
 // specConfig translates a RunSpec into a Config with explicit curves (validated).
@@ -96,13 +98,20 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 		envSeed = uint64(seed)
 		g.EnvSeeds, g.Episodes, g.Seeds = []uint64{envSeed}, s.Episodes, cfg.Seeds
 	case "file":
-		return nil, fmt.Errorf("env.name: family practical-tabular runs riverswim and garnet only, not model files (family tabular runs MDP files)")
+		if err = s.CheckParams(); err != nil {
+			return nil, err
+		}
+		m, err := model.Load(s.Env.File)
+		if err != nil {
+			return nil, fmt.Errorf("env.file: %s: %w", s.Env.File, err)
+		}
+		cfg.Horizon = m.H
 	default:
-		return nil, fmt.Errorf("env.name: unknown environment %q of family practical-tabular (allowed: riverswim, garnet)", env)
+		return nil, fmt.Errorf("env.name: unknown environment %q of family tabular (allowed: riverswim, garnet, file)", env)
 	}
 	if c := s.Privacy.Calibration; c != "" {
 		if _, err := calibration.Canonical("privacy.calibration", c, calibration.Exact); err != nil {
-			return nil, fmt.Errorf("%w (family practical-tabular: the papers' dp-ucbvi-* run at the exact calibration and the practical agents' noise is fixed by their accountant; family tabular runs the other calibrations)", err)
+			return nil, fmt.Errorf("%w (dprl's practical agents: their noise is fixed by their accountant, and the papers' dp-ucbvi-* run beside them at the exact calibration; run the papers' agents alone for the other calibrations)", err)
 		}
 	}
 	if s.Multipliers.Bonus != 1 {
@@ -111,17 +120,17 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	for i, name := range s.Agents {
 		private, ok := agentPrivate(name)
 		if !ok {
-			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family practical-tabular (allowed: %s)", i, name, agentNames())
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of dprl's practical tabular suite (allowed: %s)", i, name, agentNames())
 		}
 		if !private {
-			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, Agent: name})
+			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, File: s.Env.File, Agent: name})
 			continue
 		}
 		if len(s.Privacy.Epsilons) == 0 {
 			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
 		}
 		for _, e := range s.Privacy.Epsilons {
-			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, Agent: name, Epsilon: e})
+			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, File: s.Env.File, Agent: name, Epsilon: e})
 		}
 	}
 	if err := cfg.Validate(); err != nil {

@@ -51,13 +51,14 @@ func TestPlanSpec(t *testing.T) {
 		{"garnet density", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"reward_density": 0}}, Agents: []string{"ucbvi"}}, 0, "env.params.reward_density"},
 		{"garnet env seed", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"env_seed": 0}}, Agents: []string{"ucbvi"}}, 0, "env.params.env_seed"},
 		{"unknown env", engine.RunSpec{Env: engine.EnvSpec{Name: "chain"}, Agents: []string{"ucbvi"}}, 0, "env.name"},
-		{"env file", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "m.yaml"}, Agents: []string{"ucbvi"}}, 0, "env.name"},
+		{"env file", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "../../model/tabular/testdata/small.json"}, Agents: []string{"practical-jdp", "practical-ldp", "practical-psrl-jdp", "ucbvi"}, Privacy: eps}, (3*2 + 1) * 2, ""},
+		{"env file missing", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "m.yaml"}, Agents: []string{"ucbvi"}}, 0, "env.file"},
 		{"bad calibration", engine.RunSpec{Agents: []string{"dp-ucbvi-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Calibration: "paper"}}, 0, "privacy.calibration"},
 		{"bonus multiplier", engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: eps, Multipliers: engine.MultiplierSpec{Bonus: 2}}, 0, "multipliers.bonus"},
 		{"too few episodes", engine.RunSpec{Agents: []string{"ucbvi"}, Episodes: 5}, 0, "episodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := Family{}.PlanSpec(specOf(t, c.spec), "test")
+			p, err := Suite{}.PlanSpec(specOf(t, c.spec), "test")
 			if c.units == 0 {
 				if err == nil || !strings.HasPrefix(err.Error(), c.field) {
 					t.Fatalf("error %v, want one naming %s", err, c.field)
@@ -77,11 +78,11 @@ func TestPlanSpec(t *testing.T) {
 // TestPlanSpecNoiseInUnits: the secure source reaches the unit specifications (a secure
 // run never shares a unit with a seeded one), the seeded one leaves them as the reproduction's.
 func TestPlanSpecNoiseInUnits(t *testing.T) {
-	seeded, err := Family{}.PlanSpec(specOf(t, engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}}), "test")
+	seeded, err := Suite{}.PlanSpec(specOf(t, engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}}), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	secure, err := Family{}.PlanSpec(specOf(t, engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Noise: "secure"}}), "test")
+	secure, err := Suite{}.PlanSpec(specOf(t, engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Noise: "secure"}}), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 // Package rundir holds what every experiment family shares about its run directory: the
 // provenance recorded in each manifest (dprl and Go versions, the git commit from the build
 // information, the SHA-256 of every input file), the preparation of the directory (a run never
-// leaves a mix of its files and an earlier run's), the validation of output names taken from
-// configurations, and JSON numbers that may be undefined (NaN/Inf never reach JSON).
+// leaves a mix of its files and an earlier run's, and never overwrites or removes a file dprl
+// did not write: see Prepare and the ownership records in owned.go), the lock that keeps two
+// runs out of one directory (Lock), the validation of output paths and of output names taken
+// from configurations, and JSON numbers that may be undefined (NaN/Inf never reach JSON).
 //
 // The manifest of every family is written last, after every other file (curves, figures,
 // summaries); its presence means the run directory is complete.
@@ -12,12 +14,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -25,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/boundedread"
 )
 
 // Version is the dprl version recorded in every manifest.
@@ -46,7 +46,7 @@ type Input struct {
 
 // HashFile returns the Input record of the file at path.
 func HashFile(role, path string) (Input, error) {
-	f, err := os.Open(path)
+	f, err := boundedread.Open(path, boundedread.DefaultLimit) // never a FIFO or a device
 	if err != nil {
 		return Input{}, fmt.Errorf("%s file: %w", role, err)
 	}
@@ -128,8 +128,9 @@ func provenance(bi *debug.BuildInfo, ok bool, inputs []Input) Provenance {
 // Options are the output options shared by every family.
 type Options struct {
 	// Force lets a run replace an earlier run in its output directory: the files an earlier
-	// dprl run wrote there are removed first (see Prepare). Without it such a directory is
-	// refused. The CLI exposes it as --force.
+	// dprl run wrote there (its ownership record lists them) are removed first, and nothing
+	// else (see Prepare). Without it such a directory is refused. The CLI exposes it as
+	// --force.
 	Force bool
 	// Inputs are files read before the run (the configuration file); the family adds the model
 	// files it loads itself.
@@ -187,134 +188,6 @@ func (o Options) UseLogY(finals []float64) bool {
 		}
 	}
 	return lo > 0 && hi/lo > AutoLogRatio
-}
-
-// ErrEarlierRun is wrapped by Prepare's error when the directory holds an earlier run and
-// Force is not set; it is a bad-input error (exit status 2).
-var ErrEarlierRun = errors.New("output directory holds an earlier run")
-
-// ownedFile reports whether a file name is one a dprl run writes into a run directory (or a
-// leftover temporary file of internal/atomicfile).
-func ownedFile(name string) bool {
-	switch name {
-	case "manifest.json", "summary.md", "summary.claims.json", "meta.json", "config.resolved.yaml":
-		return true
-	}
-	if strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp-") {
-		return true
-	}
-	switch filepath.Ext(name) {
-	case ".png", ".svg", ".csv":
-		return true
-	}
-	return false
-}
-
-// owned lists the entries of dir (relative paths) that an earlier dprl run wrote: owned files,
-// and subdirectories (curves/, suite blocks) holding any, recursively up to depth levels.
-func owned(dir string, depth int) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, e := range ents {
-		p := filepath.Join(dir, e.Name())
-		switch {
-		case e.Type().IsRegular() && ownedFile(e.Name()):
-			out = append(out, p)
-		case e.IsDir() && depth > 0:
-			sub, err := owned(p, depth-1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, sub...)
-		}
-	}
-	return out, nil
-}
-
-// CheckEarlier returns the error Prepare(dir, false) would return for an earlier run in dir
-// (wrapping ErrEarlierRun), without creating or changing anything: a cheap check before an
-// expensive plan.
-func CheckEarlier(dir string) error {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil // Prepare reports a missing or non-directory dir itself
-	}
-	files, err := owned(dir, 3)
-	if err != nil || len(files) == 0 {
-		return nil
-	}
-	show := files
-	if len(show) > 3 {
-		show = show[:3]
-	}
-	return fmt.Errorf("out: %s: %w (%d files, e.g. %s); choose a new directory or pass --force to remove the earlier run's files",
-		dir, ErrEarlierRun, len(files), strings.Join(show, ", "))
-}
-
-// Prepare makes dir ready for a run and creates it. A directory that does not exist or holds
-// no file of an earlier run is fine. Otherwise, without force, Prepare refuses with an error
-// wrapping ErrEarlierRun and naming a few of the files; with force it removes exactly those
-// files (manifest, summaries, figures, CSVs, leftover temporary files, in the directory and in
-// its subdirectories such as curves/ and suite blocks) and then every subdirectory left empty,
-// leaving any other file alone. Call it before computing, so a bad --out fails fast; the
-// families' Write methods call it again.
-func Prepare(dir string, force bool) error {
-	if dir == "" {
-		return errors.New("out: the output directory must not be empty")
-	}
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("out: cannot create %s: %w", dir, err)
-		}
-		return nil
-	case err != nil:
-		return fmt.Errorf("out: %w", err)
-	case !st.IsDir():
-		return fmt.Errorf("out: %s exists and is not a directory", dir)
-	}
-	files, err := owned(dir, 3)
-	if err != nil {
-		return fmt.Errorf("out: %w", err)
-	}
-	if len(files) == 0 {
-		return nil
-	}
-	if !force {
-		return CheckEarlier(dir)
-	}
-	for _, f := range files {
-		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("out: removing the earlier run's %s: %w", f, err)
-		}
-	}
-	return removeEmptyDirs(dir, true)
-}
-
-// removeEmptyDirs removes the empty subdirectories of dir (deepest first); dir itself is kept
-// when root is set.
-func removeEmptyDirs(dir string, root bool) error {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			if err := removeEmptyDirs(filepath.Join(dir, e.Name()), false); err != nil {
-				return err
-			}
-		}
-	}
-	if root {
-		return nil
-	}
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) == 0 {
-		return os.Remove(dir)
-	}
-	return nil
 }
 
 // CheckName checks a name taken from a configuration that becomes part of a file or

@@ -70,6 +70,10 @@ func touch(t *testing.T, path string) {
 	}
 }
 
+// TestPrepare: a new directory is created; unrelated files are no earlier run; the files an
+// earlier run's record lists (a complete run with a suite block, orphan temporary files of
+// listed files) are refused without force and, with force, removed with the directories that
+// run created, leaving every other file.
 func TestPrepare(t *testing.T) {
 	root := t.TempDir()
 	// A new directory is created.
@@ -91,8 +95,12 @@ func TestPrepare(t *testing.T) {
 	for _, f := range old {
 		touch(t, filepath.Join(fresh, f))
 	}
+	if err := Claim(fresh, "manifest.json", "summary.md", "regret.png", "regret.svg", "curves/a.csv", "curves/b.csv",
+		"block/manifest.json", "block/curves/x.csv"); err != nil {
+		t.Fatal(err)
+	}
 	err := Prepare(fresh, false)
-	if !errors.Is(err, ErrEarlierRun) || !strings.Contains(err.Error(), "--force") {
+	if !errors.Is(err, ErrEarlierRun) || !errors.Is(err, ErrBadOut) || !strings.Contains(err.Error(), "--force") {
 		t.Fatalf("earlier run: err = %v", err)
 	}
 	for _, f := range old { // nothing removed without force
@@ -100,9 +108,13 @@ func TestPrepare(t *testing.T) {
 			t.Fatalf("%s removed without force", f)
 		}
 	}
-	// An orphan temporary file alone (crashed run) is an earlier run too.
+	// An orphan temporary file alone (crashed run: its record lists the file being written)
+	// is an earlier run too.
 	orphan := filepath.Join(root, "o")
 	touch(t, filepath.Join(orphan, ".summary.md.tmp-1"))
+	if err := Claim(orphan, "summary.md"); err != nil {
+		t.Fatal(err)
+	}
 	if err := Prepare(orphan, false); !errors.Is(err, ErrEarlierRun) {
 		t.Fatalf("orphan temp file: err = %v", err)
 	}
@@ -111,18 +123,20 @@ func TestPrepare(t *testing.T) {
 		t.Fatal(err)
 	}
 	ents, _ := os.ReadDir(fresh)
-	if len(ents) != 1 || ents[0].Name() != "notes.txt" {
-		var names []string
-		for _, e := range ents {
+	var names []string
+	for _, e := range ents {
+		if e.Name() != RecordDir {
 			names = append(names, e.Name())
 		}
+	}
+	if len(names) != 1 || names[0] != "notes.txt" {
 		t.Fatalf("after force: %v, want only notes.txt", names)
 	}
 	// A file in place of the directory is refused.
 	f := filepath.Join(root, "file")
 	touch(t, f)
-	if err := Prepare(f, true); err == nil {
-		t.Error("a regular file accepted as output directory")
+	if err := Prepare(f, true); err == nil || !errors.Is(err, ErrBadOut) {
+		t.Errorf("a regular file accepted as output directory: %v", err)
 	}
 }
 

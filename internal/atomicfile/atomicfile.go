@@ -2,6 +2,11 @@
 // a temporary file in the destination directory, flushed to stable storage and
 // then renamed over the destination, so readers see either the old file or the
 // complete new one, never a partial write.
+//
+// Every write first consults the process's guard (SetGuard), if one is installed, with the
+// destination path: the guard may refuse the write before anything is created. Package
+// experiment/rundir installs one that records, in a run directory's ownership record, each
+// file a run writes there, and refuses to overwrite a file dprl did not write.
 package atomicfile
 
 import (
@@ -12,7 +17,29 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 )
+
+// A Guard is called with the destination path of every write of this package (WriteFile,
+// WriteBytes, WriteBytesNoSync) before the temporary file is created. A non-nil error refuses
+// the write: it is returned unchanged and nothing is created or changed. A guard must be safe
+// for concurrent use.
+type Guard func(path string) error
+
+// guard holds the installed Guard (nil: none).
+var guard atomic.Pointer[Guard]
+
+// SetGuard installs g as the process's guard (nil removes it) and returns the previous one.
+func SetGuard(g Guard) Guard {
+	var p *Guard
+	if g != nil {
+		p = &g
+	}
+	if old := guard.Swap(p); old != nil {
+		return *old
+	}
+	return nil
+}
 
 // bufferSize is the size of the buffer placed between the write callback and
 // the temporary file, so that callers issuing many small writes stay fast.
@@ -65,6 +92,11 @@ func writeFile(path string, write func(w io.Writer) error, perm os.FileMode, syn
 	}
 	if dir == "" {
 		dir = "."
+	}
+	if g := guard.Load(); g != nil {
+		if err := (*g)(path); err != nil {
+			return err
+		}
 	}
 	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {

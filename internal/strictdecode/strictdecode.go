@@ -10,9 +10,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dprl/dprl/internal/boundedread"
 )
 
 // Decode decodes data in the given format ("json", "yaml" or "yml") into v, rejecting unknown
@@ -105,26 +106,10 @@ func duplicateJSONKeys(data []byte) error {
 
 // MaxFileSize bounds the files ReadFile reads (64 MiB): far above any model or configuration
 // dprl uses, and small enough that decoding cannot exhaust memory.
-const MaxFileSize = 64 << 20
+const MaxFileSize = boundedread.DefaultLimit
 
-// ReadFile reads a whole file of at most MaxFileSize bytes. Unlike os.ReadFile it refuses a
-// larger file (or a device such as /dev/zero) after reading MaxFileSize+1 bytes instead of
-// allocating without bound.
-func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a file", path)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s is larger than the limit of 64 MiB", path)
-	}
-	return data, nil
-}
+// ReadFile reads a whole file of at most MaxFileSize bytes through boundedread (the one reader
+// of user-supplied files): anything but a regular file (a FIFO, which would block the open, a
+// device such as /dev/zero, a directory) is refused before it is opened, and so is a larger
+// file; at most MaxFileSize+1 bytes are read.
+func ReadFile(path string) ([]byte, error) { return boundedread.ReadFile(path, MaxFileSize) }

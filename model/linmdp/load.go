@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
@@ -33,7 +34,7 @@ type File struct {
 
 // Load reads a linear MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
-	data, err := strictdecode.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
@@ -31,7 +32,7 @@ func Load(path string) (*System, error) {
 	if ext != ".yaml" && ext != ".yml" && ext != ".json" {
 		return nil, fmt.Errorf("lq: system file %q: extension must be .yaml, .yml or .json", path)
 	}
-	data, err := strictdecode.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
 	if err != nil {
 		return nil, fmt.Errorf("lq: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/strictdecode"
 
 	"go.yaml.in/yaml/v3"
@@ -72,7 +73,7 @@ func CheckSize(prefix string, S, A, H int) error {
 
 // Load reads an MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
-	data, err := strictdecode.ReadFile(path)
+	data, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
 	if err != nil {
 		return nil, err
 	}

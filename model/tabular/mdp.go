@@ -9,6 +9,7 @@ package tabular
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // RewardKind says how a realised reward is drawn from its mean.
@@ -49,6 +50,17 @@ type MDP struct {
 	Rewards RewardKind
 	// Init is the initial-state distribution d_1.
 	Init []float64
+}
+
+// Homogeneous reports whether every step has the same transition and reward tables (a
+// time-homogeneous MDP).
+func (m *MDP) Homogeneous() bool {
+	for h := 1; h < m.H; h++ {
+		if !slices.Equal(m.P[h], m.P[0]) || !slices.Equal(m.R[h], m.R[0]) {
+			return false
+		}
+	}
+	return true
 }
 
 // Validate checks shapes, that every P_h(·|s,a) and Init are probability vectors (entries ≥ 0,

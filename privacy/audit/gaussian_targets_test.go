@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/rng"
 )
 
 // TestGaussianCounterTargets: every correct Gaussian counter passes its GDP-derived claim and
 // every broken variant (σ/4, noise redrawn per release, wrong factorisation coefficients) is
 // flagged, at a fixed seed, with the targets' own 4 000 runs per side (≈ 30 CPU seconds in
-// all). With -short only the factorisation counters' targets run (≈ 10 CPU seconds).
+// all). The quick suite audits the factorisation counters (≈ 10 CPU seconds); the tree
+// counters (T = 128) are a long check.
 func TestGaussianCounterTargets(t *testing.T) {
 	ts := GaussianCounterTargets()
 	if len(ts) != 14 {
@@ -19,8 +21,8 @@ func TestGaussianCounterTargets(t *testing.T) {
 	}
 	for _, tg := range ts {
 		t.Run(tg.Name, func(t *testing.T) {
-			if testing.Short() && (strings.Contains(tg.Name, "tree")) {
-				t.Skip("tree targets (T = 128) skipped with -short")
+			if strings.Contains(tg.Name, "tree") {
+				longtest.Skip(t, "audits of the tree counters (T = 128), ≈ 2 CPU minutes")
 			}
 			r, err := Audit(context.Background(), tg, Options{Runs: tg.Runs, Seed: rng.NewSeed(5)})
 			if err != nil {

@@ -87,12 +87,14 @@ func (c GaussianConfig) Validate() error {
 // SecureSensitivity returns Δ₂ + √dim·γ with γ = noise.GaussianGranularity(sigma): the ℓ2
 // sensitivity to use for a Gaussian counter fed by a Secure source (practical-privacy spec §7).
 // With a Secure source every element is rounded to the grid γ·Z before it enters the counter
-// and all draws are discrete Gaussians on that grid (Canonne, Kamath & Steinke 2020), so the
-// released prefixes are a post-processing of grid values plus the rounded statistic. Rounding
+// and all draws are discrete Gaussians on that grid (Canonne, Kamath & Steinke 2020). Rounding
 // moves each coordinate by at most γ/2, so two elements at ℓ2 distance ≤ Δ₂ round to grid
-// points at distance ≤ Δ₂ + √dim·γ. sigma is the smallest per-coordinate std, σ·min
-// CoordScale (the counters use that grid for every coordinate); dim ≥ 1. Invalid arguments
-// give NaN.
+// points at distance ≤ Δ₂ + √dim·γ. For the trees (a 0/1 encoder) the releases are then an
+// exact post-processing of the discrete Gaussian mechanism C x̃ + z; for the real-valued
+// factorisations (SqrtFactorization, BLT) C x̃ is off the grid, and their rounding of the
+// noise adds SecureReleaseSlack to μ besides (secure_release.go). sigma is the smallest
+// per-coordinate std, σ·min CoordScale (the counters use that grid for every coordinate);
+// dim ≥ 1. Invalid arguments give NaN.
 func SecureSensitivity(sens2 float64, dim int, sigma float64) float64 {
 	if !(sens2 >= 0) || math.IsInf(sens2, 0) || dim < 1 || !(sigma > 0) || math.IsInf(sigma, 0) {
 		return math.NaN()
@@ -105,7 +107,9 @@ func SecureSensitivity(sens2 float64, dim int, sigma float64) float64 {
 // sensitivity sens2: σ = factor·Δ/μ, where, if secure, Δ = SecureSensitivity(sens2, dim, σ)
 // includes the rounding to σ's grid (found by a fixed-point iteration, which converges because
 // the grid is a step function of σ). minScale is min CoordScale (1 without CoordScale). All
-// arguments must be finite and > 0 (dim ≥ 1).
+// arguments must be finite and > 0 (dim ≥ 1). The calibration does not include the
+// σ-independent SecureReleaseSlack of a SqrtFactorization or BLT fed by a Secure source (it
+// depends on the counter's capacity and RoundingGain): aim at μ − SecureReleaseSlack for those.
 func CalibrateSigma(mu, sens2, factor float64, dim int, minScale float64, secure bool) (float64, error) {
 	for _, a := range []struct {
 		name string

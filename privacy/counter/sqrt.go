@@ -36,9 +36,13 @@ func SqrtCoefficients(n int) []float64 {
 // (memory O(t·Dim)) and each Insert costs O(t·Dim). Use BLT for long streams.
 //
 // With a Secure source the elements are rounded to the grid γ·Z and the draws are discrete
-// Gaussians on it; the release is the exact grid sum of the rounded elements plus the noise
-// Σ c_{t−j} z_j rounded to the grid (a function of the draws alone), i.e. round_γ(C(C x̃ + z))
-// — a post-processing of C x̃ + z in which no floating-point rounding depends on the data.
+// Gaussians on it; release t is the exact grid sum S_t + z_t + round_γ(P_t) of the rounded
+// elements' sum, the new draw and the rounded prediction P_t = Σ_{j<t} c_{t−j} z_j of the
+// earlier draws (in exact arithmetic round_γ(C(C x̃ + z))_t; no floating-point rounding depends
+// on the data). C x̃ is off the grid, so this is not a post-processing of C x̃ + z but a
+// step-by-step discrete Gaussian mechanism whose μ grows by at most
+// SecureReleaseSlack(RoundingGain(), T, Dim) besides SecureSensitivity's rounding of the
+// elements (secure_release.go, docs/privacy.md).
 type SqrtFactorization struct {
 	gaussBase
 	c      []float64 // c_k, k < T
@@ -105,7 +109,11 @@ func (c *SqrtFactorization) Insert(x []float64) error {
 	c.draw(z)
 	p := c.prefix
 	clear(p)
-	for j := 1; j <= c.t; j++ {
+	last := c.t
+	if c.gamma > 0 {
+		last-- // Secure: P_t = Σ_{j<t} c_{t−j} z_j, the earlier draws alone (see the type's doc)
+	}
+	for j := 1; j <= last; j++ {
 		w := c.c[c.t-j]
 		zj := c.zs[(j-1)*d : j*d]
 		for k, v := range zj {
@@ -115,7 +123,7 @@ func (c *SqrtFactorization) Insert(x []float64) error {
 	for k, v := range xr {
 		c.sum[k] += v
 		if c.gamma > 0 {
-			p[k] = c.sum[k] + roundGrid(p[k], c.gamma)
+			p[k] = c.sum[k] + z[k] + roundGrid(p[k], c.gamma)
 		} else {
 			p[k] += c.sum[k]
 		}

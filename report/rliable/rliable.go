@@ -127,12 +127,29 @@ func IQMCI(strata [][]float64, reps int, level float64, r *rand.Rand) (Interval,
 
 // ProbLower returns P(X < Y) estimated from samples x and y: the fraction of pairs (x_i, y_j)
 // with x_i < y_j, ties counted 1/2 (the Mann–Whitney U statistic divided by len(x)·len(y);
-// Agarwal et al. 2021 §4.3 with "better" meaning lower, as for regret). Both must be non-empty.
+// Agarwal et al. 2021 §4.3 with "better" meaning lower, as for regret). Both must be non-empty
+// and finite.
 func ProbLower(x, y []float64) (float64, error) {
 	if len(x) == 0 || len(y) == 0 {
 		return 0, errors.New("rliable: ProbLower of an empty sample")
 	}
+	if err := checkFinite("ProbLower", x, y); err != nil {
+		return 0, err
+	}
 	return probLower(x, y), nil
+}
+
+// checkFinite refuses a NaN or infinite value in any of the samples (a NaN compares neither
+// lower nor higher, so it would silently bias the statistic).
+func checkFinite(what string, samples ...[]float64) error {
+	for _, s := range samples {
+		for _, v := range s {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("rliable: %s: value %v is not finite", what, v)
+			}
+		}
+	}
+	return nil
 }
 
 // probLower is ProbLower without the checks.
@@ -160,6 +177,9 @@ func ProbLowerCI(x, y []float64, reps int, level float64, r *rand.Rand) (Interva
 	}
 	if len(x) < 2 || len(y) < 2 {
 		return Interval{}, fmt.Errorf("rliable: samples of %d and %d value(s); a bootstrap interval needs at least 2 each", len(x), len(y))
+	}
+	if err := checkFinite("ProbLowerCI", x, y); err != nil {
+		return Interval{}, err
 	}
 	bx, by := make([]float64, len(x)), make([]float64, len(y))
 	out := make([]float64, reps)

@@ -171,3 +171,24 @@ func TestBootstrapErrors(t *testing.T) {
 		t.Error("ProbLowerCI at level 1: no error")
 	}
 }
+
+// TestNonFiniteRefused: a NaN or infinite value is an error of every statistic (ProbLower used
+// to compare NaN as neither lower nor higher and return a number).
+func TestNonFiniteRefused(t *testing.T) {
+	r := rng.NewSeed(1).Rand()
+	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		x := []float64{1, bad, 3}
+		if _, err := ProbLower(x, []float64{1, 2}); err == nil {
+			t.Errorf("ProbLower with %v: no error", bad)
+		}
+		if _, err := ProbLower([]float64{1, 2}, x); err == nil {
+			t.Errorf("ProbLower with %v in y: no error", bad)
+		}
+		if _, err := ProbLowerCI(x, []float64{1, 2}, 100, 0.95, r); err == nil {
+			t.Errorf("ProbLowerCI with %v: no error", bad)
+		}
+		if _, err := IQMCI([][]float64{x}, 100, 0.95, r); err == nil {
+			t.Errorf("IQMCI with %v: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+//go:build unix
+
+package compare
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestLoadFIFO: a FIFO in the place of regret_long.csv, a curve CSV or config.resolved.yaml is
+// refused at once, naming it (opening it for reading would wait for a writer forever).
+func TestLoadFIFO(t *testing.T) {
+	for _, name := range []string{"regret_long.csv", "curves/x.csv", "config.resolved.yaml"} {
+		dir := t.TempDir()
+		files := map[string]string{}
+		if name == "config.resolved.yaml" {
+			files["regret_long.csv"] = longCSV("tabular", []string{"x"}, 2, 2)
+		}
+		run := writeRun(t, filepath.Join(dir, "run"), files)
+		fifo := filepath.Join(run, name)
+		if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := Load([]string{run}, Options{}); done <- err }()
+		select {
+		case err := <-done:
+			if name == "curves/x.csv" {
+				// Not a regular file: not a curve file at all.
+				mustInput(t, err, "no curves")
+			} else {
+				mustInput(t, err, fifo, "named pipe")
+			}
+		case <-time.After(5 * time.Second):
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+			t.Fatalf("%s: Load blocked on the FIFO", name)
+		}
+	}
+}
