@@ -1,6 +1,6 @@
 // Package linmdp implements LSVI-UCB (Jin et al. 2020) and its two differentially private
 // versions for finite-state linear MDPs, following the linear-MDP spec
-// (shared/spec/linear_mdp.md):
+// (docs/spec/linear_mdp.md):
 //
 //   - LSVIUCB: the non-private baseline, refitting every episode ([N] eqs. (1)–(5)).
 //   - Ngo: Private LSVI-UCB with low switching cost (Ngo, Vietri & Wu 2022, Algorithm 1):

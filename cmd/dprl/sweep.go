@@ -18,6 +18,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/boundedread"
 )
 
 // loadSweep plans a sweep configuration: a YAML file with `family:` (default tabular), or the
@@ -218,7 +219,7 @@ func prepareCluster(c *engine.Cluster, config string) error {
 		c.Config, c.ConfigData = name, nil
 		return nil
 	}
-	data, err := os.ReadFile(config)
+	data, err := boundedread.ReadFile(config, boundedread.DefaultLimit)
 	if err != nil {
 		return usageError{fmt.Errorf("config: %w", err)}
 	}

@@ -4,7 +4,7 @@
 // splitting, noise calibration for the Laplace and Gaussian mechanisms, and high-probability
 // bounds on the error of a sum of calibrated noise draws.
 //
-// Every formula follows the project's privacy spec (shared/spec/privacy.md §1, §3.2, §3.4) and
+// Every formula follows the project's privacy spec (docs/spec/privacy.md §1, §3.2, §3.4) and
 // each doc comment cites the paper and result it implements.
 //
 // Conventions:
