@@ -245,9 +245,24 @@ func (b *gaussBase) draw(out []float64) {
 		v.AddGaussianVec(out, b.cfg.Sigma)
 		return
 	}
+	if g, ok := b.src.(gridSource); ok && b.gamma > 0 {
+		// Every coordinate's draw lives on the one grid γ the elements are rounded to (that of
+		// the smallest std). A coordinate with a larger std drawing on its own, coarser grid
+		// (γ·2^j) would release the element's residue modulo that grid exactly: with scales 1
+		// and √2 the parity of x/γ showed in every release.
+		for k, s := range b.scales {
+			out[k] = g.GaussianOnGrid(s, b.gamma)
+		}
+		return
+	}
 	for k, s := range b.scales {
 		out[k] = b.src.AddGaussian(0, s)
 	}
+}
+
+// gridSource is a Secure source that draws discrete Gaussians on a grid chosen by the caller.
+type gridSource interface {
+	GaussianOnGrid(sigma, gamma float64) float64
 }
 
 // roundGrid rounds v to the nearest multiple of gamma, ties upward. Unlike math.Round it is

@@ -133,6 +133,17 @@ func (s *Secure) AddGaussian(x, sigma float64) float64 {
 	return roundTo(x, g) + g*float64(s.discreteGaussian(sigma/g))
 }
 
+// GaussianOnGrid returns γ·Y with Y discrete Gaussian of scale σ/γ: a draw of the given σ on
+// the grid γ·Z chosen by the caller (for example the finest grid of several coordinates, so that
+// noise of every coordinate lives on the grid the data are rounded to; a coarser grid would
+// leave the data's low bits visible in the release). σ and γ must be finite and > 0, else NaN.
+func (s *Secure) GaussianOnGrid(sigma, gamma float64) float64 {
+	if !(sigma > 0) || math.IsInf(sigma, 0) || !(gamma > 0) || math.IsInf(gamma, 0) {
+		return math.NaN()
+	}
+	return gamma * float64(s.discreteGaussian(sigma/gamma))
+}
+
 func (s *Secure) sign() bool {
 	if s.nbits == 0 {
 		s.signs, s.nbits = s.r.Uint64(), 64
