@@ -69,6 +69,7 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.Env.Path = engine.RelativeTo(source, cfg.Env.Path)
 	return newPlan(cfg)
 }
 

@@ -6,10 +6,13 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -39,6 +42,10 @@ const (
 	legendPad    = 6     // points; padding around an outside legend
 	minLegendPt  = 5     // points; smallest legend font when shrinking
 	thumbPt      = 24    // points; width of a legend thumbnail
+	titlePad     = 4     // points; space above the title
+	marginPt     = 3     // points; margin left of and below the plot, so no text touches the edge
+	maxGridTicks = 12    // a log x axis with at most this many distinct x values labels each
+	minTickRatio = 1.2   // grid labels closer than this ratio to the previous one are dropped
 )
 
 // Curve is one configuration to plot: the mean of Band against X as a line,
@@ -132,7 +139,15 @@ type PlotOptions struct {
 	// LogX and LogY select logarithmic axes. Points that cannot be shown on
 	// a log axis (x ≤ 0 with LogX, mean ≤ 0 with LogY) are dropped, and with
 	// LogY band bounds ≤ 0 are raised to the smallest positive value plotted.
+	// The label of a log axis ends in " (log scale)" (added once; a label
+	// already ending in "(log)" or "(log scale)" is not marked twice). Log
+	// axes label the powers of ten, and 2 and 5 × 10^k when they span less
+	// than two decades.
 	LogX, LogY bool
+	// XTicks, if not empty, are the x values to label (finite, and positive
+	// with LogX). Without it, a log x axis whose curves share at most 12
+	// distinct x values (a grid such as the ε grid) labels every one of them.
+	XTicks []float64
 	// Width and Height are the canvas size; zero selects the default.
 	// PNG output is rendered at 96 dots per inch.
 	Width, Height vg.Length
@@ -303,14 +318,21 @@ func buildPlot(title, xlabel, ylabel string, curves []Curve, opts PlotOptions) (
 	p.Title.Text = title + "\n" + StyleCaption(curves)
 	p.X.Label.Text = xlabel
 	p.Y.Label.Text = ylabel
+	xticks := opts.XTicks
 	if opts.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Label.Text = logLabel(xlabel)
+		if len(xticks) == 0 {
+			xticks = gridTicks(prepared)
+		}
+		p.X.Tick.Marker = logTicker{at: xticks}
+	} else if len(xticks) > 0 {
+		p.X.Tick.Marker = labelTicks(xticks)
 	}
 	if opts.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Y.Label.Text += " (log scale)"
+		p.Y.Tick.Marker = logTicker{}
+		p.Y.Label.Text = logLabel(ylabel)
 	}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 0xdd}
@@ -321,7 +343,9 @@ func buildPlot(title, xlabel, ylabel string, curves []Curve, opts PlotOptions) (
 	legend.ThumbnailWidth = vg.Points(thumbPt)
 	legend.Top, legend.Left = true, true
 
-	// All bands first, then all lines, so no band hides another curve's line.
+	// Reference lines first, under the data (a curve on the reference line stays
+	// visible), then all bands, then all data lines, so no band hides another
+	// curve's line.
 	lines := make([]*plotter.Line, len(prepared))
 	bands := make([]*plotter.Polygon, len(prepared))
 	for i, pc := range prepared {
@@ -343,7 +367,6 @@ func buildPlot(title, xlabel, ylabel string, curves []Curve, opts PlotOptions) (
 			poly.Color = fill
 			poly.LineStyle = draw.LineStyle{Color: color.Transparent, Width: 0}
 			bands[i] = poly
-			p.Add(poly)
 		}
 		style := draw.LineStyle{Color: col, Width: vg.Points(lineWidth), Dashes: pc.style.Dashes()}
 		if len(pc.x) == 0 {
@@ -362,10 +385,23 @@ func buildPlot(title, xlabel, ylabel string, curves []Curve, opts PlotOptions) (
 		line.LineStyle = style
 		lines[i] = line
 	}
-	for i, line := range lines {
-		if len(prepared[i].x) > 0 {
-			p.Add(line)
+	drawn := func(i int) bool { return len(prepared[i].x) > 0 }
+	for i := range lines {
+		if drawn(i) && prepared[i].style == StyleReference {
+			p.Add(lines[i])
 		}
+	}
+	for _, band := range bands {
+		if band != nil {
+			p.Add(band)
+		}
+	}
+	for i := range lines {
+		if drawn(i) && prepared[i].style != StyleReference {
+			p.Add(lines[i])
+		}
+	}
+	for i, line := range lines {
 		if bands[i] != nil {
 			legend.Add(prepared[i].label, bands[i], line)
 		} else {
@@ -375,6 +411,144 @@ func buildPlot(title, xlabel, ylabel string, curves []Curve, opts PlotOptions) (
 	widenDegenerateLogRange(&p.X, opts.LogX)
 	widenDegenerateLogRange(&p.Y, opts.LogY)
 	return p, legend, nil
+}
+
+// logLabel returns the label of a log axis: label with " (log scale)" once,
+// whatever mark of the log scale label already carried.
+func logLabel(label string) string {
+	s := strings.TrimSpace(label)
+	for {
+		t := s
+		for _, suffix := range []string{"(log scale)", "(log)", "log scale", "log-scale"} {
+			if len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix) {
+				s = strings.TrimRight(s[:len(s)-len(suffix)], " ,;")
+			}
+		}
+		if s == t {
+			break
+		}
+	}
+	if s == "" {
+		return "(log scale)"
+	}
+	return s + " (log scale)"
+}
+
+// gridTicks returns the distinct x values of the drawn curves, sorted, when there
+// are at most maxGridTicks of them (a grid such as the ε grid), without those
+// closer than minTickRatio to the previous one (their labels would collide);
+// otherwise nil.
+func gridTicks(curves []preparedCurve) []float64 {
+	var xs []float64
+	for _, pc := range curves {
+		for _, x := range pc.x {
+			if !slices.Contains(xs, x) {
+				if xs = append(xs, x); len(xs) > maxGridTicks {
+					return nil
+				}
+			}
+		}
+	}
+	slices.Sort(xs)
+	var out []float64
+	for _, x := range xs {
+		if len(out) == 0 || x >= out[len(out)-1]*minTickRatio {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// tickLabel formats a tick value: the shortest decimal that reads back as v.
+func tickLabel(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// labelTicks labels exactly the given values (on a linear axis).
+type labelTicks []float64
+
+// Ticks implements plot.Ticker.
+func (t labelTicks) Ticks(lo, hi float64) []plot.Tick {
+	out := make([]plot.Tick, len(t))
+	for i, v := range t {
+		out[i] = plot.Tick{Value: v, Label: tickLabel(v)}
+	}
+	return out
+}
+
+// logTicker places the ticks of a log axis: unlabelled minor ticks at i·10^k
+// (i = 1…9) and labels at the values of at when it is set; otherwise labels at
+// the powers of ten, also at 2 and 5 × 10^k when the range spans less than two
+// decades, at every i·10^k when less than half a decade, and at the ends of the
+// range when that still gives fewer than two labels. (plot.LogTicks truncates
+// log10 of the range's ends toward zero, so a range starting at 0.1 had no label
+// at 0.1, and it labels only powers of ten.)
+type logTicker struct{ at []float64 }
+
+// Ticks implements plot.Ticker.
+func (t logTicker) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	const tol = 1e-9
+	inRange := func(v float64) bool { return v >= lo*(1-tol) && v <= hi*(1+tol) }
+	k0 := int(math.Floor(math.Log10(lo) + tol))
+	k1 := int(math.Ceil(math.Log10(hi) - tol))
+	decades := math.Log10(hi / lo)
+	// Every stride-th power of ten is labelled, so at most about 10 are.
+	stride := max(1, (k1-k0+9)/10)
+	levels := []func(i, k int) bool{
+		func(i, k int) bool { return i == 1 && (k-k0)%stride == 0 },
+		func(i, k int) bool { return i == 1 || i == 2 || i == 5 },
+		func(i, k int) bool { return true },
+	}
+	level := 0
+	switch {
+	case decades < 0.5:
+		level = 2
+	case decades < 2:
+		level = 1
+	}
+	var ticks []plot.Tick
+	for ; ; level++ {
+		ticks = ticks[:0]
+		labelled := 0
+		for k := k0; k <= k1; k++ {
+			for i := 1; i <= 9; i++ {
+				v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", i, k), 64) // exact decimal i·10^k
+				if !inRange(v) {
+					continue
+				}
+				tk := plot.Tick{Value: v}
+				if t.at == nil && levels[min(level, 2)](i, k) {
+					tk.Label = tickLabel(v)
+					labelled++
+				}
+				ticks = append(ticks, tk)
+			}
+		}
+		if t.at != nil || labelled >= 2 || level >= 2 {
+			break
+		}
+	}
+	if t.at != nil {
+		for _, v := range t.at {
+			ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v)})
+		}
+	} else if labelled := countLabels(ticks); labelled < 2 {
+		ticks = append(ticks, plot.Tick{Value: lo, Label: strconv.FormatFloat(lo, 'g', 3, 64)},
+			plot.Tick{Value: hi, Label: strconv.FormatFloat(hi, 'g', 3, 64)})
+	}
+	return ticks
+}
+
+// countLabels counts the labelled ticks.
+func countLabels(ticks []plot.Tick) int {
+	n := 0
+	for _, tk := range ticks {
+		if tk.Label != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // withDefaults validates opts and fills in defaults for zero fields.
@@ -387,6 +561,11 @@ func withDefaults(opts PlotOptions) (PlotOptions, error) {
 	}
 	if opts.Height == 0 {
 		opts.Height = DefaultPlotHeight
+	}
+	for _, v := range opts.XTicks {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (opts.LogX && v <= 0) {
+			return opts, fmt.Errorf("XTicks holds %v, which cannot be labelled on the x axis", v)
+		}
 	}
 	switch {
 	case opts.MaxPoints == 0:
@@ -531,21 +710,36 @@ func widenDegenerateLogRange(a *plot.Axis, log bool) {
 }
 
 // Layout is where a figure's parts go on the canvas (canvas coordinates, origin
-// bottom left): the plot (axes, title, data) and the legend column beside it.
+// bottom left): the title across the top, the plot (axes and data) below it and
+// the legend column beside the plot.
 type Layout struct {
-	Plot, Legend vg.Rectangle
+	Title, Plot, Legend vg.Rectangle
+	// title is the title text as drawn: wrapped to fit the canvas width.
+	title string
 }
 
 // layout computes the layout of p and its legend on a w × h canvas, shrinking
 // the legend font if the legend is taller than the canvas. The legend is
-// always a column to the right of the plot, so it never covers data.
+// always a column to the right of the plot, so it never covers data. The title
+// is centred over the plot when it fits there, otherwise over the whole canvas;
+// lines wider than the canvas are wrapped at spaces, and the font is shrunk if
+// a single word is still too wide.
 func layout(dc draw.Canvas, p *plot.Plot, legend *plot.Legend, w, h vg.Length) (Layout, error) {
 	pad := vg.Points(legendPad)
-	top := pad
+	margin := vg.Points(marginPt)
+	var lay Layout
+	top := h - pad // top of the legend column
+	plotTop := h
 	if p.Title.Text != "" {
-		top += p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+		ts := &p.Title.TextStyle
+		lay.title = wrapText(ts, p.Title.Text, w-2*pad)
+		th := ts.Rectangle(lay.title).Size().Y
+		tTop := h - vg.Points(titlePad)
+		lay.Title = vg.Rectangle{Min: vg.Point{X: pad, Y: tTop - th}, Max: vg.Point{X: w - pad, Y: tTop}}
+		plotTop = tTop - th - p.Title.Padding
+		top = plotTop
 	}
-	avail := h - top - pad
+	avail := top - pad
 	if r := legend.Rectangle(dc); r.Size().Y > avail && avail > 0 {
 		size := legend.TextStyle.Font.Size * avail / r.Size().Y
 		legend.TextStyle.Font.Size = vg.Length(math.Max(float64(size), minLegendPt))
@@ -554,10 +748,56 @@ func layout(dc draw.Canvas, p *plot.Plot, legend *plot.Legend, w, h vg.Length) (
 	if lw > w/2 {
 		return Layout{}, fmt.Errorf("legend (%v wide) does not fit beside the plot (%v wide); shorten the labels or widen the plot", lw, w)
 	}
-	return Layout{
-		Plot:   vg.Rectangle{Min: vg.Point{X: 0, Y: 0}, Max: vg.Point{X: w - lw, Y: h}},
-		Legend: vg.Rectangle{Min: vg.Point{X: w - lw + pad, Y: pad}, Max: vg.Point{X: w - pad, Y: h - top}},
-	}, nil
+	lay.Plot = vg.Rectangle{Min: vg.Point{X: margin, Y: margin}, Max: vg.Point{X: w - lw, Y: plotTop}}
+	lay.Legend = vg.Rectangle{Min: vg.Point{X: w - lw + pad, Y: pad}, Max: vg.Point{X: w - pad, Y: top}}
+	// An axis label longer than its axis would be cut: shrink its font to fit.
+	if yl := &p.Y.Label.TextStyle; p.Y.Label.Text != "" {
+		if wd, room := yl.Width(p.Y.Label.Text), lay.Plot.Size().Y-2*pad; wd > room && room > 0 {
+			yl.Font.Size = yl.Font.Size * room / wd
+		}
+	}
+	if xl := &p.X.Label.TextStyle; p.X.Label.Text != "" {
+		if wd, room := xl.Width(p.X.Label.Text), lay.Plot.Size().X-2*pad; wd > room && room > 0 {
+			xl.Font.Size = xl.Font.Size * room / wd
+		}
+	}
+	if p.Title.Text != "" {
+		// Centred over the plot if every line fits there, else over the canvas.
+		tw := p.Title.TextStyle.Rectangle(lay.title).Size().X
+		cx := (lay.Plot.Min.X + lay.Plot.Max.X) / 2
+		if tw > lay.Plot.Size().X {
+			cx = w / 2
+		}
+		lay.Title.Min.X, lay.Title.Max.X = cx-tw/2, cx+tw/2
+	}
+	return lay, nil
+}
+
+// wrapText breaks the lines of text at spaces so that each is at most width
+// wide in style ts, and shrinks ts's font if a single word is still wider. It
+// returns the wrapped text.
+func wrapText(ts *text.Style, txt string, width vg.Length) string {
+	var out []string
+	for _, line := range strings.Split(txt, "\n") {
+		cur := ""
+		for _, word := range strings.Fields(line) {
+			next := word
+			if cur != "" {
+				next = cur + " " + word
+			}
+			if cur != "" && ts.Width(next) > width {
+				out = append(out, cur)
+				next = word
+			}
+			cur = next
+		}
+		out = append(out, cur)
+	}
+	wrapped := strings.Join(out, "\n")
+	if wd := ts.Rectangle(wrapped).Size().X; wd > width && wd > 0 {
+		ts.Font.Size = ts.Font.Size * width / wd
+	}
+	return wrapped
 }
 
 // render draws p with legend in a column to the right of it on a w × h
@@ -573,15 +813,34 @@ func render(p *plot.Plot, legend plot.Legend, w, h vg.Length, format string) (wt
 	if err != nil {
 		return nil, Layout{}, err
 	}
-	dc := draw.New(cw)
-	dc.SetColor(color.White)
-	dc.Fill(dc.Rectangle.Path())
-	lay, err = layout(dc, p, &legend, w, h)
+	lay, err = drawFigure(draw.New(cw), p, legend, w, h)
 	if err != nil {
 		return nil, Layout{}, err
 	}
-	pad := vg.Points(legendPad)
-	p.Draw(draw.Crop(dc, 0, lay.Plot.Max.X-w, 0, 0))
-	legend.Draw(draw.Crop(dc, lay.Legend.Min.X, -pad, pad, lay.Legend.Max.Y-h))
 	return cw, lay, nil
+}
+
+// drawFigure draws p with legend in a column to the right of it on the w × h
+// canvas dc and returns the layout used.
+func drawFigure(dc draw.Canvas, p *plot.Plot, legend plot.Legend, w, h vg.Length) (Layout, error) {
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	lay, err := layout(dc, p, &legend, w, h)
+	if err != nil {
+		return Layout{}, err
+	}
+	// The title is drawn here, across the whole canvas, not by plot.Draw, which
+	// would centre it over the plot area only and cut it when it is wider.
+	title := p.Title.Text
+	p.Title.Text = ""
+	defer func() { p.Title.Text = title }()
+	if title != "" {
+		ts := p.Title.TextStyle
+		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(ts, vg.Point{X: (lay.Title.Min.X + lay.Title.Max.X) / 2, Y: lay.Title.Max.Y + ts.FontExtents().Descent}, lay.title)
+	}
+	pad := vg.Points(legendPad)
+	p.Draw(draw.Crop(dc, lay.Plot.Min.X, lay.Plot.Max.X-w, lay.Plot.Min.Y, lay.Plot.Max.Y-h))
+	legend.Draw(draw.Crop(dc, lay.Legend.Min.X, -pad, pad, lay.Legend.Max.Y-h))
+	return lay, nil
 }

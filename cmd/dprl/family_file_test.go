@@ -103,3 +103,32 @@ func learningRatio(t *testing.T, path string) (first, last float64) {
 	r9, k9 := at(0.9 * K)
 	return r1 / k1, (cum[len(cum)-1] - r9) / (K - k9)
 }
+
+// TestConfigRelativeEnvFile: a relative env.file (RunSpec) or env.path (the tabular sweep block)
+// in a configuration file is resolved against the configuration file's directory, not the
+// working directory.
+func TestConfigRelativeEnvFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cfg")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m, err := os.ReadFile("../../model/tabular/testdata/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "m.json"), m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{
+		"spec.yaml":  "family: tabular\nenv: {name: file, file: m.json}\nagents: [practical-jdp]\nprivacy: {epsilons: [1], delta: 1.0e-5}\nepisodes: 200\nseeds: [1]\n",
+		"sweep.yaml": "name: s\nenv: {name: file, path: m.json}\nepisodes: 200\nseeds: [1]\ncurves: [{label: u, agent: ucbvi}]\n",
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCLI(t, "run", "--config", p, "--quiet", "--out", filepath.Join(t.TempDir(), "out")); code != 0 {
+			t.Errorf("%s: exit %d: %s", name, code, stderr)
+		}
+	}
+}

@@ -204,6 +204,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					return usageError{err}
 				}
 				cfg.Inputs = inputs
+				cfg.Env.Path = engine.RelativeTo(configPath, cfg.Env.Path)
 			} else {
 				_, practicalErr := agents.LookupPractical(agent)
 				if family != experiment.FamilyName || practicalErr == nil {

@@ -23,6 +23,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -214,6 +215,7 @@ func (r *Registry) PlanBlock(family string, block []byte, source string) (*Plann
 		if err != nil {
 			return nil, err
 		}
+		s.Env.File = RelativeTo(source, s.Env.File)
 		return r.PlanSpec(s, source)
 	}
 	p, err := f.Plan(block, source)
@@ -221,6 +223,17 @@ func (r *Registry) PlanBlock(family string, block []byte, source string) (*Plann
 		return nil, err
 	}
 	return NewPlanned(f.Name(), p)
+}
+
+// RelativeTo resolves a path named inside a configuration file against the file's directory,
+// as a reader of the file expects (a relative env.file beside the configuration). path is
+// returned unchanged when it is empty or absolute, or when source is not a file: "flags",
+// "test", or "embedded:<name>".
+func RelativeTo(source, path string) string {
+	if path == "" || filepath.IsAbs(path) || source == "" || source == "flags" || source == "test" || strings.HasPrefix(source, "embedded:") {
+		return path
+	}
+	return filepath.Join(filepath.Dir(source), path)
 }
 
 // NewPlanned stamps the family of every unit and rejects plans with two units of the same ID.

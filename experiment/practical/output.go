@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -319,36 +320,10 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		}
 		man.Figures = append(man.Figures, name+".png", name+".svg")
 	}
-	var pc []report.Curve
-	for _, g := range []struct{ group, agent, label string }{{"riverswim-jdp", "practical-jdp", "JDP: practical-jdp − UCBVI"}, {"riverswim-ldp", "practical-ldp", "LDP: practical-ldp − UCBVI"}} {
-		u := r.find(g.group, "ucbvi", 0)
-		var x []float64
-		var runs [][]float64
-		for _, e := range r.Config.Epsilons {
-			p := r.find(g.group, g.agent, e)
-			if p == nil || u == nil {
-				continue
-			}
-			x = append(x, e)
-			d := cost(p, u)
-			if runs == nil {
-				runs = make([][]float64, len(d))
-			}
-			for i, v := range d {
-				runs[i] = append(runs[i], math.Max(v, 1))
-			}
-		}
-		if len(x) == 0 {
-			continue
-		}
-		bd, err := report.MeanBand(runs, 0.95)
-		if err != nil {
-			return nil, "", err
-		}
-		pc = append(pc, report.Curve{Label: g.label, X: x, Band: bd, Style: report.StylePrivate})
-	}
-	if len(pc) > 0 {
-		if err := report.PlotCurves(filepath.Join(dir, "privacy-cost"), "privacy cost R_private(K) − R_UCBVI(K) vs ε (RiverSwim), mean ± 95% CI", "ε", "privacy cost (log)", pc, report.PlotOptions{LogX: true, LogY: true}); err != nil {
+	if pc, err := r.privacyCostCurves(); err != nil {
+		return nil, "", err
+	} else if len(pc) > 0 {
+		if err := report.PlotCurves(filepath.Join(dir, "privacy-cost"), privacyCostTitle, "ε", privacyCostYLabel, pc, r.privacyCostOptions()); err != nil {
 			return nil, "", err
 		}
 		man.Figures = append(man.Figures, "privacy-cost.png", "privacy-cost.svg")
@@ -364,6 +339,62 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		return nil, "", err
 	}
 	return man, sum, nil
+}
+
+// The privacy-cost figure's title and y label (PlotCurves adds "(log scale)" to the label; a
+// seed's cost below 1, which a log axis cannot show, is drawn at 1).
+const (
+	privacyCostTitle  = "privacy cost R_private(K) − R_UCBVI(K) vs ε (RiverSwim), mean ± 95% CI"
+	privacyCostYLabel = "privacy cost (per-seed values < 1 drawn at 1)"
+)
+
+// privacyCostOptions are the privacy-cost figure's options: log axes, a label at every ε of
+// the grid, and a canvas wide enough for the title beside the legend.
+func (r *Result) privacyCostOptions() report.PlotOptions {
+	return report.PlotOptions{LogX: true, LogY: true, XTicks: r.Config.Epsilons, Width: 9 * vg.Inch, Height: 5 * vg.Inch}
+}
+
+// privacyCostCurves returns the curves of the privacy-cost-vs-ε figure: for JDP and LDP on
+// RiverSwim, the per-seed R_private(K) − R_UCBVI(K) (at least 1, for the log axis) against ε,
+// each labelled with its K (the LDP curves may run longer than the JDP ones).
+func (r *Result) privacyCostCurves() ([]report.Curve, error) {
+	var pc []report.Curve
+	for _, g := range []struct{ group, agent, label string }{{"riverswim-jdp", "practical-jdp", "JDP: practical-jdp − UCBVI"}, {"riverswim-ldp", "practical-ldp", "LDP: practical-ldp − UCBVI"}} {
+		u := r.find(g.group, "ucbvi", 0)
+		var x []float64
+		var runs [][]float64
+		var ks []int
+		for _, e := range r.Config.Epsilons {
+			p := r.find(g.group, g.agent, e)
+			if p == nil || u == nil {
+				continue
+			}
+			x = append(x, e)
+			if !slices.Contains(ks, p.Episodes) {
+				ks = append(ks, p.Episodes)
+			}
+			d := cost(p, u)
+			if runs == nil {
+				runs = make([][]float64, len(d))
+			}
+			for i, v := range d {
+				runs[i] = append(runs[i], math.Max(v, 1))
+			}
+		}
+		if len(x) == 0 {
+			continue
+		}
+		bd, err := report.MeanBand(runs, 0.95)
+		if err != nil {
+			return nil, err
+		}
+		kLabel := make([]string, len(ks))
+		for i, k := range ks {
+			kLabel[i] = fmt.Sprint(k)
+		}
+		pc = append(pc, report.Curve{Label: fmt.Sprintf("%s, K = %s", g.label, strings.Join(kLabel, ", ")), X: x, Band: bd, Style: report.StylePrivate})
+	}
+	return pc, nil
 }
 
 func safe(s string) string {

@@ -2,9 +2,9 @@
 // provenance recorded in each manifest (dprl and Go versions, the git commit from the build
 // information, the SHA-256 of every input file), the preparation of the directory (a run never
 // leaves a mix of its files and an earlier run's, and never overwrites or removes a file dprl
-// did not write: see Prepare and the ownership records in owned.go), the lock that keeps two
-// runs out of one directory (Lock), the validation of output paths and of output names taken
-// from configurations, and JSON numbers that may be undefined (NaN/Inf never reach JSON).
+// did not write: see Prepare and RecordDir), the lock that keeps two runs out of one directory
+// (Lock), the validation of output paths (CheckDir) and of output names taken from
+// configurations, and JSON numbers that may be undefined (NaN/Inf never reach JSON).
 //
 // The manifest of every family is written last, after every other file (curves, figures,
 // summaries); its presence means the run directory is complete.
