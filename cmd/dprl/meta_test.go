@@ -55,7 +55,8 @@ func TestReproduceMetaAndLongRegret(t *testing.T) {
 					t.Fatalf("dprl %v: exit %d, %s", args, code, stderr)
 				}
 			}
-			meta := checkMetaAndLongRegret(t, repro, "[1 2]", outs)
+			family := map[string]string{"practical-tabular": "tabular", "practical-lq": "lq"}[repro]
+			meta := checkMetaAndLongRegret(t, family, "[1 2]", outs)
 			// Manifest last: every other file of the run directory is at most as new.
 			mi, err := os.Stat(filepath.Join(outs[0], "manifest.json"))
 			if err != nil {
@@ -81,7 +82,7 @@ func TestReproduceMetaAndLongRegret(t *testing.T) {
 			for _, c := range cells.Cells {
 				n += len(c.Seeds)
 			}
-			if cells.Family != repro || len(cells.Cells) == 0 || n != meta.Units {
+			if cells.Family != family || len(cells.Cells) == 0 || n != meta.Units {
 				t.Errorf("%s: family %q, %d cells, %d units (meta.json: %d)", engine.ResolvedConfigFile, cells.Family, len(cells.Cells), n, meta.Units)
 			}
 			if repro != "practical-tabular" {
