@@ -1,0 +1,67 @@
+//go:build unix
+
+// Package boundedreadtest is the shared test of every loader of user-supplied files: a FIFO
+// without a writer, a directory and a (sparse) file over the loader's limit are refused at
+// once, naming the file, and a valid file loads.
+package boundedreadtest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// CheckLoader runs load on a FIFO, a directory, a 4 GiB sparse file (each must be refused: the
+// FIFO "named pipe", the directory "directory", the large file naming limit, e.g. "64 MiB") and
+// on valid (which must load). load must return within 5 s each time: a reader stuck on the
+// FIFO is unblocked by opening its write end, so that a regression fails instead of hanging.
+func CheckLoader(t *testing.T, load func(path string) error, limit, valid string) {
+	t.Helper()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "model.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, load, fifo); err == nil || !strings.Contains(err.Error(), "named pipe") || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("FIFO: err = %v, want a refusal naming the file as a named pipe", err)
+	}
+	sub := filepath.Join(dir, "sub.yaml")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, load, sub); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("directory: err = %v, want a refusal naming a directory", err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 4<<30); err != nil {
+		t.Skipf("no sparse files here: %v", err)
+	}
+	if err := within(t, load, big); err == nil || !strings.Contains(err.Error(), limit) {
+		t.Errorf("4 GiB file: err = %v, want a refusal naming the %s limit", err, limit)
+	}
+	if err := within(t, load, valid); err != nil {
+		t.Errorf("%s: %v", valid, err)
+	}
+}
+
+func within(t *testing.T, load func(string) error, path string) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- load(path) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatalf("load(%s) blocked for 5 s", path)
+		return nil
+	}
+}
