@@ -28,11 +28,11 @@ func runCLIWithin(t *testing.T, fifo string, args ...string) (code int, stderr s
 	select {
 	case r := <-done:
 		return r.code, r.stderr
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}
-		t.Fatalf("%q blocked for 10 s", args)
+		t.Fatalf("%q blocked for 30 s", args)
 		return 0, ""
 	}
 }
@@ -77,7 +77,7 @@ func TestFIFOInputsRefused(t *testing.T) {
 					t.Errorf("stderr %q does not mention %q", stderr, w)
 				}
 			}
-			if el := time.Since(start); el > 5*time.Second {
+			if el := time.Since(start); el > 30*time.Second {
 				t.Errorf("took %v", el)
 			}
 		})
@@ -92,7 +92,7 @@ func TestLargeConfigRefused(t *testing.T) {
 	if err := os.WriteFile(big, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, 4<<30); err != nil {
+	if err := os.Truncate(big, 1<<40); err != nil {
 		t.Skipf("no sparse files here: %v", err)
 	}
 	for _, args := range [][]string{
@@ -106,7 +106,7 @@ func TestLargeConfigRefused(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "64 MiB") {
 			t.Errorf("%q: exit %d, stderr %q; want 2 naming the 64 MiB limit", args, code, stderr)
 		}
-		if el := time.Since(start); el > 2*time.Second {
+		if el := time.Since(start); el > 30*time.Second {
 			t.Errorf("%q took %v: the file was read", args, el)
 		}
 	}

@@ -45,7 +45,7 @@ func TestSweepMergeRefusesForeignAndCorruptUnits(t *testing.T) {
 		t.Fatalf("no unit files: %v", err)
 	}
 	big4 := filepath.Join(out, "units", ents[0].Name())
-	if err := os.Truncate(big4, 4<<30); err != nil { // sparse: no disk used
+	if err := os.Truncate(big4, 1<<40); err != nil { // sparse: no disk used
 		t.Skipf("no sparse files here: %v", err)
 	}
 	start := time.Now()
@@ -53,7 +53,7 @@ func TestSweepMergeRefusesForeignAndCorruptUnits(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, big4) || !strings.Contains(stderr, "MiB") {
 		t.Errorf("merge over a 4 GiB unit file: exit %d, stderr %q; want 2 naming %s and the limit", code, stderr, big4)
 	}
-	if el := time.Since(start); el > 3*time.Second {
+	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("merge took %v: the oversized unit file was read", el)
 	}
 }

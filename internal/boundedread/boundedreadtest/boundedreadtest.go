@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// CheckLoader runs load on a FIFO, a directory, a 4 GiB sparse file (each must be refused: the
+// CheckLoader runs load on a FIFO, a directory, a 1 TiB sparse file (each must be refused: the
 // FIFO "named pipe", the directory "directory", the large file naming limit, e.g. "64 MiB") and
-// on valid (which must load). load must return within 5 s each time: a reader stuck on the
+// on valid (which must load). load must return within 30 s each time: a reader stuck on the
 // FIFO is unblocked by opening its write end, so that a regression fails instead of hanging.
 func CheckLoader(t *testing.T, load func(path string) error, limit, valid string) {
 	t.Helper()
@@ -39,11 +39,11 @@ func CheckLoader(t *testing.T, load func(path string) error, limit, valid string
 	if err := os.WriteFile(big, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, 4<<30); err != nil {
+	if err := os.Truncate(big, 1<<40); err != nil {
 		t.Skipf("no sparse files here: %v", err)
 	}
 	if err := within(t, load, big); err == nil || !strings.Contains(err.Error(), limit) {
-		t.Errorf("4 GiB file: err = %v, want a refusal naming the %s limit", err, limit)
+		t.Errorf("1 TiB file: err = %v, want a refusal naming the %s limit", err, limit)
 	}
 	if err := within(t, load, valid); err != nil {
 		t.Errorf("%s: %v", valid, err)
@@ -57,11 +57,11 @@ func within(t *testing.T, load func(string) error, path string) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
 			w.Close()
 		}
-		t.Fatalf("load(%s) blocked for 5 s", path)
+		t.Fatalf("load(%s) blocked for 30 s", path)
 		return nil
 	}
 }
