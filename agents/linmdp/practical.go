@@ -435,8 +435,7 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 	}
 	a.stdAt = func(int) float64 { return 0 }
 	if cfg.Mode != PracticalNonPrivate {
-		prep, _ := lookupLinCounter(cfg.Counter)
-		build, err := prep(capacity)
+		build, err := lookupLinCounter(cfg.Counter)
 		if err != nil {
 			return nil, fmt.Errorf("practical: %w", err)
 		}

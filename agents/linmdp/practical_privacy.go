@@ -3,12 +3,9 @@ package linmdp
 import (
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
-	"github.com/dprl/dprl/privacy/noise"
 )
 
 // This file holds the privacy side of dprl's practical linear-MDP agents (practical.go):
@@ -101,59 +98,19 @@ func targetNoiseBound(s float64, d, n int, beta float64, vnorm float64) float64 
 	return s*(math.Sqrt(float64(d))+t) + s*(math.Sqrt(float64(n))+math.Sqrt(float64(d))+t)*vnorm
 }
 
-// linCounterBuilder prepares one kind of Gaussian continual counter for a capacity (the BLT
-// fit happens once here) and returns its constructor.
-type linCounterBuilder func(capacity int) (func(cfg counter.GaussianConfig, src noise.Source) (counter.GaussianCounter, error), error)
-
-var linPracticalCounters = map[string]linCounterBuilder{
-	"tree": func(int) (func(counter.GaussianConfig, noise.Source) (counter.GaussianCounter, error), error) {
-		return func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-			return counter.NewGaussianTree(c, s)
-		}, nil
-	},
-	"honaker": func(int) (func(counter.GaussianConfig, noise.Source) (counter.GaussianCounter, error), error) {
-		return func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-			return counter.NewHonakerTree(c, s)
-		}, nil
-	},
-	"blt": func(capacity int) (func(counter.GaussianConfig, noise.Source) (counter.GaussianCounter, error), error) {
-		p, err := counter.FitSqrtBLT(capacity, counter.DefaultBLTBuffers)
-		if err != nil {
-			return nil, err
-		}
-		return func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-			return counter.NewBLT(c, p, s)
-		}, nil
-	},
-	"sqrt": func(int) (func(counter.GaussianConfig, noise.Source) (counter.GaussianCounter, error), error) {
-		return func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-			return counter.NewSqrtFactorization(c, s)
-		}, nil
-	},
-}
-
 // DefaultLinCounter is the continual counter of the practical linear-MDP agents.
-const DefaultLinCounter = "blt"
+const DefaultLinCounter = counter.DefaultKind
 
-// LinPracticalCounters lists the counter names a practical linear-MDP agent accepts.
-func LinPracticalCounters() []string {
-	var n []string
-	for k := range linPracticalCounters {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+// LinPracticalCounters lists the counter names a practical linear-MDP agent accepts: every kind
+// of the one counter registry (counter.NewRegistry).
+func LinPracticalCounters() []string { return counter.NewRegistry().Names() }
 
-func lookupLinCounter(name string) (linCounterBuilder, error) {
-	if name == "" {
-		name = DefaultLinCounter
+func lookupLinCounter(name string) (counter.Builder, error) {
+	k, err := counter.NewRegistry().Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("counter: %w", err)
 	}
-	c, ok := linPracticalCounters[name]
-	if !ok {
-		return nil, fmt.Errorf("counter: unknown counter %q (allowed: %s)", name, strings.Join(LinPracticalCounters(), ", "))
-	}
-	return c, nil
+	return k.Build, nil
 }
 
 // PracticalReport is the accountant's statement for a practical linear-MDP agent, computed

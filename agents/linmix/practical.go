@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
@@ -118,8 +119,8 @@ func (c *PracticalConfig) Validate() error {
 		return err
 	}
 	switch {
-	case c.Episodes < 2 || c.Episodes > 1<<30:
-		return fmt.Errorf("episodes: %d, want 2..%d", c.Episodes, 1<<30)
+	case c.Episodes < 2 || c.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("episodes: %d, want 2..%d", c.Episodes, bounds.MaxEpisodes)
 	case !(c.Lambda0 > 0) || math.IsInf(c.Lambda0, 0):
 		return fmt.Errorf("lambda0: %v, want a finite number > 0", c.Lambda0)
 	case !(c.Confidence > 0 && c.Confidence < 1):
@@ -370,8 +371,12 @@ func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g Practical
 	if src == nil {
 		return nil, errors.New("practical curator: a noise source is required")
 	}
-	build := practicalCounters[p.Counter]
-	if p.Counter == "blt" && blt != nil {
+	kind, err := counter.NewRegistry().Lookup(p.Counter)
+	if err != nil {
+		return nil, err
+	}
+	build := kind.Build
+	if kind.Name == "blt" && blt != nil {
 		build = func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
 			return counter.NewBLT(c, *blt, s)
 		}

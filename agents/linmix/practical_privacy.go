@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"sort"
-	"strings"
 
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/accounting"
@@ -88,37 +86,15 @@ func (p PracticalPrivacy) Validate() error {
 	if !(p.Budget > 0 && p.Budget <= 1) {
 		return fmt.Errorf("privacy.budget: %v, want (0, 1]", p.Budget)
 	}
-	if _, ok := practicalCounters[p.Counter]; !ok && p.Mode == JDP {
-		return fmt.Errorf("privacy.counter: %q unknown (allowed: %s)", p.Counter, strings.Join(PracticalCounters(), ", "))
+	if _, err := counter.NewRegistry().Lookup(p.Counter); err != nil && p.Mode == JDP {
+		return err
 	}
 	return nil
 }
 
-type counterBuilder func(cfg counter.GaussianConfig, src noise.Source) (counter.GaussianCounter, error)
-
-// practicalCounters are the Gaussian continual counters a practical JDP agent can use
-// (practical-privacy spec §3).
-var practicalCounters = map[string]counterBuilder{
-	"blt": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewSqrtBLT(c, 0, s)
-	},
-	"tree": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewGaussianTree(c, s)
-	},
-	"honaker": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewHonakerTree(c, s)
-	},
-}
-
-// PracticalCounters lists the counter names a practical JDP agent accepts.
-func PracticalCounters() []string {
-	var n []string
-	for k := range practicalCounters {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
+// PracticalCounters lists the counter names a practical JDP agent accepts: every kind of the
+// one counter registry (counter.NewRegistry; practical-privacy spec §3).
+func PracticalCounters() []string { return counter.NewRegistry().Names() }
 
 // PracticalFeatureBound returns B₁ = max_{s,a} max_{v ∈ [−½, ½]^S} ‖Uᵀψ_v(s,a)‖, the public bound
 // on a normalised regressor (centred values of range 1, projected onto the directions N of w

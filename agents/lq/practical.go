@@ -3,9 +3,8 @@ package lq
 import (
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 
+	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/privacy/noise"
@@ -156,8 +155,8 @@ func (c PracticalConfig) resolve(pub Public) (PracticalConfig, error) {
 		return c, fmt.Errorf("practical lq: epsilon: must be finite and > 0, got %v", c.Epsilon)
 	case !c.NoiseOff && !(c.Delta > 0 && c.Delta < 1):
 		return c, fmt.Errorf("practical lq: delta: must be in (0, 1), got %v", c.Delta)
-	case c.Episodes < 1 || c.Episodes > 1<<30:
-		return c, fmt.Errorf("practical lq: episodes: must be in [1, 2^30], got %d", c.Episodes)
+	case c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes:
+		return c, fmt.Errorf("practical lq: episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
 	case !(c.Budget > 0) || c.Budget > theoryBudget(pub)*(1+1e-12):
 		return c, fmt.Errorf("practical lq: budget: must be in (0, H((1+γ)²+1) = %g], got %v", theoryBudget(pub), c.Budget)
 	case c.BatchEvery < 1 || c.BatchEvery > 1<<30:
@@ -180,38 +179,16 @@ func (c PracticalConfig) resolve(pub Public) (PracticalConfig, error) {
 	return c, c.Search.validate()
 }
 
-// practicalCounters are the Gaussian continual counters the practical agent can use.
-var practicalCounters = map[string]func(cfg counter.GaussianConfig, src noise.Source) (counter.GaussianCounter, error){
-	"tree": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewGaussianTree(c, s)
-	},
-	"honaker": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewHonakerTree(c, s)
-	},
-	"blt": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewSqrtBLT(c, 0, s)
-	},
-	"sqrt": func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
-		return counter.NewSqrtFactorization(c, s)
-	},
-}
+// PracticalCounters lists the counter names the practical agent accepts: every kind of the one
+// counter registry (counter.NewRegistry).
+func PracticalCounters() []string { return counter.NewRegistry().Names() }
 
-// PracticalCounters lists the counter names the practical agent accepts.
-func PracticalCounters() []string {
-	var n []string
-	for k := range practicalCounters {
-		n = append(n, k)
+func lookupPracticalCounter(name string) (counter.Builder, error) {
+	k, err := counter.NewRegistry().Lookup(name)
+	if err != nil {
+		return nil, fmt.Errorf("practical lq: %w", err)
 	}
-	sort.Strings(n)
-	return n
-}
-
-func lookupPracticalCounter(name string) (func(counter.GaussianConfig, noise.Source) (counter.GaussianCounter, error), error) {
-	b, ok := practicalCounters[name]
-	if !ok {
-		return nil, fmt.Errorf("practical lq: counter: unknown counter %q (allowed: %s)", name, strings.Join(PracticalCounters(), ", "))
-	}
-	return b, nil
+	return k.Build, nil
 }
 
 // PracticalSensitivity returns Δ₂ = B, the ℓ2 sensitivity of one user's element under
