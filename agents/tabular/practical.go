@@ -273,10 +273,21 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	if err != nil {
 		return nil, err
 	}
+	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
+	// prediction to μ (counter.SecureReleaseSlack, public: capacity, dim and the encoder's
+	// rounding gain): the calibration aims below μ by that much and the report adds it back.
+	slack := 0.0
+	if src.Secure() {
+		if slack, err = releaseSlack(build, enc.dim(), capacity); err != nil {
+			return nil, err
+		}
+		mu.Mu -= slack
+	}
 	sigma, sensEff, err := calibrateSigma(sens, factor, enc.dim(), mu, src.Secure())
 	if err != nil {
 		return nil, err
 	}
+	c.report.ReleaseSlack = slack
 	c.cnt, err = build(counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity, Sigma: sigma}, src)
 	if err != nil {
 		return nil, err

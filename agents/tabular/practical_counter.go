@@ -1,6 +1,9 @@
 package tabular
 
 import (
+	"fmt"
+	"math"
+
 	"github.com/dprl/dprl/privacy/counter"
 )
 
@@ -29,4 +32,23 @@ func counterFactor(build counterBuilder, dim, capacity int) (float64, error) {
 		return 0, err
 	}
 	return c.SensitivityFactor(), nil
+}
+
+// releaseSlack returns counter.SecureReleaseSlack for a counter of the given kind, dimension and
+// capacity (0 for the trees): what the Secure grid rounding of a real-valued factorisation's
+// noise prediction adds to μ, from public parameters only.
+func releaseSlack(build counterBuilder, dim, capacity int) (float64, error) {
+	c, err := build(counter.GaussianConfig{Dim: dim, Capacity: capacity}, nil)
+	if err != nil {
+		return 0, err
+	}
+	g, ok := c.(interface{ RoundingGain() float64 })
+	if !ok {
+		return 0, fmt.Errorf("privacy.counter: counter %T does not report its rounding gain", c)
+	}
+	s := counter.SecureReleaseSlack(g.RoundingGain(), capacity, dim)
+	if math.IsNaN(s) {
+		return 0, fmt.Errorf("privacy.counter: no release slack for dim %d, capacity %d", dim, capacity)
+	}
+	return s, nil
 }

@@ -173,6 +173,9 @@ type PracticalReport struct {
 	Assumption string `json:"assumption,omitempty"`
 	// Secure reports whether the noise came from a hardened source.
 	Secure bool `json:"secure_noise"`
+	// ReleaseSlack is what the Secure grid rounding of a real-valued factorisation's noise
+	// prediction adds to μ (counter.SecureReleaseSlack; 0 for the trees and without Secure).
+	ReleaseSlack float64 `json:"release_slack_mu,omitempty"`
 }
 
 // String summarises the report in one line.
@@ -235,6 +238,14 @@ func (r *PracticalReport) account() error {
 	a, err := g.ToApproxDP(r.Delta)
 	if err != nil {
 		return err
+	}
+	if r.ReleaseSlack > 0 {
+		if g, err = accounting.NewGDP(g.Mu + r.ReleaseSlack); err != nil {
+			return err
+		}
+		if a, err = g.ToApproxDP(r.Delta); err != nil {
+			return err
+		}
 	}
 	r.Mu, r.Epsilon = g.Mu, a.Epsilon
 	r.PrivateAtNominal = r.Epsilon <= r.Nominal*(1+1e-9)
