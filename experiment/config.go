@@ -18,6 +18,7 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -121,7 +122,7 @@ func (c *Config) rejectExplicitZeros(keys cfgfile.Keys) error {
 		{Path: "env.name", Value: c.Env.Name, Allowed: "riverswim, garnet or file"},
 		{Path: "env.horizon", Value: c.Env.Horizon, Allowed: "in [1, 10000]"},
 		{Path: "bonus.preset", Value: c.Bonus.Preset, Allowed: "theory or practical"},
-		{Path: "bonus.multiplier", Value: c.Bonus.Multiplier, Allowed: "in (0, 1e6]"},
+		{Path: "bonus.multiplier", Value: c.Bonus.Multiplier, Allowed: "in " + bounds.MultiplierRange},
 	}
 	for i, cv := range c.Curves {
 		f := fmt.Sprintf("curves[%d].", i)
@@ -132,7 +133,7 @@ func (c *Config) rejectExplicitZeros(keys cfgfile.Keys) error {
 		if cv.Bonus != nil {
 			d = append(d,
 				cfgfile.Default{Path: f + "bonus.preset", Value: cv.Bonus.Preset, Allowed: "theory or practical"},
-				cfgfile.Default{Path: f + "bonus.multiplier", Value: cv.Bonus.Multiplier, Allowed: "in (0, 1e6]"})
+				cfgfile.Default{Path: f + "bonus.multiplier", Value: cv.Bonus.Multiplier, Allowed: "in " + bounds.MultiplierRange})
 		}
 	}
 	return keys.RejectExplicitZeros(d...)
@@ -205,11 +206,11 @@ func (c *Config) Validate() error {
 	if c.Summary != "" && c.Summary != "qiao-fig1" {
 		return fmt.Errorf("summary: must be qiao-fig1 or empty, got %q", c.Summary)
 	}
-	if c.Episodes < 1 || c.Episodes > 100_000_000 {
-		return fmt.Errorf("episodes: must be in [1, 1e8], got %d", c.Episodes)
+	if c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes {
+		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
 	}
-	if len(c.Seeds) == 0 {
-		return fmt.Errorf("seeds: at least one seed is required")
+	if len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds {
+		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
 	}
 	seen := map[uint64]bool{}
 	for _, s := range c.Seeds {
@@ -255,6 +256,9 @@ func (c *Config) Validate() error {
 			if !(cv.Epsilon > 0) || math.IsInf(cv.Epsilon, 0) {
 				return fmt.Errorf("%s.epsilon: must be finite and > 0 for %s, got %g", f, cv.Agent, cv.Epsilon)
 			}
+			if err := bounds.Epsilon(f+".epsilon", cv.Epsilon); err != nil {
+				return err
+			}
 			if _, err := agents.ParseCalibration(cv.Calibration); err != nil {
 				return fmt.Errorf("%s.%w", f, err)
 			}
@@ -288,15 +292,16 @@ func (c *Config) Validate() error {
 			groups[sanitize(g)] = g
 		}
 	}
-	return nil
+	// Every curve keeps its cumulative regret for every seed and episode.
+	return bounds.Stored(len(c.Curves), len(c.Seeds), c.Episodes)
 }
 
 func (b BonusSpec) validate(field string) error {
 	if b.Preset != "" && b.Preset != "theory" && b.Preset != "practical" {
 		return fmt.Errorf("%s.preset: unknown preset %q (allowed: theory, practical)", field, b.Preset)
 	}
-	if b.Multiplier != 0 && !(b.Multiplier > 0 && b.Multiplier <= 1e6) {
-		return fmt.Errorf("%s.multiplier: must be in (0, 1e6] (omit it for the default 1), got %g", field, b.Multiplier)
+	if b.Multiplier != 0 && !(b.Multiplier > 0 && b.Multiplier <= bounds.MaxMultiplier) {
+		return fmt.Errorf("%s.multiplier: must be in %s (omit it for the default 1), got %g", field, bounds.MultiplierRange, b.Multiplier)
 	}
 	for name, p := range map[string]*float64{"scale": b.Scale, "c3": b.C3, "c4": b.C4} {
 		if p != nil && (!(*p >= 0) || math.IsInf(*p, 0)) {

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/practical"
 	"github.com/dprl/dprl/experiment/rundir"
@@ -31,29 +32,83 @@ type Family struct{}
 // Name implements engine.Family.
 func (Family) Name() string { return FamilyName }
 
-// Catalogue implements engine.Family: the environments, agents and privacy settings.
-func (Family) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments:")
-	fmt.Fprintln(w, "  riverswim   RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20")
-	fmt.Fprintln(w, "  garnet      seeded random Garnet-style MDP (--states, --actions, --branching, --reward-density, --env-seed)")
-	fmt.Fprintln(w, "  file        an MDP loaded from a JSON or YAML file (--env-file)")
-	fmt.Fprintln(w, "\nAgents:")
+// Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
+// the papers' agents and dprl's practical ones, and the privacy settings.
+func (f Family) Catalogue(w io.Writer) {
+	envs := map[string]string{
+		"riverswim": "RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20",
+		"garnet":    "seeded random Garnet-style MDP (dprl run also takes --states, --actions, --branching, --reward-density, --env-seed)",
+		"file":      "an MDP loaded from a JSON or YAML file (env.file, dprl run --env-file)",
+	}
+	l := engine.Listing{Family: FamilyName, Title: "tabular MDPs (Qiao & Wang 2023; Chowdhury & Zhou 2021; dprl's practical agents)"}
+	for _, e := range f.SpecEnvs() {
+		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
+	}
 	for _, a := range agents.Agents() {
-		fmt.Fprintf(w, "  %-18s %s\n", a.Name, a.Description)
+		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.Description})
 	}
-	fmt.Fprintln(w, "\nPrivatizers:")
-	fmt.Fprintln(w, "  identity    non-private: exact counts (E = 0)")
-	fmt.Fprintln(w, "  central     ε-JDP: Laplace binary-mechanism counters on N_h(s,a), N_h(s,a,s'), R_h(s,a) (Qiao & Wang §5.1)")
-	fmt.Fprintln(w, "  local       ε-LDP: Laplace noise on each user's own indicators, on the user's side (Qiao & Wang §5.2)")
-	fmt.Fprintln(w, "\nCalibrations (--calibration):")
-	fmt.Fprintln(w, "  strict      ε-private under the paper's replace-one definition (JDP b = 6HL/ε, LDP 6H/ε); default")
-	fmt.Fprintln(w, "  paper       the paper's scales (3HL/ε, 3H/ε): ε under add/remove neighbours, 2ε under replace-one")
-	fmt.Fprintln(w, "  unit        scale 1/ε, reproduction only: NOT ε-private; outputs state the effective ε")
-	fmt.Fprintln(w, "\nBonus presets (--preset): theory (the paper's constants, eq. (31)), practical (tabular spec §2.6)")
-	fmt.Fprintln(w, "\ndprl's practical agents (suite: practical in a configuration; any environment above):")
-	for _, a := range agents.PracticalAgents() {
-		fmt.Fprintf(w, "  %-22s %s\n", a.Name, a.Description)
+	l.Privacy = []engine.Entry{
+		{Name: "identity", Desc: "privatizer: non-private, exact counts (E = 0)"},
+		{Name: "central", Desc: "privatizer: ε-JDP, Laplace binary-mechanism counters on N_h(s,a), N_h(s,a,s'), R_h(s,a) (Qiao & Wang §5.1)"},
+		{Name: "local", Desc: "privatizer: ε-LDP, Laplace noise on each user's own indicators, on the user's side (Qiao & Wang §5.2)"},
+		{Name: "exact", Desc: "calibration (default): ε-private under replace-one neighbours (JDP b = 6HL/ε, LDP 6H/ε); strict is its old name"},
+		{Name: "paper", Desc: "calibration: the paper's scales (3HL/ε, 3H/ε): ε under add/remove neighbours, 2ε under replace-one"},
+		{Name: "unit", Desc: "calibration: scale 1/ε, reproduction only: NOT ε-private; outputs state the effective ε"},
 	}
+	l.Notes = []string{"Bonus presets (bonus.preset, dprl run --preset): theory (the paper's constants, eq. (31)), practical (tabular spec §2.6)"}
+	l.Add(practical.Suite{}.Listing())
+	l.Write(w)
+}
+
+// Describe implements engine.Describer.
+func (Family) Describe(repro string) string {
+	if repro == "qiao-fig1" {
+		return "Qiao & Wang (2023) Figure 1: RiverSwim, UCBVI vs DP-UCBVI (JDP, LDP) at several ε"
+	}
+	return practical.Suite{}.Describe(repro)
+}
+
+// Options implements engine.Optioner: qiao-fig1 --calibration and --preset, practical-tabular
+// --long.
+func (Family) Options(repro string) []engine.Option {
+	if repro == "qiao-fig1" {
+		return []engine.Option{
+			{Name: "calibration", Default: calibration.Paper, Usage: "calibration of the faithful curves: paper or exact (strict: old name of exact)"},
+			{Name: "preset", Usage: "override the bonus preset: practical (default) or theory"},
+		}
+	}
+	return practical.Suite{}.Options(repro)
+}
+
+// ApplyOptions implements engine.Optioner.
+func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
+	suite, rest, err := splitSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	if suite {
+		b, err := practical.Suite{}.ApplyOptions(repro, rest, set)
+		return engine.WithSuite(practical.SuiteName, b), err
+	}
+	cfg, err := ParseConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := set["calibration"]; ok {
+		if err := cfg.faithful(v); err != nil {
+			return nil, fmt.Errorf("--%w", err)
+		}
+	}
+	if v, ok := set["preset"]; ok {
+		if v != "practical" && v != "theory" {
+			return nil, fmt.Errorf("--preset: must be practical or theory, got %q", v)
+		}
+		cfg.Bonus.Preset = v
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(cfg)
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated).
@@ -114,6 +169,7 @@ type plan struct {
 	acs    []agents.Config
 	curves []CurveResult // spec, privacy report and bonus of each curve (Runs empty)
 	units  []engine.Unit
+	mem    engine.MemoryEstimate
 }
 
 // unitSpec is the resolved configuration of one cell: everything that determines a unit's
@@ -133,6 +189,10 @@ func newPlan(cfg *Config) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{cfg: cfg, m: m}
+	p.mem = p.memoryEstimate()
+	if err := p.mem.CheckPlanning(); err != nil {
+		return nil, err // before any agent is built
+	}
 	envSHA := ""
 	if cfg.Env.Name == "file" {
 		in, err := rundir.HashFile("env", cfg.Env.Path)

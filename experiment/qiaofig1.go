@@ -27,14 +27,23 @@ func QiaoFig1Config(faithful string) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if faithful == "" {
-		faithful = calibration.Paper
+	if err := c.faithful(faithful); err != nil {
+		return nil, err
 	}
-	faithful, err = calibration.Canonical("calibration", faithful, calibration.Paper, calibration.Exact)
+	return c, nil
+}
+
+// faithful sets the calibration of the curves with the paper's calibration (qiao-fig1's
+// faithful group): "paper" (or "", no change) or "exact" (its labels name it).
+func (c *Config) faithful(calib string) error {
+	if calib == "" {
+		calib = calibration.Paper
+	}
+	calib, err := calibration.Canonical("calibration", calib, calibration.Paper, calibration.Exact)
 	if err != nil {
-		return nil, fmt.Errorf("%w (the faithful curves' calibration)", err)
+		return fmt.Errorf("%w (the faithful curves' calibration)", err)
 	}
-	if faithful == calibration.Exact {
+	if calib == calibration.Exact {
 		for i := range c.Curves {
 			cv := &c.Curves[i]
 			if cv.Calibration == calibration.Paper {
@@ -43,7 +52,7 @@ func QiaoFig1Config(faithful string) (*Config, error) {
 			}
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // Claim is one checkable statement of Figure 1 (tabular spec §7.4) evaluated on measured data.

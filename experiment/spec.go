@@ -8,6 +8,7 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/practical"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // PlanSpec implements engine.SpecPlanner: the shared run schema for tabular MDPs.
@@ -98,7 +99,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 			continue
 		}
 		if len(s.Privacy.Epsilons) == 0 {
-			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
+			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", name, i, bounds.EpsilonRange)
 		}
 		for _, e := range s.Privacy.Epsilons {
 			cfg.Curves = append(cfg.Curves, CurveSpec{Agent: name, Epsilon: e, Calibration: calib})

@@ -839,8 +839,43 @@ func drawFigure(dc draw.Canvas, p *plot.Plot, legend plot.Legend, w, h vg.Length
 		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
 		dc.FillText(ts, vg.Point{X: (lay.Title.Min.X + lay.Title.Max.X) / 2, Y: lay.Title.Max.Y + ts.FontExtents().Descent}, lay.title)
 	}
+	pc := draw.Crop(dc, lay.Plot.Min.X, lay.Plot.Max.X-w, lay.Plot.Min.Y, lay.Plot.Max.Y-h)
+	drawAxisLabels(pc, p)
 	pad := vg.Points(legendPad)
-	p.Draw(draw.Crop(dc, lay.Plot.Min.X, lay.Plot.Max.X-w, lay.Plot.Min.Y, lay.Plot.Max.Y-h))
 	legend.Draw(draw.Crop(dc, lay.Legend.Min.X, -pad, pad, lay.Legend.Max.Y-h))
 	return lay, nil
+}
+
+// drawAxisLabels draws p on c with its axis labels centred on the data area.
+// plot.Draw would centre them on the axes' canvas but reserve room for them
+// around the arithmetic mean of the axis range, which on a log axis is far
+// from the centre, so a long label on a log axis pushed the data aside and ran
+// off the canvas.
+func drawAxisLabels(c draw.Canvas, p *plot.Plot) {
+	xl, yl := p.X.Label.Text, p.Y.Label.Text
+	p.X.Label.Text, p.Y.Label.Text = "", ""
+	defer func() { p.X.Label.Text, p.Y.Label.Text = xl, yl }()
+	var left, bottom vg.Length
+	if yl != "" {
+		left = p.Y.Label.TextStyle.Height(yl) + p.Y.Label.TextStyle.FontExtents().Descent + p.Y.Label.Padding
+	}
+	if xl != "" {
+		bottom = p.X.Label.TextStyle.Height(xl) + p.X.Label.Padding
+	}
+	inner := draw.Crop(c, left, 0, bottom, 0)
+	data := p.DataCanvas(inner)
+	// clamp keeps a label of length n centred near v but inside [lo, hi].
+	clamp := func(v, n, lo, hi vg.Length) vg.Length { return max(lo+n/2, min(hi-n/2, v)) }
+	if yl != "" {
+		sty := p.Y.Label.TextStyle
+		sty.Rotation += math.Pi / 2
+		y := clamp(data.Center().Y, sty.Width(yl), c.Min.Y, c.Max.Y)
+		c.FillText(sty, vg.Point{X: c.Min.X + p.Y.Label.TextStyle.Height(yl), Y: y}, yl)
+	}
+	if xl != "" {
+		sty := p.X.Label.TextStyle
+		x := clamp(data.Center().X, sty.Width(xl), c.Min.X, c.Max.X)
+		c.FillText(sty, vg.Point{X: x, Y: c.Min.Y + sty.FontExtents().Descent}, xl)
+	}
+	p.Draw(inner)
 }

@@ -58,18 +58,21 @@ func TestFigureInsideCanvas(t *testing.T) {
 	tests := []struct {
 		name   string
 		title  string
+		ylabel string
 		curves []Curve
 		opts   PlotOptions
 	}{
-		{"privacy cost, default size", privacyCostTitle, epsCurves(eps), PlotOptions{LogX: true, LogY: true}},
-		{"privacy cost, 9 in", privacyCostTitle, epsCurves(eps), PlotOptions{LogX: true, LogY: true, Width: 9 * vg.Inch, Height: 5 * vg.Inch}},
-		{"title wider than the canvas", long, regretCurves(t, 3, 100), PlotOptions{}},
-		{"many curves", "regret", regretCurves(t, 14, 100), PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: true}},
+		{"privacy cost, default size", privacyCostTitle, "privacy cost", epsCurves(eps), PlotOptions{LogX: true, LogY: true}},
+		{"privacy cost, 9 in", privacyCostTitle, "privacy cost", epsCurves(eps), PlotOptions{LogX: true, LogY: true, Width: 9 * vg.Inch, Height: 5 * vg.Inch}},
+		{"title wider than the canvas", long, "regret", regretCurves(t, 3, 100), PlotOptions{}},
+		{"many curves", "regret", "regret", regretCurves(t, 14, 100), PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: true}},
+		// plot.Draw reserves room for a y label at the arithmetic mean of a log axis.
+		{"long label on a log axis", "t", "privacy cost (per-seed values < 1 drawn at 1) and more words", epsCurves(eps), PlotOptions{LogX: true, LogY: true, Width: 9 * vg.Inch, Height: 5 * vg.Inch}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts, _ := withDefaults(tc.opts)
-			items := recordFigure(t, tc.title, "ε", "privacy cost", tc.curves, tc.opts)
+			items := recordFigure(t, tc.title, "ε", tc.ylabel, tc.curves, tc.opts)
 			titleSeen := false
 			for _, it := range items {
 				if it.Kind == plotcheck.Text && it.Text != "" && strings.HasPrefix(tc.title, it.Text) {
@@ -109,7 +112,8 @@ func TestLogScaleLabelOnce(t *testing.T) {
 	}
 }
 
-// labelled returns the labelled tick values of an axis of p over its range.
+// tickLabels returns the labelled ticks (value → label) of the x or y axis of the figure of
+// curves, over the axis range.
 func tickLabels(t *testing.T, curves []Curve, opts PlotOptions, x bool) map[float64]string {
 	t.Helper()
 	p, _, err := buildPlot("t", "x", "y", curves, opts)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/privacy/accounting"
 )
 
@@ -266,7 +267,7 @@ func NewLuyoConstants(K, H, D int, eps, delta, p float64, B int, mode LuyoCalibr
 		x    float64
 	}{{"σ_Λ", c.SigmaLam}, {"σ_u", c.SigmaU}, {"β", c.Beta}} {
 		if !(v.x > 0) || math.IsInf(v.x, 0) {
-			return LuyoConstants{}, fmt.Errorf("epsilon: %g makes %s = %g (not a finite positive number); use a larger ε (dprl accepts ε in [1e-9, 1e9])", eps, v.name, v.x)
+			return LuyoConstants{}, fmt.Errorf("epsilon: %g makes %s = %g (not a finite positive number); use a larger ε (dprl accepts ε in %s)", eps, v.name, v.x, bounds.EpsilonRange)
 		}
 	}
 	return c, nil

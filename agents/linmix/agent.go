@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -291,7 +292,7 @@ func (a *Agent) checkFinite() error {
 	bad := func(name string, xs []float64, positive bool) error {
 		for _, x := range xs {
 			if math.IsNaN(x) || math.IsInf(x, 0) || (positive && !(x > 0)) {
-				return fmt.Errorf("linmix: epsilon: %g makes %s = %g (not a finite positive number); use a larger ε (dprl accepts ε in [1e-9, 1e9])", a.cfg.Epsilon, name, x)
+				return fmt.Errorf("linmix: epsilon: %g makes %s = %g (not a finite positive number); use a larger ε (dprl accepts ε in %s)", a.cfg.Epsilon, name, x, bounds.EpsilonRange)
 			}
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
 )
@@ -154,8 +155,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("algorithm: %d unknown (ucrl-vtr, ucrl-vtr+, linopt-vi, linopt-po)", int(c.Algorithm))
 	case c.Mode < None || c.Mode > LDP:
 		return fmt.Errorf("mode: %d unknown (none, jdp, ldp)", int(c.Mode))
-	case c.Episodes < 1 || c.Episodes > 1<<30:
-		return fmt.Errorf("episodes: %d, want 1..%d", c.Episodes, 1<<30)
+	case c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("episodes: %d, want 1..%d", c.Episodes, bounds.MaxEpisodes)
 	case !(c.P > 0 && c.P < 1):
 		return fmt.Errorf("p: %v, want (0, 1)", c.P)
 	case !(c.BetaMult > 0) || math.IsInf(c.BetaMult, 0):

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 )
@@ -88,8 +89,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("lq: alpha: must be in (0, 1], got %v", c.Alpha)
 	case !(c.Lambda > 0) || math.IsInf(c.Lambda, 0):
 		return fmt.Errorf("lq: lambda: must be finite and > 0, got %v", c.Lambda)
-	case c.Episodes < 1 || c.Episodes > 1<<30:
-		return fmt.Errorf("lq: episodes: must be in [1, 2^30], got %d", c.Episodes)
+	case c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("lq: episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
 	case c.Neighbouring != accounting.ReplaceOne && c.Neighbouring != accounting.ZeroOut:
 		return fmt.Errorf("lq: neighbouring: must be replace-one or zero-out, got %d", int(c.Neighbouring))
 	case !(c.WidthMultiplier > 0) || math.IsInf(c.WidthMultiplier, 0):

@@ -16,8 +16,8 @@ import (
 	"github.com/dprl/dprl/experiment/rundir"
 )
 
-// newRegistry returns the engine's registry of agent families. Families not listed here still
-// run through their own `dprl reproduce` subcommands (see README, issue 11).
+// newRegistry returns the engine's registry of agent families: `dprl run`, `dprl sweep`,
+// `dprl list` and every `dprl reproduce NAME` (one per embedded reproduction) come from it.
 func newRegistry() *engine.Registry {
 	r := &engine.Registry{}
 	r.Register(experiment.Family{})

@@ -14,6 +14,7 @@ import (
 	"os"
 
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/membudget"
 )
 
 // usageError marks bad input (exit status 2).
@@ -35,7 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(stderr, "dprl: error: %v\n", err)
 		var u usageError
-		if errors.As(err, &u) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) {
+		if errors.As(err, &u) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) ||
+			membudget.IsError(err) {
 			return 2
 		}
 		return 1

@@ -13,9 +13,11 @@ import (
 
 	lqagents "github.com/dprl/dprl/agents/lq"
 	tabular "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
 	explin "github.com/dprl/dprl/experiment/linmdp"
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -133,46 +135,86 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 	}
 }
 
-// TestListEveryAgent: every agent name each family's runner accepts appears in `dprl list`,
-// on its own line, labelled as the papers' or as dprl's own practical agent (practical-*), so
-// a newly added agent cannot be missing from the listing.
+// TestListEveryAgent: `dprl list` agrees with the code. Every agent name each family's runner
+// accepts appears in the family's section, on its own line, labelled as the papers' or as
+// dprl's own practical agent (practical-*) and described, so a newly added agent cannot be
+// missing from the listing; every agent the list names is accepted by its family (planned
+// through PlanSpec); every environment of a family's run schema is listed with its parameters;
+// and every reproduction is listed.
 func TestListEveryAgent(t *testing.T) {
 	code, out, _ := runCLI(t, "list")
 	if code != 0 {
 		t.Fatal("list failed")
 	}
-	lines := strings.Split(out, "\n")
-	var names []string
+	sections := listSections(out)
+	var tab []string
 	for _, a := range tabular.Agents() {
-		names = append(names, a.Name)
+		tab = append(tab, a.Name)
 	}
 	for _, a := range tabular.PracticalAgents() {
-		names = append(names, a.Name)
+		tab = append(tab, a.Name)
 	}
-	names = append(names, explin.AgentNames()...)
-	names = append(names, lmexp.AgentNames()...)
-	names = append(names, explq.AgentNames()...)
-	for _, n := range names {
-		// The runners accept exactly these names.
-		want := labelPaper
-		if strings.HasPrefix(n, "practical") {
-			want = labelPractical
+	// The runners accept exactly these names (TestRunnersAcceptListedAgents).
+	accepted := map[string][]string{"tabular": tab, "linmdp": explin.AgentNames(), "linmix": lmexp.AgentNames(), "lq": explq.AgentNames()}
+	r := newRegistry()
+	if got := r.Names(); !slices.Equal(got, []string{"linmdp", "linmix", "lq", "tabular"}) {
+		t.Fatalf("families %v: extend the accepted names of this test", got)
+	}
+	for fam, names := range accepted {
+		lines := sections[fam]
+		if len(lines) == 0 {
+			t.Fatalf("dprl list has no section of family %s", fam)
 		}
-		found := false
+		listed := map[string]bool{}
 		for _, l := range lines {
 			f := strings.Fields(l)
-			if len(f) > 1 && f[0] == n {
-				found = true
+			if len(f) > 1 && (f[1] == "[paper]" || strings.HasPrefix(f[1], "[practical")) {
+				listed[f[0]] = true
+				want := engine.LabelPaper
+				if strings.HasPrefix(f[0], "practical") {
+					want = engine.LabelPractical
+				}
 				if !strings.Contains(l, want) {
-					t.Errorf("list line of %s lacks the label %s: %q", n, want, l)
+					t.Errorf("%s: list line of %s lacks the label %s: %q", fam, f[0], want, l)
 				}
 				if len(strings.TrimSpace(strings.SplitN(l, "]", 2)[1])) == 0 {
-					t.Errorf("list line of %s has no description", n)
+					t.Errorf("%s: list line of %s has no description", fam, f[0])
 				}
 			}
 		}
-		if !found {
-			t.Errorf("dprl list does not show agent %q", n)
+		for _, n := range names {
+			if !listed[n] {
+				t.Errorf("dprl list does not show agent %q of family %s", n, fam)
+			}
+		}
+		for n := range listed {
+			if !slices.Contains(names, n) {
+				t.Errorf("dprl list shows agent %q under family %s, which does not accept it", n, fam)
+			}
+			s := &engine.RunSpec{Family: fam, Agents: []string{n}, Episodes: 20, Seeds: []uint64{1}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.PlanSpec(s, "test"); err != nil {
+				t.Errorf("dprl list shows agent %q of family %s, which PlanSpec refuses: %v", n, fam, err)
+			}
+		}
+		f, _ := r.Lookup(fam)
+		for _, e := range f.(engine.SpecEnvLister).SpecEnvs() {
+			found := false
+			for _, l := range lines {
+				if fs := strings.Fields(l); len(fs) > 0 && fs[0] == e.Name {
+					found = len(e.Params) == 0 || strings.Contains(l, "[params: "+strings.Join(e.Params, ", ")+"]")
+				}
+			}
+			if !found {
+				t.Errorf("%s: environment %s with params %v is not listed", fam, e.Name, e.Params)
+			}
+		}
+	}
+	for name, e := range r.Reproductions() {
+		if !slices.ContainsFunc(sections[e.Family], func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), "dprl reproduce "+name+" ") }) {
+			t.Errorf("reproduction %s is not listed in the section of family %s", name, e.Family)
 		}
 	}
 	for _, n := range []string{"practical-jdp", "practical-lsvi", "practical-vtr/jdp", "practical-ofu-rl"} {
@@ -185,6 +227,28 @@ func TestListEveryAgent(t *testing.T) {
 			t.Errorf("list lacks the calibration %s", c)
 		}
 	}
+	for _, want := range []string{"== Limits", bounds.EpsilonRange, fmt.Sprint(bounds.MaxEpisodes), fmt.Sprint(bounds.MaxSeeds)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("list lacks %q", want)
+		}
+	}
+}
+
+// listSections splits `dprl list` into its family sections ("== family: …" up to the next
+// "== ") by family name.
+func listSections(out string) map[string][]string {
+	sec := map[string][]string{}
+	cur := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "== ") {
+			cur, _, _ = strings.Cut(strings.TrimPrefix(l, "== "), ":")
+			continue
+		}
+		if cur != "" {
+			sec[cur] = append(sec[cur], l)
+		}
+	}
+	return sec
 }
 
 // TestRunnersAcceptListedAgents: the names TestListEveryAgent checks are the ones the

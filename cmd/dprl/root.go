@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
@@ -26,6 +27,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	addMemoryFlag(root)
 	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout), newAuditCmd(stdout, stderr),
 		newSweepCmd(stdout, stderr), newCompareCmd(stdout))
 	return root
@@ -39,10 +41,11 @@ func isCobraUsage(err error) bool {
 
 // execute runs a tabular experiment through the engine with a progress bar on a terminal and
 // plain log lines otherwise, then writes the run directory; it returns the text to print. An
-// interrupted run in out resumes. Every input, --log-y and the output directory (an earlier
-// completed run there needs --force) are checked before any compute.
+// interrupted run in out resumes. Every input (the configuration's Validate: ε, sizes, memory),
+// --workers, --log-y and the output directory (an earlier completed run there needs --force) are
+// checked before any compute.
 func execute(cfg *experiment.Config, workers int, out string, o outputFlags, stderr io.Writer, quiet bool) (string, error) {
-	if err := preflightTabular(cfg, workers, out); err != nil {
+	if err := preflight(workers, out, true, o); err != nil {
 		return "", err
 	}
 	p, err := experiment.PlanConfig(cfg)
@@ -50,111 +53,6 @@ func execute(cfg *experiment.Config, workers int, out string, o outputFlags, std
 		return "", usageError{err}
 	}
 	return executePlan(p, workers, out, o, cfg.Inputs, stderr, quiet)
-}
-
-func newListCmd(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List environments, agents (the papers' and dprl's practical ones), calibrations and privatizers",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			writeList(stdout)
-			return nil
-		},
-	}
-}
-
-// reproductions lists the subcommands of `dprl reproduce`, one per embedded experiment. Each
-// agent family adds its own constructor here (defined in that family's file of this package).
-func reproductions(stdout, stderr io.Writer) []*cobra.Command {
-	return []*cobra.Command{
-		newQiaoFig1Cmd(stdout, stderr),
-		newLQCmd(stdout, stderr),
-		newLinearMDPCmd(stdout, stderr),
-		newLinearMixtureCmd(stdout, stderr),
-		newPracticalLinearMixtureCmd(stdout, stderr),
-		newPracticalTabularCmd(stdout, stderr),
-		newPracticalLQCmd(stdout, stderr),
-		newPracticalLinearMDPCmd(stdout, stderr),
-	}
-}
-
-func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
-	subs := reproductions(stdout, stderr)
-	var names []string
-	for _, s := range subs {
-		names = append(names, s.Name())
-	}
-	cmd := &cobra.Command{
-		Use:   "reproduce <experiment>",
-		Short: "Reproduce an experiment with its embedded configuration (" + strings.Join(names, ", ") + ")",
-		Args:  cobra.ArbitraryArgs,
-		// An unknown experiment must be reported as such even when followed by flags.
-		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return badInput("reproduce: name an experiment (available: %s)", strings.Join(names, ", "))
-			}
-			return badInput("unknown reproduction %q (available: %s)", args[0], strings.Join(names, ", "))
-		},
-	}
-	cmd.AddCommand(subs...)
-	return cmd
-}
-
-func newQiaoFig1Cmd(stdout, stderr io.Writer) *cobra.Command {
-	var out, calib, seeds, preset string
-	var episodes, workers int
-	var quiet bool
-	var o outputFlags
-	cmd := &cobra.Command{
-		Use:   "qiao-fig1",
-		Short: "Qiao & Wang (2023) Figure 1: RiverSwim, UCBVI vs DP-UCBVI (JDP, LDP) at several ε",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := experiment.QiaoFig1Config(calib)
-			if err != nil {
-				return usageError{err}
-			}
-			if cmd.Flags().Changed("episodes") {
-				cfg.Episodes = episodes
-			}
-			if cmd.Flags().Changed("seeds") {
-				if cfg.Seeds, err = parseSeeds(seeds); err != nil {
-					return err
-				}
-			}
-			if cmd.Flags().Changed("preset") {
-				if preset != "practical" && preset != "theory" {
-					return badInput("--preset: must be practical or theory, got %q", preset)
-				}
-				cfg.Bonus.Preset = preset
-			}
-			if err := cfg.Validate(); err != nil {
-				return usageError{err}
-			}
-			if !cmd.Flags().Changed("out") {
-				out = "runs/qiao-fig1"
-			}
-			start := time.Now()
-			text, err := execute(cfg, workers, out, o, stderr, quiet)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "%s in %.1f s.\n", text, time.Since(start).Seconds())
-			return nil
-		},
-	}
-	f := cmd.Flags()
-	f.StringVar(&out, "out", "", "run directory (default runs/qiao-fig1)")
-	f.StringVar(&calib, "calibration", "paper", "calibration of the faithful curves: paper or exact (strict: old name of exact)")
-	f.StringVar(&seeds, "seeds", "", "override the seeds, e.g. 1-5")
-	f.StringVar(&preset, "preset", "", "override the bonus preset: practical (default) or theory")
-	f.IntVar(&episodes, "episodes", 0, "override K (default 50000)")
-	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores)")
-	f.BoolVar(&quiet, "quiet", false, "no progress output")
-	o.add(cmd, "auto")
-	return cmd
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -246,7 +144,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if env == "file" {
 					cfg.Env.Horizon = 0 // the file's own H
 				}
-				data, _ := yamlRoundTrip(cfg)
+				// Through the same parser (validation, defaults) as a configuration file.
+				data, _ := yaml.Marshal(cfg)
 				if cfg, err = experiment.ParseConfig(data); err != nil {
 					return usageError{err}
 				}

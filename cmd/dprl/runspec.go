@@ -13,6 +13,7 @@ import (
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // tabularOnlyFlags are the `dprl run` flags of the tabular family alone (its environments'
@@ -158,8 +159,8 @@ func runSpecFromFlags(cmd *cobra.Command, f runSpecFlags) (*engine.RunSpec, erro
 	if ch("calibration") {
 		s.Privacy.Calibration = f.calib
 	}
-	if ch("multiplier") && !(f.mult > 0 && f.mult <= 1e6) {
-		return nil, badInput("--multiplier: must be in (0, 1e6], got %g", f.mult)
+	if ch("multiplier") && !(f.mult > 0 && f.mult <= bounds.MaxMultiplier) {
+		return nil, badInput("--multiplier: must be in %s, got %g", bounds.MultiplierRange, f.mult)
 	}
 	if ch("delta") && !(f.delta > 0 && f.delta < 1) {
 		return nil, badInput("--delta: must be in (0, 1), got %g", f.delta)

@@ -50,6 +50,43 @@ type Reproducer interface {
 	Reproductions() map[string][]byte
 }
 
+// Option is a command-line option of one reproduction (`dprl reproduce NAME --<Name> …`),
+// declared by the family that embeds the reproduction (Optioner), so that the command line
+// holds no reproduction-specific code.
+type Option struct {
+	// Name is the flag's name without "--" (long, extended, calibration, …).
+	Name string
+	// Usage is the flag's one-line help.
+	Usage string
+	// Bool makes a boolean flag (--long); otherwise the flag takes a value (--preset theory).
+	Bool bool
+	// Default is the value --help shows ("" for none). An option not given on the command line
+	// is not passed to ApplyOptions: the configuration's own value stands.
+	Default string
+	// EmbeddedOnly marks an option that selects another embedded configuration: it is refused
+	// beside --config (a user's configuration says what it runs).
+	EmbeddedOnly bool
+}
+
+// Optioner is a Reproducer whose reproductions take options beyond the common ones (--config,
+// --episodes, --seeds, --out, …). An option changes the configuration block, so the run is
+// the same as a run of the changed block (for example by `dprl sweep`).
+type Optioner interface {
+	// Options returns the options of reproduction repro (nil for none).
+	Options(repro string) []Option
+	// ApplyOptions returns block — the reproduction's embedded block, or a user's block of the
+	// same family and suite given with --config — with the options in set applied (option
+	// name → value as given on the command line; only the options given). Errors name the
+	// option as its flag (--name: …).
+	ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error)
+}
+
+// Describer is a Reproducer that describes each reproduction in one line (the help of
+// `dprl reproduce NAME` and `dprl list`).
+type Describer interface {
+	Describe(repro string) string
+}
+
 // Plan is a planned experiment: an ordered list of units and how to run and collect them.
 // A Plan must not keep results of Run in memory: every result goes through the Recorder, so
 // that units can run on other machines.

@@ -33,6 +33,9 @@ type Local struct {
 // Launch runs the units of p with the given indices, writing their files into dir/units. It
 // stops at the first error (the files of the units already finished are kept).
 func (l Local) Launch(ctx context.Context, p *Planned, dir string, idx []int) error {
+	if err := checkMemory(p, len(idx), l.Workers, false); err != nil {
+		return err
+	}
 	return l.launch(ctx, p, dir, nil, idx)
 }
 
@@ -199,6 +202,9 @@ func RunInMemory(ctx context.Context, p *Planned, l Local) (*Collection, error) 
 	for i := range idx {
 		idx[i] = i
 	}
+	if err := checkMemory(p, len(idx), l.Workers, true); err != nil {
+		return nil, err
+	}
 	if err := l.launch(ctx, p, "", mem, idx); err != nil {
 		return nil, err
 	}
@@ -281,6 +287,9 @@ func Execute(ctx context.Context, p *Planned, l Local, opts RunOptions) (string,
 	if err := opts.Output.Validate(); err != nil {
 		return "", err
 	}
+	if err := checkMemory(p, len(p.Units()), l.Workers, true); err != nil {
+		return "", err // before the run directory is touched
+	}
 	if err := prepare(opts.Dir, opts.Force); err != nil {
 		return "", err
 	}
@@ -324,6 +333,9 @@ func Merge(p *Planned, opts RunOptions) (string, error) {
 	start := time.Now()
 	if hasManifest(opts.Dir) && !opts.Force {
 		return "", fmt.Errorf("out: %s: %w; pass --force to merge again", opts.Dir, rundir.ErrEarlierRun)
+	}
+	if err := checkMemory(p, 0, 1, true); err != nil {
+		return "", err
 	}
 	if err := checkUnitFiles(p, opts.Dir); err != nil {
 		return "", err

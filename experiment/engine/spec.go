@@ -11,6 +11,7 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // RunSpec is the configuration schema shared by every family (issue 11): the same fields mean
@@ -63,7 +64,7 @@ type EnvSpec struct {
 
 // PrivacySpec is the privacy setting of a run's private agents.
 type PrivacySpec struct {
-	// Epsilons are the nominal ε of the private agents, each in [1e-9, 1e9].
+	// Epsilons are the nominal ε of the private agents, each in bounds.EpsilonRange.
 	Epsilons []float64 `yaml:"epsilons,omitempty" json:"epsilons,omitempty"`
 	// Delta is δ for (ε, δ) agents, in (0, 1); 0 means the family's default (1e-5).
 	Delta float64 `yaml:"delta,omitempty" json:"delta,omitempty"`
@@ -75,7 +76,8 @@ type PrivacySpec struct {
 
 // MultiplierSpec holds the multipliers of a run.
 type MultiplierSpec struct {
-	// Bonus multiplies the exploration bonus / confidence width, in (0, 1e6]; 0 means 1.
+	// Bonus multiplies the exploration bonus / confidence width, in (0, bounds.MaxMultiplier];
+	// 0 means 1.
 	Bonus float64 `yaml:"bonus,omitempty" json:"bonus,omitempty"`
 }
 
@@ -99,23 +101,20 @@ type SpecEnvLister interface {
 	SpecEnvs() []SpecEnv
 }
 
-// Bounds of RunSpec's fields (every input is bounded before anything is allocated).
+// Bounds of RunSpec's fields (every input is bounded before anything is allocated): episodes
+// and seeds by bounds.MaxEpisodes and bounds.MaxSeeds, as in every family, and
 const (
-	// MaxSpecEpisodes bounds episodes.
-	MaxSpecEpisodes = 100_000_000
-	// MaxSpecSeeds bounds the number of seeds.
-	MaxSpecSeeds = 10_000
 	// MaxSpecAgents bounds the number of agents and of ε values.
 	MaxSpecAgents = 100
 	// MaxSpecParams bounds the number of environment parameters.
 	MaxSpecParams = 64
 )
 
-// MaxSpecValues bounds the episodes of a run in total, agents × ε × seeds × episodes (2²⁹, the
-// tabular family's bound on the regret values it keeps, 4 GiB; families that keep checkpoints
-// only need less memory, but 5·10⁸ episodes is also hours of compute): larger grids are sweeps
-// of several runs.
-const MaxSpecValues = 1 << 29
+// MaxSpecValues bounds the episodes of a run in total, agents × ε × seeds × episodes
+// (bounds.MaxStoredValues, the bound on the regret values a run keeps; families that keep
+// checkpoints only need less memory, but 5·10⁸ episodes is also hours of compute): larger grids
+// are sweeps of several runs.
+const MaxSpecValues = bounds.MaxStoredValues
 
 // DefaultDelta is δ when privacy.delta is omitted.
 const DefaultDelta = 1e-5
@@ -162,7 +161,7 @@ func ParseRunSpec(data []byte, family string) (*RunSpec, error) {
 		cfgfile.Default{Path: "name", Value: s.Name, Allowed: "a non-empty name"},
 		cfgfile.Default{Path: "privacy.delta", Value: s.Privacy.Delta, Allowed: "in (0, 1)"},
 		cfgfile.Default{Path: "privacy.noise", Value: s.Privacy.Noise, Allowed: "seeded or secure"},
-		cfgfile.Default{Path: "multipliers.bonus", Value: s.Multipliers.Bonus, Allowed: "in (0, 1e6]"},
+		cfgfile.Default{Path: "multipliers.bonus", Value: s.Multipliers.Bonus, Allowed: "in " + bounds.MultiplierRange},
 	); err != nil {
 		return nil, err
 	}
@@ -197,10 +196,10 @@ func (s *RunSpec) Validate() error {
 	switch {
 	case s.Family == "":
 		return fmt.Errorf("family: required (the agent family, see dprl list)")
-	case s.Episodes < 1 || s.Episodes > MaxSpecEpisodes:
-		return fmt.Errorf("episodes: must be in [1, %d], got %d", MaxSpecEpisodes, s.Episodes)
-	case len(s.Seeds) == 0 || len(s.Seeds) > MaxSpecSeeds:
-		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", MaxSpecSeeds, len(s.Seeds))
+	case s.Episodes < 1 || s.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, s.Episodes)
+	case len(s.Seeds) == 0 || len(s.Seeds) > bounds.MaxSeeds:
+		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(s.Seeds))
 	case len(s.Agents) == 0 || len(s.Agents) > MaxSpecAgents:
 		return fmt.Errorf("agents: must list 1 to %d agents (dprl list), got %d", MaxSpecAgents, len(s.Agents))
 	case len(s.Privacy.Epsilons) > MaxSpecAgents:
@@ -209,8 +208,8 @@ func (s *RunSpec) Validate() error {
 		return fmt.Errorf("privacy.delta: must be in (0, 1), got %g", s.Privacy.Delta)
 	case s.Privacy.Noise != "seeded" && s.Privacy.Noise != "secure":
 		return fmt.Errorf("privacy.noise: must be seeded or secure, got %q", s.Privacy.Noise)
-	case !(s.Multipliers.Bonus > 0 && s.Multipliers.Bonus <= 1e6):
-		return fmt.Errorf("multipliers.bonus: must be in (0, 1e6], got %g", s.Multipliers.Bonus)
+	case !(s.Multipliers.Bonus > 0 && s.Multipliers.Bonus <= bounds.MaxMultiplier):
+		return fmt.Errorf("multipliers.bonus: must be in %s, got %g", bounds.MultiplierRange, s.Multipliers.Bonus)
 	case len(s.Env.Params) > MaxSpecParams:
 		return fmt.Errorf("env.params: at most %d parameters, got %d", MaxSpecParams, len(s.Env.Params))
 	case s.Env.Name == "file" && s.Env.File == "":
@@ -242,8 +241,8 @@ func (s *RunSpec) Validate() error {
 	}
 	eps := map[float64]bool{}
 	for i, e := range s.Privacy.Epsilons {
-		if math.IsNaN(e) || e < 1e-9 || e > 1e9 {
-			return fmt.Errorf("privacy.epsilons[%d]: must be in [1e-9, 1e9], got %g", i, e)
+		if err := bounds.Epsilon(fmt.Sprintf("privacy.epsilons[%d]", i), e); err != nil {
+			return err
 		}
 		if eps[e] {
 			return fmt.Errorf("privacy.epsilons[%d]: ε = %g listed twice", i, e)
@@ -337,14 +336,11 @@ func (s *RunSpec) EnvError(err error) error {
 	return fmt.Errorf("env.params: %w", err)
 }
 
-// Limits checks a family's own bounds, tighter than RunSpec's: episodes in
-// [minEpisodes, maxEpisodes] and at most maxSeeds seeds; errors name the field and the family.
-func (s *RunSpec) Limits(family string, minEpisodes, maxEpisodes, maxSeeds int) error {
-	if s.Episodes < minEpisodes || s.Episodes > maxEpisodes {
-		return fmt.Errorf("episodes: must be in [%d, %d] for family %s, got %d", minEpisodes, maxEpisodes, family, s.Episodes)
-	}
-	if len(s.Seeds) > maxSeeds {
-		return fmt.Errorf("seeds: family %s runs at most %d seeds, got %d", family, maxSeeds, len(s.Seeds))
+// MinEpisodes checks a family's own minimum K (the maximum, bounds.MaxEpisodes, is the same in
+// every family and checked by Validate); the error names the field and the family.
+func (s *RunSpec) MinEpisodes(family string, minEpisodes int) error {
+	if s.Episodes < minEpisodes || s.Episodes > bounds.MaxEpisodes {
+		return fmt.Errorf("episodes: must be in [%d, %d] for family %s, got %d", minEpisodes, bounds.MaxEpisodes, family, s.Episodes)
 	}
 	return nil
 }

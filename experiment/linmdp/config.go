@@ -13,6 +13,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
 )
@@ -150,10 +151,10 @@ func (c *Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Episodes < 10 || c.Episodes > 10000000:
-		return fmt.Errorf("episodes: must be in [10, 10000000], got %d", c.Episodes)
-	case len(c.Seeds) == 0 || len(c.Seeds) > 1000:
-		return fmt.Errorf("seeds: need 1 to 1000 seeds, got %d", len(c.Seeds))
+	case c.Episodes < 10 || c.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("episodes: must be in [10, %d], got %d", bounds.MaxEpisodes, c.Episodes)
+	case len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds:
+		return fmt.Errorf("seeds: need 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
 	case !(c.Delta > 0 && c.Delta < 1):
 		return fmt.Errorf("delta: must be in (0, 1), got %g", c.Delta)
 	case !(c.P > 0 && c.P < 1):
@@ -175,9 +176,12 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("tie_break: must be one of bonus, untruncated, lowest-index, seeded-random; got %q", c.TieBreak)
 	}
-	for _, e := range c.Epsilons {
+	for i, e := range c.Epsilons {
 		if !(e > 0) || math.IsInf(e, 0) {
 			return fmt.Errorf("epsilons: every ε must be finite and > 0, got %g", e)
+		}
+		if err := bounds.Epsilon(fmt.Sprintf("epsilons[%d]", i), e); err != nil {
+			return err
 		}
 	}
 	for _, a := range c.Agents {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -26,10 +27,96 @@ type Family struct{}
 // Name implements engine.Family.
 func (Family) Name() string { return FamilyName }
 
-// Catalogue implements engine.Family.
-func (Family) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: envs[].kind (see the linear-mdp configuration), or kind: file with path")
-	fmt.Fprintln(w, "Agents:  "+strings.Join(AgentNames(), ", "))
+// Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
+// the agents (each private agent's calibration is fixed by its name) and the calibrations.
+func (f Family) Catalogue(w io.Writer) {
+	envs := map[string]string{
+		"latentriver":   "E2 LatentRiver(m, M): d = m latent levels, N = mM states, A = 3 (spec §6.4); default m=5, M=10, H=20",
+		"riverswim":     "E1 RiverSwim-OneHot(n): tabular chain with one-hot features, d = 2n (spec §6.3); default n=6, H=20",
+		"randomsimplex": "E3 seeded random simplex linear MDP (N, A, d, seed; spec §6.5)",
+		"twostate100":   "TwoState-100: 2 states, 100 actions with random sign features, d = 10",
+		"file":          "a linear MDP (features, mu, theta, init) from a JSON/YAML file",
+	}
+	l := engine.Listing{Family: FamilyName, Title: "linear MDPs (Ngo, Vietri & Wu 2022 Alg. 1; Luyo et al. 2021 §4 Alg. 2; dprl's practical agents)"}
+	for _, e := range f.SpecEnvs() {
+		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
+	}
+	for _, n := range AgentNames() {
+		d := agentDescriptions[n]
+		if c := AgentCalibration(n); c != "" {
+			d += "; calibration " + c
+		}
+		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: d})
+	}
+	l.Privacy = []engine.Entry{
+		{Name: "exact", Desc: "calibration of ngo and the practical agents: the spec's corrected constants, exact accounting"},
+		{Name: "paper", Desc: "calibration of ngo-printed (the printed constants, NOT private at the nominal ε) and of Luyo et al.'s agents"},
+		{Name: "zcdp", Desc: "calibration of luyo-zcdp: the spec's zCDP recalibration (§4.6, not in the paper)"},
+	}
+	l.Notes = []string{"In a configuration block: envs[].kind, agents[], epsilons (every agent that uses ε runs at each), beta_modes; a suite has blocks:."}
+	l.Write(w)
+}
+
+// agentDescriptions describes the linear-MDP agents.
+var agentDescriptions = map[string]string{
+	"lsvi-ucb":                "LSVI-UCB (Jin et al. 2020), refit every episode, non-private",
+	"ngo":                     "Private LSVI-UCB with low switching (Ngo, Vietri & Wu 2022, Alg. 1), ρ-zCDP → (ε,δ)-JDP with the spec's corrected constants [S]",
+	"ngo-printed":             "ngo with the printed constants [P]: NOT private at the nominal ε (prints its effective ε)",
+	"rare-switch":             "ngo with noise off (LSVI-UCB-RareSwitch), non-private",
+	"rare-switch-reg":         "rare-switch with ngo's regulariser λ = 2λ̃_Λ at the given ε, non-private (separates regulariser from noise)",
+	"luyo-batched":            "privacy-preserving batched LSVI-UCB (Luyo et al. 2021, Alg. 2, App. E.1, c_K = dΥ), (ε,δ)-JDP",
+	"luyo-zcdp":               "luyo-batched with the spec's zCDP recalibration (§4.6, not in the paper)",
+	"batch-twin":              "luyo-batched with noise off (LSVI-UCB-Batch), non-private",
+	"luyo-nonbatched":         "Luyo et al.'s non-batched variant (B = K, Remarks 3 and 7), (ε,δ)-JDP",
+	"practical-lsvi":          "practical private LSVI-UCB, low switching, Gaussian continual counters, exact μ-GDP accounting, (ε,δ)-JDP",
+	"practical-lsvi-batched":  "practical-lsvi updating its policy at every release (a data-independent batch schedule) instead of low switching",
+	"practical-rare-switch":   "practical-lsvi's non-private twin (exact statistics, same schedule)",
+	"practical-batch-twin":    "practical-lsvi-batched's non-private twin",
+	"practical-lsvi-noiseoff": "practical-lsvi on exact statistics with the private agent's regulariser and widths (separates the cost of the noise)",
+	"practical-lsvi-theory":   "practical-lsvi with the theory constants (c_β = 1)",
+}
+
+// Describe implements engine.Describer.
+func (Family) Describe(repro string) string {
+	switch repro {
+	case "linear-mdp":
+		return "linear MDPs: LSVI-UCB vs Ngo et al. (low switching) and Luyo et al. (batched) private LSVI-UCB, regret vs K at several ε"
+	case "practical-linear-mdp":
+		return "dprl's practical private LSVI-UCB (practical-lsvi, no regret proof) vs Ngo et al., Luyo et al. and non-private twins on E2, ε grid (--long: 10 seeds + LSVI-UCB)"
+	}
+	return ""
+}
+
+// Options implements engine.Optioner: practical-linear-mdp --long.
+func (Family) Options(repro string) []engine.Option {
+	if repro != "practical-linear-mdp" {
+		return nil
+	}
+	return []engine.Option{{Name: "long", Bool: true, Default: "false", Usage: "10 seeds and LSVI-UCB (refit every episode) in every block"}}
+}
+
+// ApplyOptions implements engine.Optioner.
+func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
+	v, ok := set["long"]
+	if !ok {
+		return block, nil
+	}
+	long, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("--long: %w", err)
+	}
+	if !long {
+		return block, nil
+	}
+	s, err := ParseSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	s.long()
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(s)
 }
 
 // Plan implements engine.Family: block is a Suite or a single Config (strict decode,

@@ -25,12 +25,17 @@ func PracticalSuite(long bool) (*Suite, error) {
 		return nil, err
 	}
 	if long {
-		for _, b := range s.Blocks {
-			b.Seeds = append([]uint64(nil), practicalLongSeeds...)
-			b.Agents = append(b.Agents, "lsvi-ucb")
-		}
+		s.long()
 	}
 	return s, nil
+}
+
+// long makes s the long practical run: every block runs the long seeds and adds LSVI-UCB.
+func (s *Suite) long() {
+	for _, b := range s.Blocks {
+		b.Seeds = append([]uint64(nil), practicalLongSeeds...)
+		b.Agents = append(b.Agents, "lsvi-ucb")
+	}
 }
 
 // newPracticalAgent builds dprl's practical agents (ok = false for other names). The theory

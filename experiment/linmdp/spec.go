@@ -6,6 +6,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // Settings of the reproductions that a RunSpec does not expose (see PlanSpec).
@@ -107,7 +108,7 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 
 // specConfig translates a RunSpec into a Config (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
-	if err := s.Limits("linmdp", 10, 10_000_000, 1000); err != nil {
+	if err := s.MinEpisodes("linmdp", 10); err != nil {
 		return nil, err
 	}
 	env, err := specEnv(s)
@@ -137,7 +138,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 		}
 		usesEps = true
 		if len(s.Privacy.Epsilons) == 0 {
-			return nil, fmt.Errorf("privacy.epsilons: required for the agent %s (agents[%d]), which runs at every ε, each in [1e-9, 1e9]", a, i)
+			return nil, fmt.Errorf("privacy.epsilons: required for the agent %s (agents[%d]), which runs at every ε, each in %s", a, i, bounds.EpsilonRange)
 		}
 		if c := AgentCalibration(a); calib != "" && c != "" && c != calib {
 			return nil, fmt.Errorf("privacy.calibration: %s, but agent %s (agents[%d]) has calibration %s, fixed by its name (allowed with it: %s or empty; ngo-printed is ngo with paper, luyo-zcdp Luyo's agent with zcdp)", calib, a, i, c, c)

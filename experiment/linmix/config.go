@@ -16,6 +16,7 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/rng"
 )
@@ -218,10 +219,10 @@ func (c *Config) Validate() error {
 		return err
 	}
 	switch {
-	case c.Episodes < 10 || c.Episodes > 10_000_000:
-		return fmt.Errorf("episodes: %d, want 10..10000000", c.Episodes)
-	case len(c.Seeds) == 0 || len(c.Seeds) > 1000:
-		return fmt.Errorf("seeds: %d seeds, want 1..1000", len(c.Seeds))
+	case c.Episodes < 10 || c.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("episodes: %d, want 10..%d", c.Episodes, bounds.MaxEpisodes)
+	case len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds:
+		return fmt.Errorf("seeds: %d seeds, want 1..%d", len(c.Seeds), bounds.MaxSeeds)
 	case !(c.Delta > 0 && c.Delta < 1):
 		return fmt.Errorf("delta: %v, want (0, 1)", c.Delta)
 	case !(c.P > 0 && c.P < 1):
@@ -251,6 +252,11 @@ func (c *Config) Validate() error {
 		envs = append(envs, m)
 	}
 	for i, cv := range c.Curves {
+		for j, e := range cv.Epsilons {
+			if err := bounds.Epsilon(fmt.Sprintf("curves[%d].epsilons[%d]", i, j), e); err != nil {
+				return err
+			}
+		}
 		if cv.Algorithm == PracticalAlgorithm {
 			if _, err := cv.practicalConfigs(c); err != nil {
 				return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)

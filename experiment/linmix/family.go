@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -26,11 +27,79 @@ type Family struct{}
 // Name implements engine.Family.
 func (Family) Name() string { return FamilyName }
 
-// Catalogue implements engine.Family.
-func (Family) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: two-state-hard, hard-to-learn, riverswim, base-mixture, file (envs[].kind)")
-	fmt.Fprintln(w, "Agents:  "+strings.Join(AgentNames(), ", "))
-	fmt.Fprintln(w, "Calibrations: "+CalibrationNames)
+// Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
+// the algorithm/mode agents and the calibrations.
+func (f Family) Catalogue(w io.Writer) {
+	envs := map[string]string{
+		"two-state-hard": "S={x0,x1}, A={±1}^{d-1}, P(x1|x0,a)=q+⟨μ,a⟩ (linear-mixture spec §7.1; default d=5, H=10, q=0.1, ρ=0.5)",
+		"hard-to-learn":  "Zhou, Gu & Szepesvári (2021) instance as in the public LDP-UCRL-VTR code: S=H+2, A=2^{d-1}, seeded",
+		"riverswim":      "RiverSwim viewed as a linear mixture, d=S²A (spec §7.2)",
+		"base-mixture":   "mixture of d seeded base kernels (spec §7.3)",
+		"file":           "a linear mixture MDP from JSON/YAML (e.g. model/linmix/testdata/tiny.yaml)",
+	}
+	algorithms := map[string]string{
+		"ucrl-vtr":         "UCRL-VTR (Ayoub et al.; private versions Luyo et al. Alg. 1, Cor. 5/6 constants)",
+		"ucrl-vtr+":        "UCRL-VTR+ (variance-aware; private versions Luyo et al. Alg. 3, RECONSTRUCTED in the spec §4, Cor. 10/11)",
+		"linopt-vi":        "Zhou's (Private-)LinOpt-VI, four counters per step (LDP version DERIVED, spec §5.7)",
+		"linopt-po":        "Zhou's (Private-)LinOpt-PO, softmax mirror-descent policy (LDP DERIVED)",
+		PracticalAlgorithm: "practical private UCRL-VTR: Gaussian factorisation counters, exact μ-GDP accounting",
+	}
+	modes := map[string]string{"none": ", non-private", "jdp": ", (ε,δ)-JDP (central noise)", "ldp": ", (ε,δ)-LDP (user-side noise)"}
+	l := engine.Listing{Family: FamilyName, Title: "linear mixture MDPs (Luyo et al. 2021 Alg. 1, 3; Zhou 2022; dprl's practical agent)"}
+	for _, e := range f.SpecEnvs() {
+		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
+	}
+	for _, n := range AgentNames() {
+		alg, mode, _ := strings.Cut(n, "/")
+		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: algorithms[alg] + modes[mode]})
+	}
+	l.Privacy = []engine.Entry{
+		{Name: "paper", Desc: "calibration (default; curves[].calibration): Luyo et al. Cor. 5/6"},
+		{Name: "laplace", Desc: "calibration, ucrl-vtr: pure ε-DP, constants DERIVED in the spec §3.5"},
+		{Name: "zcdp", Desc: "calibration, ucrl-vtr: spec P7, DERIVED"},
+	}
+	l.Notes = []string{"Calibrations (curves[].calibration, privacy.calibration): " + CalibrationNames + "; " + PracticalAlgorithm + " calibrates through its own μ-GDP accountant.",
+		"In a configuration block an agent is a curve {algorithm, mode, epsilons} (curves[])."}
+	l.Write(w)
+}
+
+// Describe implements engine.Describer.
+func (Family) Describe(repro string) string {
+	switch repro {
+	case "linear-mixture":
+		return "linear mixture MDPs: UCRL-VTR vs private UCRL-VTR (JDP, LDP, Laplace), UCRL-VTR+, LinOpt-VI/PO on TwoStateHard and HardToLearn"
+	case "practical-linear-mixture":
+		return "linear mixtures: dprl's practical private UCRL-VTR (JDP/LDP, Gaussian factorisation counters, exact GDP) vs the papers' agents and baselines (--long: the K = 2·10⁵ LDP goal)"
+	case "practical-linear-mixture-long":
+		return "practical-linear-mixture --long: the K = 2·10⁵ LDP goal run"
+	}
+	return ""
+}
+
+// Options implements engine.Optioner: practical-linear-mixture --long (the embedded
+// practical-linear-mixture-long configuration).
+func (Family) Options(repro string) []engine.Option {
+	if repro != "practical-linear-mixture" {
+		return nil
+	}
+	return []engine.Option{{Name: "long", Bool: true, Default: "false", EmbeddedOnly: true,
+		Usage: "the K = 2·10⁵ LDP goal run (the embedded practical-linear-mixture-long configuration)"}}
+}
+
+// ApplyOptions implements engine.Optioner.
+func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
+	v, ok := set["long"]
+	if !ok || repro != "practical-linear-mixture" {
+		return block, nil
+	}
+	long, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("--long: %w", err)
+	}
+	if long {
+		return append([]byte(nil), practicalLongConfig...), nil
+	}
+	return block, nil
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated).

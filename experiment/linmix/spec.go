@@ -6,6 +6,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // Settings of the reproductions that a RunSpec does not expose (see PlanSpec).
@@ -116,7 +117,7 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 
 // specConfig translates a RunSpec into a Config (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
-	if err := s.Limits("linmix", 10, 10_000_000, 1000); err != nil {
+	if err := s.MinEpisodes("linmix", 10); err != nil {
 		return nil, err
 	}
 	env, err := specEnv(s)
@@ -149,7 +150,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 		cv := CurveSpec{Algorithm: alg, Mode: mode}
 		if mode != "none" {
 			if len(s.Privacy.Epsilons) == 0 {
-				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
+				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", name, i, bounds.EpsilonRange)
 			}
 			cv.Epsilons = append([]float64(nil), s.Privacy.Epsilons...)
 			switch {

@@ -13,6 +13,7 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 )
@@ -51,6 +52,9 @@ type Config struct {
 	Epsilons        []float64 `yaml:"epsilons" json:"-"`
 	ReportAt        []int     `yaml:"report_at" json:"report_at"`
 	Extended        Sweep     `yaml:"extended" json:"extended,omitzero"`
+	// RunExtended runs the extended sweep instead of the main one (`dprl reproduce lq
+	// --extended`; omitted: the main sweep).
+	RunExtended bool `yaml:"run_extended,omitempty" json:"-"`
 	// Inputs are the files this configuration was read from (LoadConfig), with their SHA-256.
 	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
@@ -107,10 +111,10 @@ func (c *Config) Validate() error {
 		}
 	}
 	switch {
-	case c.Episodes < 1 || c.Episodes > 10_000_000:
-		return fmt.Errorf("episodes: must be in [1, 10000000], got %d", c.Episodes)
-	case len(c.Seeds) == 0 || len(c.Seeds) > 1000:
-		return fmt.Errorf("seeds: must list 1 to 1000 seeds, got %d", len(c.Seeds))
+	case c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes:
+		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
+	case len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds:
+		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
 	case len(c.Epsilons) == 0 || len(c.Epsilons) > 64:
 		return fmt.Errorf("epsilons: must list 1 to 64 values, got %d", len(c.Epsilons))
 	}
@@ -129,9 +133,12 @@ func (c *Config) Validate() error {
 	if _, err := accounting.ParseNeighbouring(c.Neighbouring); err != nil {
 		return fmt.Errorf("neighbouring: %w", err)
 	}
-	for _, e := range c.Epsilons {
+	for i, e := range c.Epsilons {
 		if !(e > 0) {
 			return fmt.Errorf("epsilons: each must be > 0 or .inf, got %v", e)
+		}
+		if err := bounds.EpsilonOrInf(fmt.Sprintf("epsilons[%d]", i), e); err != nil {
+			return err
 		}
 		cfg := c.agentConfig(e, c.Episodes, c.Neighbouring)
 		if _, err := agents.ComputeConstants(agents.Public{N: 1, D: 1, H: 1, Cw: 0.1}, cfg); err != nil {
@@ -144,14 +151,19 @@ func (c *Config) Validate() error {
 		}
 	}
 	if x := c.Extended; x.Episodes != 0 {
-		if x.Episodes < 1 || x.Episodes > 10_000_000 || len(x.Seeds) == 0 {
-			return fmt.Errorf("extended: episodes must be in [1, 10000000] with at least one seed, got %d episodes, %d seeds", x.Episodes, len(x.Seeds))
+		if x.Episodes < 1 || x.Episodes > bounds.MaxEpisodes || len(x.Seeds) == 0 || len(x.Seeds) > bounds.MaxSeeds {
+			return fmt.Errorf("extended: episodes must be in [1, %d] with 1 to %d seeds, got %d episodes, %d seeds", bounds.MaxEpisodes, bounds.MaxSeeds, x.Episodes, len(x.Seeds))
 		}
-		for _, e := range append(append([]float64(nil), x.Epsilons...), x.ZeroOutEpsilons...) {
+		for i, e := range append(append([]float64(nil), x.Epsilons...), x.ZeroOutEpsilons...) {
 			if !(e > 0) {
 				return fmt.Errorf("extended.epsilons: each must be > 0, got %v", e)
 			}
+			if err := bounds.EpsilonOrInf(fmt.Sprintf("extended.epsilons[%d] (with zero_out_epsilons)", i), e); err != nil {
+				return err
+			}
 		}
+	} else if c.RunExtended {
+		return fmt.Errorf("run_extended: the configuration has no extended sweep (extended.episodes)")
 	}
 	_, err = c.BuildSystem()
 	return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -14,6 +15,7 @@ import (
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/lq"
 )
 
@@ -31,12 +33,85 @@ type Family struct{}
 // Name implements engine.Family.
 func (Family) Name() string { return FamilyName }
 
-// Catalogue implements engine.Family.
-func (Family) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Systems: lq-e1 (lq spec §5.4) or a system file (system: PATH)")
-	fmt.Fprintln(w, "Agents:  "+strings.Join(AgentNames()[:2], ", ")+" (the paper's)")
-	fmt.Fprintln(w, "Calibrations: "+CalibrationNames)
-	fmt.Fprintln(w, "dprl's practical agents (suite: practical in a configuration; any system above): "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName)
+// Catalogue implements engine.Family: LQ-E1 and system files, the paper's agents and dprl's
+// practical ones, and the calibrations.
+func (f Family) Catalogue(w io.Writer) {
+	envs := map[string]string{
+		"lq-e1": "reference LQ system LQ-E1: n=2, d=1, H=10, Rademacher noise ‖w‖=0.2 (lq spec §5.1); the default",
+		"file":  "an LQ system from a YAML/JSON file (model/lq Config, e.g. model/lq/testdata/lqe1.yaml; system: PATH in a configuration)",
+	}
+	descs := map[string]string{
+		"ofu-rl":                     "OFU-RL with changing regularizers, non-private baseline (λI, exact statistics; ε = ∞)",
+		"private-ofu-rl":             "Private-OFU-RL (Alg. 1): two binary-tree counters with Gaussian noise, (ε,δ)-JDP, private confidence radius (spec fix), pair scaling",
+		agents.PracticalName:         "practical Private-OFU-RL: budgeted contributions, batched releases, continual counters, (ε,δ)-JDP under replace-one",
+		agents.PracticalTheoryName:   "practical-ofu-rl with the theory constants (budget H((1+γ)²+1), union bound over releases)",
+		agents.PracticalNoiseOffName: "practical-ofu-rl's non-private twin",
+	}
+	l := engine.Listing{Family: FamilyName, Title: "linear-quadratic control (Chowdhury, Zhou & Shroff 2022; dprl's practical agents)"}
+	for _, e := range f.SpecEnvs() {
+		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
+	}
+	for _, n := range AgentNames() {
+		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: descs[n]})
+	}
+	l.Privacy = []engine.Entry{
+		{Name: "exact", Desc: "calibration (default): the exact ρ* of the paper's agent"},
+		{Name: "paper", Desc: "calibration: the paper's σ, which overspends ε"},
+		{Name: "zero-out", Desc: "neighbouring relation of the extended sweep's zero-out curves (default replace-one)"},
+	}
+	l.Add(PracticalSuite{}.Listing())
+	l.Write(w)
+}
+
+// Describe implements engine.Describer.
+func (Family) Describe(repro string) string {
+	if repro == "lq" {
+		return "LQ control: OFU-RL vs Private-OFU-RL on LQ-E1, regret vs K for ε ∈ {0.1, 1, 10, ∞} (--extended: ε ∈ {10, 100, 1000}, K = 10⁵)"
+	}
+	return PracticalSuite{}.Describe(repro)
+}
+
+// Options implements engine.Optioner: lq --extended and --multiplier, practical-lq --long.
+func (Family) Options(repro string) []engine.Option {
+	if repro == "lq" {
+		return []engine.Option{
+			{Name: "extended", Bool: true, Default: "false", Usage: "run the extended sweep ε ∈ {10, 100, 1000} (+ zero-out ε = 10) instead (run_extended: true; --episodes and --seeds then resize it)"},
+			{Name: "multiplier", Default: "1", Usage: "confidence-width multiplier (1 = theory; never changes noise; width_multiplier)"},
+		}
+	}
+	return PracticalSuite{}.Options(repro)
+}
+
+// ApplyOptions implements engine.Optioner.
+func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
+	suite, rest, err := splitSuite(block)
+	if err != nil {
+		return nil, err
+	}
+	if suite {
+		b, err := PracticalSuite{}.ApplyOptions(repro, rest, set)
+		return engine.WithSuite(PracticalSuiteName, b), err
+	}
+	cfg, err := ParseConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := set["extended"]; ok {
+		if cfg.RunExtended, err = strconv.ParseBool(v); err != nil {
+			return nil, fmt.Errorf("--extended: %w", err)
+		}
+	}
+	if v, ok := set["multiplier"]; ok {
+		m, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(m > 0) || m > bounds.MaxMultiplier {
+			return nil, fmt.Errorf("--multiplier: must be in %s, got %q", bounds.MultiplierRange, v)
+		}
+		cfg.WidthMultiplier = m
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return yaml.Marshal(cfg)
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated); the main sweep.
@@ -52,7 +127,7 @@ func (Family) Plan(block []byte, source string) (engine.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newPlan(cfg, false)
+	return newPlan(cfg, cfg.RunExtended)
 }
 
 // Reproductions implements engine.Reproducer: `lq` is the embedded configs/lq-e1.yaml.
@@ -79,7 +154,8 @@ func splitSuite(block []byte) (bool, []byte, error) {
 	return false, nil, fmt.Errorf("suite: unknown suite %q of family lq (allowed: %s, or omit it for the paper's suite)", suite, PracticalSuiteName)
 }
 
-// Resize implements engine.Resizer (the main sweep's K and seeds).
+// Resize implements engine.Resizer: K and seeds of the sweep the block runs (the main one, or
+// the extended one with run_extended).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
 	suite, rest, err := splitSuite(block)
 	if err != nil {
@@ -93,11 +169,15 @@ func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
+	k, sd := &cfg.Episodes, &cfg.Seeds
+	if cfg.RunExtended {
+		k, sd = &cfg.Extended.Episodes, &cfg.Extended.Seeds
+	}
 	if episodes != 0 {
-		cfg.Episodes = episodes
+		*k = episodes
 	}
 	if seeds != nil {
-		cfg.Seeds = seeds
+		*sd = seeds
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -141,6 +221,15 @@ type unitSpec struct {
 
 func newPlan(cfg *Config, extended bool) (*plan, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// Every curve keeps its cumulative regret for every seed and episode.
+	curves, nSeeds, K := 1+len(cfg.Epsilons), len(cfg.Seeds), cfg.Episodes
+	if extended {
+		x := cfg.Extended
+		curves, nSeeds, K = 1+len(x.Epsilons)+len(x.ZeroOutEpsilons), len(x.Seeds), x.Episodes
+	}
+	if err := bounds.Stored(curves, nSeeds, K); err != nil {
 		return nil, err
 	}
 	sys, err := cfg.BuildSystem()

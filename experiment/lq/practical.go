@@ -18,6 +18,7 @@ import (
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/report"
 )
 
@@ -107,12 +108,15 @@ func (c *PracticalExpConfig) Validate() error {
 		f string
 		v int
 	}{{"episodes", c.Episodes}, {"paper_episodes", c.PaperEpisodes}, {"ofu_episodes", c.OFUEpisodes}} {
-		if e.v < 0 || e.v > 10_000_000 || (e.f == "episodes" && e.v < 2) {
-			return fmt.Errorf("%s: must be in [2, 10000000] (0 skips the paper's agents), got %d", e.f, e.v)
+		if e.v < 0 || e.v > bounds.MaxEpisodes || (e.f == "episodes" && e.v < 2) {
+			return fmt.Errorf("%s: must be in [2, %d] (0 skips the paper's agents), got %d", e.f, bounds.MaxEpisodes, e.v)
 		}
 	}
-	if len(c.Seeds) == 0 || len(c.Seeds) > 1000 {
-		return fmt.Errorf("seeds: must list 1 to 1000 seeds, got %d", len(c.Seeds))
+	if len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds {
+		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
+	}
+	if len(c.LongSeeds) > bounds.MaxSeeds {
+		return fmt.Errorf("long_seeds: at most %d seeds, got %d", bounds.MaxSeeds, len(c.LongSeeds))
 	}
 	seen := map[uint64]bool{}
 	for _, s := range c.Seeds {
@@ -151,9 +155,12 @@ func (c *PracticalExpConfig) Validate() error {
 	if len(c.TheoryEpsilons) > 64 {
 		return fmt.Errorf("theory_epsilons: at most 64 values, got %d", len(c.TheoryEpsilons))
 	}
-	for _, e := range append(append([]float64(nil), c.Epsilons...), c.TheoryEpsilons...) {
+	for i, e := range append(append([]float64(nil), c.Epsilons...), c.TheoryEpsilons...) {
 		if !(e > 0) || math.IsInf(e, 0) {
 			return fmt.Errorf("epsilons: each must be finite and > 0, got %v", e)
+		}
+		if err := bounds.Epsilon(fmt.Sprintf("epsilons[%d] (with theory_epsilons)", i), e); err != nil {
+			return err
 		}
 		if _, err := agents.NewPracticalCurator(agents.Public{N: 2, D: 1, H: 10, Gamma: 0.3, Cw: 0.2}, c.agent(e, 2), nil); err != nil {
 			return err
@@ -163,6 +170,14 @@ func (c *PracticalExpConfig) Validate() error {
 		if k < 1 {
 			return fmt.Errorf("report_at: entries must be >= 1, got %d", k)
 		}
+	}
+	// Every (agent, ε) curve keeps its cumulative regret for every seed and episode.
+	seeds := len(c.Seeds)
+	if c.Long && len(c.LongSeeds) > 0 {
+		seeds = len(c.LongSeeds)
+	}
+	if err := bounds.Stored(2*len(c.Epsilons)+len(c.TheoryEpsilons)+2, seeds, c.Episodes); err != nil {
+		return err
 	}
 	// system is lq-e1 or a system file (model/lq format), loaded when planned.
 	return nil

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -32,10 +33,60 @@ const practicalDefaultName = "practical-lq"
 // its units are (curve, seed) runs. Family dispatches to it.
 type PracticalSuite struct{}
 
-// Catalogue writes the suite's part of `dprl list`.
-func (PracticalSuite) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: lq-e1 or a system file (system:)")
-	fmt.Fprintln(w, "Agents:  "+agents.PracticalName+", "+agents.PracticalTheoryName+", "+agents.PracticalNoiseOffName+", private-ofu-rl, ofu-rl (agents: selects some; omitted: all)")
+// Listing returns the suite's part of the LQ family's `dprl list`.
+func (PracticalSuite) Listing() engine.Listing {
+	return engine.Listing{Notes: []string{"dprl's practical agents run on every system above: dprl run --family lq --agent practical-ofu-rl …, or",
+		"  suite: practical in a configuration block (agents: selects some of " + strings.Join(AgentNames(), ", ") + "; omitted: all)."}}
+}
+
+// Describe describes the suite's reproductions (engine.Describer of the LQ family).
+func (PracticalSuite) Describe(repro string) string {
+	if repro == "practical-lq" {
+		return "dprl's practical Private-OFU-RL (practical-ofu-rl, no regret proof) vs the paper's Private-OFU-RL and OFU-RL on LQ-E1, ε grid (--long: 5 seeds)"
+	}
+	return ""
+}
+
+// Options returns the options of the suite's reproductions (engine.Optioner of the LQ
+// family): practical-lq --long, and its figure's logarithmic y axis by default.
+func (PracticalSuite) Options(repro string) []engine.Option {
+	if repro != "practical-lq" {
+		return nil
+	}
+	return []engine.Option{{Name: "long", Bool: true, Default: "false", Usage: "run the long seeds (5 seeds; long: true)"},
+		{Name: "log-y", Default: "log"}}
+}
+
+// ApplyOptions applies --long to a suite block (long: true or false). The block is edited as
+// YAML, so that the fields whose zero value means a default stay omitted.
+func (PracticalSuite) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
+	v, ok := set["long"]
+	if !ok {
+		return block, nil
+	}
+	long, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("--long: %w", err)
+	}
+	if _, err := ParsePracticalExpConfig(block); err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal(block, &m); err != nil {
+		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
+	}
+	delete(m, "long")
+	if long {
+		m["long"] = true
+	}
+	out, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ParsePracticalExpConfig(out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // Plan plans a suite block: a PracticalExpConfig (strict decode, validated).

@@ -7,6 +7,7 @@ import (
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/lq"
 )
 
@@ -81,7 +82,7 @@ func practicalSpecConfig(s *engine.RunSpec) (*PracticalExpConfig, error) {
 		switch a {
 		case agents.PracticalName, agents.PracticalTheoryName, "private-ofu-rl":
 			if len(s.Privacy.Epsilons) == 0 {
-				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", a, i)
+				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", a, i, bounds.EpsilonRange)
 			}
 		case agents.PracticalNoiseOffName, "ofu-rl":
 		default:

@@ -7,6 +7,7 @@ import (
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // PlanSpec implements engine.SpecPlanner: the shared run schema for LQ control.
@@ -66,7 +67,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 			cfg.Epsilons = append(cfg.Epsilons, math.Inf(1))
 		case "private-ofu-rl":
 			if len(s.Privacy.Epsilons) == 0 {
-				return nil, fmt.Errorf("privacy.epsilons: required for the private agent private-ofu-rl (agents[%d]), each in [1e-9, 1e9]", i)
+				return nil, fmt.Errorf("privacy.epsilons: required for the private agent private-ofu-rl (agents[%d]), each in %s", i, bounds.EpsilonRange)
 			}
 			cfg.Epsilons = append(cfg.Epsilons, s.Privacy.Epsilons...)
 		default:

@@ -19,6 +19,7 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/boundedread"
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 //go:embed configs/practical-tabular.yaml
@@ -136,8 +137,8 @@ func ParseConfig(data []byte) (*Config, error) {
 }
 
 func checkSeeds(field string, s []uint64) error {
-	if len(s) == 0 {
-		return fmt.Errorf("%s: at least one seed is required", field)
+	if len(s) == 0 || len(s) > bounds.MaxSeeds {
+		return fmt.Errorf("%s: must list 1 to %d seeds, got %d", field, bounds.MaxSeeds, len(s))
 	}
 	seen := map[uint64]bool{}
 	for _, x := range s {
@@ -176,6 +177,9 @@ func (c *Config) Validate() error {
 		if !(e > 0) || math.IsInf(e, 0) {
 			return fmt.Errorf("epsilons[%d]: must be finite and > 0, got %g", i, e)
 		}
+		if err := bounds.Epsilon(fmt.Sprintf("epsilons[%d]", i), e); err != nil {
+			return err
+		}
 		has1 = has1 || e == 1
 	}
 	if !has1 {
@@ -188,8 +192,8 @@ func (c *Config) Validate() error {
 }
 
 func checkEpisodes(field string, v int) error {
-	if v < 10 || v > 100_000_000 {
-		return fmt.Errorf("%s: must be in [10, 1e8], got %d", field, v)
+	if v < 10 || v > bounds.MaxEpisodes {
+		return fmt.Errorf("%s: must be in [10, %d], got %d", field, bounds.MaxEpisodes, v)
 	}
 	return nil
 }
@@ -263,8 +267,8 @@ func (c *Config) validateCurves() error {
 		switch {
 		case !ok:
 			return fmt.Errorf("curves[%d].agent: unknown agent %q (allowed: %s)", i, cv.Agent, agentNames())
-		case private && (!(cv.Epsilon >= 1e-9 && cv.Epsilon <= 1e9)):
-			return fmt.Errorf("curves[%d].epsilon: the private agent %s needs ε in [1e-9, 1e9], got %g", i, cv.Agent, cv.Epsilon)
+		case private && bounds.Epsilon("", cv.Epsilon) != nil:
+			return fmt.Errorf("curves[%d].epsilon: the private agent %s needs ε in %s, got %g", i, cv.Agent, bounds.EpsilonRange, cv.Epsilon)
 		case !private && cv.Epsilon != 0:
 			return fmt.Errorf("curves[%d].epsilon: %s is not private (omit ε), got %g", i, cv.Agent, cv.Epsilon)
 		}

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
+	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
@@ -26,10 +27,51 @@ const SuiteName = "practical"
 // (package experiment) dispatches to it.
 type Suite struct{}
 
-// Catalogue writes the suite's part of `dprl list`.
-func (Suite) Catalogue(w io.Writer) {
-	fmt.Fprintln(w, "Environments: riverswim, garnet, file (the reproduction's grid with garnet.env_seeds, or curves: [{env, env_seed, file, agent, epsilon}])")
-	fmt.Fprintln(w, "Agents:  ucbvi, dp-ucbvi-jdp, dp-ucbvi-ldp and the practical agents (dprl list); the run schema (PlanSpec) selects agents and ε")
+// Listing returns the suite's part of the tabular family's `dprl list`: dprl's practical
+// agents and where they run.
+func (Suite) Listing() engine.Listing {
+	var l engine.Listing
+	for _, a := range agents.PracticalAgents() {
+		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.Description})
+	}
+	l.Notes = []string{"dprl's practical agents run on every environment above: dprl run --agent practical-jdp …, or suite: practical in a",
+		"  configuration block (the reproduction's grid with garnet.env_seeds, or curves: [{env, env_seed, file, agent, epsilon}])."}
+	return l
+}
+
+// Describe describes the suite's reproductions (engine.Describer of the tabular family).
+func (Suite) Describe(repro string) string {
+	if repro == "practical-tabular" {
+		return "dprl's own practical private tabular agents (practical-jdp/ldp/psrl-jdp) vs UCBVI and the papers' DP-UCBVI, RiverSwim + Garnets, ε grid (--long: LDP at K = 10⁶)"
+	}
+	return ""
+}
+
+// Options returns the options of the suite's reproductions (engine.Optioner of the tabular
+// family): practical-tabular --long.
+func (Suite) Options(repro string) []engine.Option {
+	if repro != "practical-tabular" {
+		return nil
+	}
+	return []engine.Option{{Name: "long", Bool: true, Default: "false", Usage: "run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes (long: true)"}}
+}
+
+// ApplyOptions applies --long to a suite block (long: true or false).
+func (Suite) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
+	v, ok := set["long"]
+	if !ok {
+		return block, nil
+	}
+	long, err := strconv.ParseBool(v)
+	if err != nil {
+		return nil, fmt.Errorf("--long: %w", err)
+	}
+	cfg, err := ParseConfig(block)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Long = long
+	return yaml.Marshal(cfg)
 }
 
 // Plan plans a suite block: a Config (strict decode, validated).
@@ -122,6 +164,9 @@ func newPlan(cfg *Config) (*plan, error) {
 			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
 		}
 		p.envs = append(p.envs, m)
+		if err := p.checkEnvs(); err != nil {
+			return nil, err // before more environments are built
+		}
 		us := unitSpec{Group: cv.Group, Label: cv.Label, Agent: cv.Agent, Epsilon: cv.Epsilon, Episodes: cv.Episodes,
 			Horizon: cfg.Horizon, Delta: cfg.Delta, EnvSeed: cv.EnvSeed}
 		if cv.File != "" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -127,7 +128,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 			continue
 		}
 		if len(s.Privacy.Epsilons) == 0 {
-			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in [1e-9, 1e9]", name, i)
+			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", name, i, bounds.EpsilonRange)
 		}
 		for _, e := range s.Privacy.Epsilons {
 			cfg.Curves = append(cfg.Curves, CurveSpec{Env: env, EnvSeed: envSeed, File: s.Env.File, Agent: name, Epsilon: e})

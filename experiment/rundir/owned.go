@@ -490,9 +490,6 @@ func (r *root) ownedFiles(scope string) []string {
 			}
 			if e.Name() == base || strings.HasPrefix(e.Name(), "."+base+".tmp-") {
 				p := path.Join(d, e.Name())
-				if d == "." {
-					p = e.Name()
-				}
 				seen[p] = true
 				out = append(out, p)
 			}

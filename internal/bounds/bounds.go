@@ -36,6 +36,8 @@ const (
 	MaxWorkers = 1024
 	// MaxMultiplier bounds the bonus / confidence-width multipliers, in (0, MaxMultiplier].
 	MaxMultiplier = 1e6
+	// MultiplierRange is (0, MaxMultiplier] as errors and documentation write it.
+	MultiplierRange = "(0, 1e6]"
 )
 
 // Epsilon checks a nominal ε: within [EpsilonMin, EpsilonMax] (NaN and ±Inf are refused).
@@ -77,6 +79,6 @@ func Limits() []Limit {
 		{"seeds", fmt.Sprintf("≤ %d, distinct", MaxSeeds), ""},
 		{"curves·seeds·K", "≤ 2^29", "values kept in memory (tabular and LQ keep every episode's regret)"},
 		{"--workers", fmt.Sprintf("≤ %d (0 = all cores)", MaxWorkers), ""},
-		{"multipliers", fmt.Sprintf("in (0, %g]", float64(MaxMultiplier)), "bonus and confidence-width multipliers (never the noise)"},
+		{"multipliers", "in " + MultiplierRange, "bonus and confidence-width multipliers (never the noise)"},
 	}
 }

@@ -13,6 +13,9 @@ func TestEpsilonRangeText(t *testing.T) {
 	if _, err := fmt.Sscanf(EpsilonRange, "[%g, %g]", &lo, &hi); err != nil || lo != EpsilonMin || hi != EpsilonMax {
 		t.Fatalf("EpsilonRange %q reads as [%g, %g], want [%g, %g] (%v)", EpsilonRange, lo, hi, EpsilonMin, EpsilonMax, err)
 	}
+	if _, err := fmt.Sscanf(MultiplierRange, "(0, %g]", &hi); err != nil || hi != MaxMultiplier {
+		t.Errorf("MultiplierRange %q reads as (0, %g], want (0, %g] (%v)", MultiplierRange, hi, float64(MaxMultiplier), err)
+	}
 	for _, c := range []struct {
 		eps     float64
 		ok, inf bool
