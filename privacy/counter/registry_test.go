@@ -38,5 +38,7 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 	k, _ := r.Lookup("fake")
-	countertest.Run(t, func(cfg counter.GaussianConfig, src noise.Source) (counter.GaussianCounter, error) { return k.Build(cfg, src) })
+	countertest.Run(t, func(cfg counter.GaussianConfig, src noise.Source) (counter.GaussianCounter, error) {
+		return k.Build(cfg, src)
+	})
 }
