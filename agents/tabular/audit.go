@@ -33,7 +33,7 @@ func auditTrajectories() [2]*model.Trajectory {
 }
 
 // AuditTargets returns the tabular family's audit targets: DP-UCBVI and Private-UCB-VI under
-// JDP and LDP at ε = 1 with the strict calibration (ε-DP under replace-one neighbours), and
+// JDP and LDP at ε = 1 with the exact calibration (ε-DP under replace-one neighbours), and
 // deliberately broken variants reachable only from here:
 //
 //   - noise-div4: every Laplace scale divided by 4 (the agent built at 4ε, claiming ε);
@@ -50,7 +50,7 @@ func AuditTargets() []audit.Target {
 			t := audit.Target{
 				Name: "tabular/" + alg + "-jdp" + v.suffix, Family: "tabular", Broken: kind != "ok",
 				Claim:       audit.Claim{Epsilon: auditEpsilon},
-				Description: "RiverSwim H=1, K=3, strict calibration ε=1: user 1 at the left bank (no reward) vs the right bank (rewarded); billboards + policies of users 2, 3",
+				Description: "RiverSwim H=1, K=3, exact calibration ε=1: user 1 at the left bank (no reward) vs the right bank (rewarded); billboards + policies of users 2, 3",
 				Run: func(side int, seed rng.Seed) ([]float64, error) {
 					return auditJDP(alg, kind, side, seed)
 				},
@@ -66,7 +66,7 @@ func AuditTargets() []audit.Target {
 			ts = append(ts, audit.Target{
 				Name: "tabular/" + alg + "-ldp" + v.suffix, Family: "tabular", Broken: kind != "ok",
 				Claim:       audit.Claim{Epsilon: auditEpsilon},
-				Description: "RiverSwim H=1, strict calibration ε=1: the changed user's privatized report, left bank vs right bank",
+				Description: "RiverSwim H=1, exact calibration ε=1: the changed user's privatized report, left bank vs right bank",
 				Run: func(side int, seed rng.Seed) ([]float64, error) {
 					tr := auditTrajectories()[side]
 					rep, err := auditRandomizer(kind, tr, seed.Child("noise").Rand()).Randomize(tr)

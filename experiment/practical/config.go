@@ -1,6 +1,6 @@
 // Package practical runs `dprl reproduce practical-tabular`: dprl's own practical private
 // tabular agents (agents/tabular practical-*; practical-privacy spec), labelled as dprl's and
-// not the papers', against UCBVI and the papers' DP-UCBVI with the strict calibration, on
+// not the papers', against UCBVI and the papers' DP-UCBVI with the exact calibration, on
 // RiverSwim (JDP and LDP at an ε grid) and seeded Garnet MDPs (the same constants, no tuning
 // per environment). Every run derives its randomness from its seed through package rng, so
 // results do not depend on the number of workers; outputs are written atomically with a

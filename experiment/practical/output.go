@@ -136,7 +136,7 @@ func (r *Result) Summary() (string, error) {
 	}
 	fmt.Fprintf(&b, "RiverSwim H=%d (JDP K=%d, LDP K=%d), Garnets S=%d A=%d (K=%d), δ=%g, wall time %.1f s on %d workers. "+
 		"Agents named practical-* are dprl's (practical-privacy spec): private exactly as claimed (accountant: exact μ-GDP from the noise used), no regret proof. "+
-		"Pooled agents assume a time-homogeneous MDP. dp-ucbvi-* are the papers' agents with the strict calibration.\n\n",
+		"Pooled agents assume a time-homogeneous MDP. dp-ucbvi-* are the papers' agents with the exact calibration.\n\n",
 		c.Horizon, c.Episodes, r.find("riverswim-ldp", "ucbvi", 0).Episodes, c.Garnet.States, c.Garnet.Actions, c.Garnet.Episodes, c.Delta, r.Seconds, r.Workers)
 	fmt.Fprintf(&b, "## Goals (issue 12)\n\n")
 	var rows [][]string
