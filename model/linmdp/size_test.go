@@ -2,8 +2,6 @@ package linmdp
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,22 +54,5 @@ func TestSizeLimits(t *testing.T) {
 	}
 	if err := CheckSize(100, 3, 5, 20, 20); err != nil {
 		t.Errorf("small model refused: %v", err)
-	}
-}
-
-// TestLoadFileSize: a file larger than strictdecode.MaxFileSize (64 MiB) is refused without
-// being read whole.
-func TestLoadFileSize(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "big.yaml")
-	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(64<<20 + 1); err != nil { // sparse: no disk used
-		t.Fatal(err)
-	}
-	f.Close()
-	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than the limit of 64 MiB") {
-		t.Errorf("error %v, want the file-size limit", err)
 	}
 }

@@ -1,8 +1,6 @@
 package lq
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -38,22 +36,5 @@ func TestSizeLimits(t *testing.T) {
 	}
 	if _, err := NewSystem(sys(8, 8, 1000)); err != nil {
 		t.Errorf("a small system was refused: %v", err)
-	}
-}
-
-// TestLoadFileSize: a file larger than strictdecode.MaxFileSize (64 MiB) is refused without
-// being read whole.
-func TestLoadFileSize(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "big.yaml")
-	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(64<<20 + 1); err != nil { // sparse: no disk used
-		t.Fatal(err)
-	}
-	f.Close()
-	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than the limit of 64 MiB") {
-		t.Errorf("error %v, want the file-size limit", err)
 	}
 }

@@ -2,8 +2,6 @@ package tabular
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,22 +54,5 @@ func TestSizeLimits(t *testing.T) {
 	}
 	if _, err := Garnet(GarnetConfig{S: 64, A: 16, H: 256, Branching: 3, Homogeneous: true}); err != nil {
 		t.Errorf("Garnet at the limit (2^24 entries): %v", err)
-	}
-}
-
-// TestLoadFileSize: a file larger than strictdecode.MaxFileSize (64 MiB) is refused without
-// being read whole.
-func TestLoadFileSize(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "big.yaml")
-	f, err := os.Create(big)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(64<<20 + 1); err != nil { // sparse: no disk used
-		t.Fatal(err)
-	}
-	f.Close()
-	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger than the limit of 64 MiB") {
-		t.Errorf("error %v, want the file-size limit", err)
 	}
 }
