@@ -39,5 +39,46 @@ func Lookup(name string) (Info, error) {
 		}
 		names = append(names, a.Name)
 	}
-	return Info{}, fmt.Errorf("agent: unknown agent %q (allowed: %s)", name, strings.Join(names, ", "))
+	var practical []string
+	for _, a := range PracticalAgents() {
+		practical = append(practical, a.Name)
+	}
+	return Info{}, fmt.Errorf("agent: unknown agent %q%s (allowed: %s; dprl's practical agents: %s)", name,
+		didYouMean(name, append(append([]string(nil), names...), practical...)), strings.Join(names, ", "), strings.Join(practical, ", "))
+}
+
+// didYouMean returns `; did you mean "x"?` for the candidate closest to name within an edit
+// distance of 2 (ties: the first), or "".
+func didYouMean(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -183,7 +183,7 @@ func clusterFlags(cmd *cobra.Command, c *engine.Cluster, dir *string, outHelp, d
 
 func writeClusterFiles(stdout io.Writer, dir string, files map[string]string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--dir: %w", err)
+		return badInput("--dir: %v", err)
 	}
 	var names []string
 	for n := range files {

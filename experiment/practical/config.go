@@ -8,18 +8,16 @@
 package practical
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"math"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/bounds"
+	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 //go:embed configs/practical-tabular.yaml
@@ -125,12 +123,11 @@ func LoadConfig(path string) (*Config, error) {
 	return c, err
 }
 
-// ParseConfig parses YAML, rejecting unknown fields, and validates it.
+// ParseConfig parses YAML strictly (strictdecode: unknown fields, duplicate keys and a second
+// document are errors; a value of the wrong type is reported under its field) and validates it.
 func ParseConfig(data []byte) (*Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
 	var c Config
-	if err := dec.Decode(&c); err != nil {
+	if err := strictdecode.Decode(data, "yaml", &c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
 	return &c, c.Validate()
@@ -140,12 +137,8 @@ func checkSeeds(field string, s []uint64) error {
 	if len(s) == 0 || len(s) > bounds.MaxSeeds {
 		return fmt.Errorf("%s: must list 1 to %d seeds, got %d", field, bounds.MaxSeeds, len(s))
 	}
-	seen := map[uint64]bool{}
-	for _, x := range s {
-		if seen[x] {
-			return fmt.Errorf("%s: duplicate seed %d", field, x)
-		}
-		seen[x] = true
+	if x, dup := bounds.Repeated(s); dup {
+		return fmt.Errorf("%s: duplicate seed %d", field, x)
 	}
 	return nil
 }

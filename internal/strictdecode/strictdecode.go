@@ -10,10 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/dprl/dprl/internal/boundedread"
+	"github.com/dprl/dprl/internal/membudget"
 )
 
 // Decode decodes data in the given format ("json", "yaml" or "yml") into v, rejecting unknown
@@ -36,13 +40,17 @@ func Decode(data []byte, format string, v any) error {
 		// The value decoded, so it is well-formed and at most encoding/json's maximum depth.
 		return duplicateJSONKeys(data)
 	case "yaml", "yml":
+		// yaml.v3 builds the whole node tree before it decodes: bound it first.
+		if err := membudget.CheckYAML(data); err != nil {
+			return err
+		}
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(v); err != nil {
 			if err == io.EOF {
 				return errors.New("empty YAML document")
 			}
-			return err
+			return nameFields(err, data)
 		}
 		// yaml.v3 rejects duplicate mapping keys itself ("mapping key ... already defined").
 		var rest yaml.Node
@@ -113,3 +121,78 @@ const MaxFileSize = boundedread.DefaultLimit
 // device such as /dev/zero, a directory) is refused before it is opened, and so is a larger
 // file; at most MaxFileSize+1 bytes are read.
 func ReadFile(path string) ([]byte, error) { return boundedread.ReadFile(path, MaxFileSize) }
+
+// yamlLine matches the "line N: " prefix yaml.v3 puts on each decoding error.
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// nameFields rewrites the messages of a yaml.v3 decoding error so that each names the field it
+// is about ("episodes: cannot unmarshal !!str `ten` into int (line 2)") instead of only its
+// line: the field path is the deepest key of the document whose value starts on that line.
+func nameFields(err error, data []byte) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil {
+		return err
+	}
+	var msgs []string
+	seen := map[string]bool{}
+	for _, m := range te.Errors {
+		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
+			line, _ := strconv.Atoi(sm[1])
+			if path := pathAtLine(&doc, line, ""); path != "" {
+				if len(path) > 60 {
+					path = path[:60] + "…"
+				}
+				m = fmt.Sprintf("%s: %s (line %d)", path, sm[2], line)
+			}
+		}
+		if !seen[m] {
+			seen[m] = true
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) > 3 {
+		msgs = append(msgs[:3], fmt.Sprintf("and %d more", len(msgs)-3))
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// pathAtLine returns the path (a.b[2].c) of the deepest value of n that starts on line, or "".
+func pathAtLine(n *yaml.Node, line int, prefix string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := pathAtLine(c, line, prefix); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if prefix != "" {
+				p = prefix + "." + k.Value
+			}
+			if deeper := pathAtLine(v, line, p); deeper != "" {
+				return deeper
+			}
+			if v.Line == line || k.Line == line {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", prefix, i)
+			if deeper := pathAtLine(c, line, p); deeper != "" {
+				return deeper
+			}
+			if c.Line == line && c.Kind == yaml.ScalarNode {
+				return p
+			}
+		}
+	}
+	return ""
+}

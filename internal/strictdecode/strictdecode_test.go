@@ -110,3 +110,19 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("a directory was read")
 	}
 }
+
+// TestTypeErrorsNameTheField: a value of the wrong type is reported under its field path, not
+// only its line.
+func TestTypeErrorsNameTheField(t *testing.T) {
+	var v struct {
+		Name     string `yaml:"name"`
+		Episodes int    `yaml:"episodes"`
+		Curves   []struct {
+			Epsilon float64 `yaml:"epsilon"`
+		} `yaml:"curves"`
+	}
+	err := Decode([]byte("name: x\nepisodes: ten\ncurves:\n  - epsilon: 1\n  - epsilon: big\n"), "yaml", &v)
+	if err == nil || !strings.Contains(err.Error(), "episodes: cannot unmarshal") || !strings.Contains(err.Error(), "curves[1].epsilon: cannot unmarshal") {
+		t.Errorf("err = %v, want messages naming episodes and curves[1].epsilon", err)
+	}
+}

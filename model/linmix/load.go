@@ -2,10 +2,8 @@ package linmix
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
+	"math"
 
-	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
@@ -49,13 +47,7 @@ type FileEntry struct {
 }
 
 // Load reads a linear mixture MDP from a .json, .yaml or .yml file.
-func Load(path string) (*MDP, error) {
-	data, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(data, strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."))
-}
+func Load(path string) (*MDP, error) { return strictdecode.Load(path, Parse) }
 
 // Parse reads a linear mixture MDP in the File format; format is "json", "yaml" or "yml".
 func Parse(data []byte, format string) (*MDP, error) {
@@ -117,6 +109,11 @@ func (f *File) MDP() (*MDP, error) {
 		for s, row := range f.Reward {
 			if len(row) != f.Actions {
 				return nil, fmt.Errorf("linmix file: reward[%d] has %d entries, want actions = %d", s, len(row), f.Actions)
+			}
+			for a, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return nil, fmt.Errorf("linmix file: reward[%d][%d] = %v, want a finite number", s, a, v)
+				}
 			}
 			copy(thr[s*f.Actions:], row)
 		}

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -169,9 +170,17 @@ func g4(v float64) string { return fmt.Sprintf("%.4g", v) }
 func CheckFigurePath(path string) error {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".png", ".svg":
-		return nil
+	default:
+		return bad("--fig: %s: the figure file must end in .png or .svg", path)
 	}
-	return bad("--fig: %s: the figure file must end in .png or .svg", path)
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return bad("--fig: %s: the figure's directory %s does not exist or is not a directory", path, dir)
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return bad("--fig: %s exists and is not a regular file", path)
+	}
+	return nil
 }
 
 // Plot writes a figure of the IQMs with their intervals to path (.png or .svg).
