@@ -162,14 +162,9 @@ func runNgoAudit(env *model.MDP, cfg NgoConfig, side int) ([]float64, error) {
 	d, H := env.D, env.H
 	var out []float64
 	for k := 1; k <= auditK; k++ {
-		a.BeginEpisode(k)
-		s, act := auditUser(k, side)
-		for h := 0; h < H; h++ {
-			if err := a.Observe(h, s, act, env.Reward(h, s, act), 0); err != nil {
-				return nil, err
-			}
+		if err := auditEpisode(a, env, k, side, H); err != nil {
+			return nil, err
 		}
-		a.EndEpisode()
 		for h := 0; h < H; h++ {
 			out = packedOf(a.rel[h], d, out)
 		}
@@ -190,22 +185,30 @@ func runLuyoAudit(env *model.MDP, cfg LuyoConfig, side int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	H := env.H
 	for k := 1; k <= auditK; k++ {
-		a.BeginEpisode(k)
-		s, act := auditUser(k, side)
-		for h := 0; h < H; h++ {
-			if err := a.Observe(h, s, act, env.Reward(h, s, act), 0); err != nil {
-				return nil, err
-			}
+		if err := auditEpisode(a, env, k, side, env.H); err != nil {
+			return nil, err
 		}
-		a.EndEpisode()
 	}
 	var out []float64
 	for _, v := range a.log {
 		out = append(out, v...)
 	}
 	return appendPolicy(out, a.pl), nil
+}
+
+// auditEpisode plays audit user k on the given side (auditUser) through the first steps of an
+// episode of a: the user's state and action at every step, with the environment's reward.
+func auditEpisode(a Agent, env *model.MDP, k, side, steps int) error {
+	a.BeginEpisode(k)
+	s, act := auditUser(k, side)
+	for h := 0; h < steps; h++ {
+		if err := a.Observe(h, s, act, env.Reward(h, s, act), 0); err != nil {
+			return err
+		}
+	}
+	a.EndEpisode()
+	return nil
 }
 
 // appendPolicy appends the final policy handed to later users: its actions and values.
@@ -228,12 +231,9 @@ func runNgoGram(env *model.MDP, eps float64, brk ngoBroken, side int, seed rng.S
 	}
 	ms := make([][]float64, 0, gramK)
 	for k := 1; k <= gramK; k++ {
-		a.BeginEpisode(k)
-		s, act := auditUser(k, side)
-		if err := a.Observe(0, s, act, env.Reward(0, s, act), 0); err != nil {
+		if err := auditEpisode(a, env, k, side, 1); err != nil {
 			return nil, err
 		}
-		a.EndEpisode()
 		ms = append(ms, append([]float64(nil), a.rel[0]...))
 	}
 	return gramSums(ms, env.D), nil
@@ -250,12 +250,9 @@ func runLuyoGram(env *model.MDP, eps float64, brk luyoBroken, side int, seed rng
 		return nil, err
 	}
 	for k := 1; k <= gramK; k++ {
-		a.BeginEpisode(k)
-		s, act := auditUser(k, side)
-		if err := a.Observe(0, s, act, env.Reward(0, s, act), 0); err != nil {
+		if err := auditEpisode(a, env, k, side, 1); err != nil {
 			return nil, err
 		}
-		a.EndEpisode()
 	}
 	var ms [][]float64
 	for i := 0; i < len(a.log); i += 2 { // log alternates Λ̃ (d·d) and ũ (d) per update (H = 1)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 
 	model "github.com/dprl/dprl/model/linmdp"
+	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -171,6 +172,28 @@ func (c *Common) source(label string) (noise.Source, error) {
 		return noise.NewSeeded(c.Seed.Child(label).Rand()), nil
 	}
 	return noise.NewSecure()
+}
+
+// gramTrees returns the binary-tree counters of the H Gram matrices of a private agent (the
+// packed upper triangle of d×d, capacity insertions, Gaussian node noise σ, divided by the
+// broken variants' noiseDiv when it is > 0) and their noise sources, gram/<h>.
+func (c *Common) gramTrees(H, d, capacity int, sigma, noiseDiv float64) ([]*counter.Tree, []noise.Source, error) {
+	div := 1.0
+	if noiseDiv > 0 {
+		div = noiseDiv
+	}
+	trees, srcs := make([]*counter.Tree, H), make([]noise.Source, H)
+	for h := 0; h < H; h++ {
+		var err error
+		if srcs[h], err = c.source(fmt.Sprintf("gram/%d", h)); err != nil {
+			return nil, nil, err
+		}
+		if trees[h], err = counter.NewTree(counter.TreeConfig{Dim: d * (d + 1) / 2, Capacity: capacity,
+			Node: noise.GaussianNoise(sigma / div)}, srcs[h]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return trees, srcs, nil
 }
 
 // tieRand returns the tie stream.

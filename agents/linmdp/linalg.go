@@ -1,10 +1,13 @@
 package linmdp
 
 import (
-	"github.com/dprl/dprl/internal/smallmat"
 	"math"
+	"math/bits"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dprl/dprl/internal/smallmat"
+	"github.com/dprl/dprl/privacy/noise"
 )
 
 // symmetrize replaces a by (a + aᵀ)/2.
@@ -27,6 +30,25 @@ func unpackAdd(p []float64, d int, a []float64) {
 				a[j*d+i] += p[k]
 			}
 			k++
+		}
+	}
+}
+
+// addRedrawnNoise adds to the d×d matrix m fresh symmetric Gaussian noise of the variance of
+// a tree's prefix after n insertions (σ²·popcount(n); σ divided by div when div > 0): the broken
+// variants that redraw the tree noise at every release instead of reusing the tree's nodes.
+func addRedrawnNoise(m []float64, d int, src noise.Source, sigma float64, n int, div float64) {
+	sd := sigma * math.Sqrt(float64(bits.OnesCount(uint(n))))
+	if div > 0 {
+		sd /= div
+	}
+	for i := 0; i < d; i++ {
+		for j := i; j < d; j++ {
+			v := src.AddGaussian(0, sd)
+			m[i*d+j] += v
+			if j != i {
+				m[j*d+i] += v
+			}
 		}
 	}
 }

@@ -3,7 +3,6 @@ package linmdp
 import (
 	"fmt"
 	"math"
-	"math/bits"
 
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/counter"
@@ -124,21 +123,8 @@ func NewLuyo(env *model.MDP, cfg LuyoConfig) (*Luyo, error) {
 		a.reg = cfg.CKMult*cons.CK + cons.Upsilon
 		a.floor = cons.Lambda + cfg.CKMult*cons.CK
 		a.beta = cfg.CBeta * cons.Beta
-		div := 1.0
-		if cfg.broken.noiseDiv > 0 {
-			div = cfg.broken.noiseDiv
-		}
-		a.trees = make([]*counter.Tree, H)
-		a.gsrc = make([]noise.Source, H)
-		for h := 0; h < H; h++ {
-			if a.gsrc[h], err = cfg.source(fmt.Sprintf("gram/%d", h)); err != nil {
-				return nil, fmt.Errorf("luyo: %w", err)
-			}
-			a.trees[h], err = counter.NewTree(counter.TreeConfig{Dim: d * (d + 1) / 2, Capacity: max(cons.B-1, 1),
-				Node: noise.GaussianNoise(cons.SigmaLam / div)}, a.gsrc[h])
-			if err != nil {
-				return nil, fmt.Errorf("luyo: %w", err)
-			}
+		if a.trees, a.gsrc, err = cfg.gramTrees(H, d, max(cons.B-1, 1), cons.SigmaLam, cfg.broken.noiseDiv); err != nil {
+			return nil, fmt.Errorf("luyo: %w", err)
 		}
 		if a.usrc, err = cfg.source("u"); err != nil {
 			return nil, fmt.Errorf("luyo: %w", err)
@@ -206,19 +192,7 @@ func (a *Luyo) EndEpisode() {
 		copy(m, a.st.gram[h])
 		if a.trees != nil {
 			if a.cfg.broken.redraw {
-				sd := a.cons.SigmaLam * math.Sqrt(float64(bits.OnesCount(uint(a.b+1))))
-				if a.cfg.broken.noiseDiv > 0 {
-					sd /= a.cfg.broken.noiseDiv
-				}
-				for i := 0; i < d; i++ {
-					for j := i; j < d; j++ {
-						v := a.gsrc[h].AddGaussian(0, sd)
-						m[i*d+j] += v
-						if j != i {
-							m[j*d+i] += v
-						}
-					}
-				}
+				addRedrawnNoise(m, d, a.gsrc[h], a.cons.SigmaLam, a.b+1, a.cfg.broken.noiseDiv)
 			} else {
 				_ = a.trees[h].Insert(a.leaf[h]) // at most B−1 insertions: cannot fail
 				clear(a.leaf[h])

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/dprl/dprl/internal/smallmat"
 	"math"
-	"math/bits"
 
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/counter"
@@ -147,21 +146,8 @@ func NewNgo(env *model.MDP, cfg NgoConfig) (*Ngo, error) {
 		a.shift = 2 * cfg.CShift * cons.LambdaTilde
 		a.beta = cfg.CBeta * cons.Beta
 		a.umax = cons.UMax
-		div := 1.0
-		if cfg.broken.noiseDiv > 0 {
-			div = cfg.broken.noiseDiv
-		}
-		a.trees = make([]*counter.Tree, H)
-		a.gsrc = make([]noise.Source, H)
-		for h := 0; h < H; h++ {
-			if a.gsrc[h], err = cfg.source(fmt.Sprintf("gram/%d", h)); err != nil {
-				return nil, fmt.Errorf("ngo: %w", err)
-			}
-			a.trees[h], err = counter.NewTree(counter.TreeConfig{Dim: d * (d + 1) / 2, Capacity: cfg.K,
-				Node: noise.GaussianNoise(cons.SigmaNode / div)}, a.gsrc[h])
-			if err != nil {
-				return nil, fmt.Errorf("ngo: %w", err)
-			}
+		if a.trees, a.gsrc, err = cfg.gramTrees(H, d, cfg.K, cons.SigmaNode, cfg.broken.noiseDiv); err != nil {
+			return nil, fmt.Errorf("ngo: %w", err)
 		}
 		if a.ysrc, err = cfg.source("y"); err != nil {
 			return nil, fmt.Errorf("ngo: %w", err)
@@ -295,19 +281,7 @@ func (a *Ngo) EndEpisode() {
 		} else if a.cfg.broken.redraw {
 			// BROKEN: fresh noise of the prefix's variance at every release.
 			copy(m, a.st.gram[h])
-			sd := a.cons.SigmaNode * math.Sqrt(float64(bits.OnesCount(uint(a.released))))
-			if a.cfg.broken.noiseDiv > 0 {
-				sd /= a.cfg.broken.noiseDiv
-			}
-			for i := 0; i < d; i++ {
-				for j := i; j < d; j++ {
-					v := a.gsrc[h].AddGaussian(0, sd)
-					m[i*d+j] += v
-					if j != i {
-						m[j*d+i] += v
-					}
-				}
-			}
+			addRedrawnNoise(m, d, a.gsrc[h], a.cons.SigmaNode, a.released, a.cfg.broken.noiseDiv)
 		} else {
 			packOuter(a.epPhi[h], a.packed)
 			_ = a.trees[h].Insert(a.packed) // cannot fail: at most K insertions (checked above)

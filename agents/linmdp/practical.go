@@ -8,6 +8,7 @@ import (
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -34,16 +35,18 @@ const PracticalLabel = "practical (dprl's own, no regret proof)"
 // releases — and Denisov, McMahan, Rush, Smith & Thakurta (NeurIPS 2022) prove that the Gaussian
 // matrix mechanism with a lower-triangular factorisation keeps the guarantee on adaptively
 // chosen streams under single participation. σ is fixed in NewPractical from (ε, δ, H, the
-// public feature table's sign, the scales, K, M, the counter's factor) before any data: μ =
-// accounting.GDPFor(ε, δ), σ = Δ₂·factor/μ (counter.CalibrateSigma, which adds the Secure
-// grid's rounding to Δ₂). The planner reads only PracticalRelease values (noisy prefix sums and
+// public feature table's sign, the scales, K, M, the counter's factor) before any data: the
+// agent registers its counter with the privacy ledger (privacy/ledger), which calibrates σ =
+// Δ₂·factor/μ, μ = accounting.GDPFor(ε, δ), adding the Secure grid's rounding to Δ₂ and aiming
+// below μ by a Secure factorisation counter's release slack (counter.SecureReleaseSlack), which
+// its report adds back. The planner reads only PracticalRelease values (noisy prefix sums and
 // their data-independent stds); every quantity it derives — the regression targets for ANY
 // value function (y = b̃ + Σ_{s′} G̃[s′]·V(s′), so policy updates cost no privacy and need no
 // cap), the regulariser, the widths, the update times of the determinant rule (computed from
 // the released Gram matrices only) — is post-processing. Every action sent to another user is
 // therefore a post-processing of a μ-GDP release plus data-independent randomness (ties): the
-// run is μ-JDP (billboard lemma, Hsu et al. 2016), reported as the exact (ε, δ) of μ
-// (accounting.GDP.ToApproxDP).
+// run is μ-JDP (billboard lemma, Hsu et al. 2016), reported by the ledger as the exact (ε, δ)
+// of μ (accounting.GDP.ToApproxDP).
 //
 // Why the determinant rule reads only the released Gram: the update times are sent to other
 // users (they see when the policy changes); a rule reading the exact Gram would leak through
@@ -314,7 +317,7 @@ type Practical struct {
 	// simplex: every public feature is a probability vector (public), so Σ_{s′}G[s′] = G·1.
 	simplex bool
 
-	report           PracticalReport
+	report           ledger.Report
 	version, repairs int
 	updates          []Update
 	lastW            float64
@@ -429,22 +432,23 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 		exact: make([]float64, lay.dim()), batch: make([]float64, lay.dim())}
 	cur.rel = PracticalRelease{lay: lay, prefix: cur.exact}
 	a.cur = cur
-	a.report = PracticalReport{Dim: lay.dim(), Releases: capacity, Pooled: !cfg.StepDependent}
-	if !cfg.StepDependent {
-		a.report.Assumption = LinHomogeneityAssumption
-	}
 	a.stdAt = func(int) float64 { return 0 }
+	lcfg := ledger.Config{Model: ledger.None, Target: accounting.ApproxDP{Epsilon: cfg.Epsilon, Delta: cfg.Delta}}
+	switch cfg.Mode {
+	case PracticalPrivate:
+		lcfg.Model = ledger.JDP
+	case PracticalNoiseOff:
+		lcfg.Model = ledger.NoiseOff // the private agent's calibration, for its widths; no claim
+	}
+	if !cfg.StepDependent {
+		lcfg.Assumption = LinHomogeneityAssumption
+	}
+	led, err := ledger.New(lcfg)
+	if err != nil {
+		return nil, fmt.Errorf("practical: %w", err)
+	}
 	if cfg.Mode != PracticalNonPrivate {
 		build, err := lookupLinCounter(cfg.Counter)
-		if err != nil {
-			return nil, fmt.Errorf("practical: %w", err)
-		}
-		probe, err := build(counter.GaussianConfig{Dim: 1, Capacity: capacity}, nil)
-		if err != nil {
-			return nil, fmt.Errorf("practical: %w", err)
-		}
-		factor := probe.SensitivityFactor()
-		mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: cfg.Epsilon, Delta: cfg.Delta})
 		if err != nil {
 			return nil, fmt.Errorf("practical: %w", err)
 		}
@@ -456,28 +460,40 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 			}
 			secure = src.Secure()
 		}
-		sens := PracticalSensitivity(H, !cfg.StepDependent, nonneg, gs, ts)
-		sigma, err := counter.CalibrateSigma(mu.Mu, sens, factor, lay.dim(), 1, secure)
+		name := cfg.Counter
+		if name == "" {
+			name = DefaultLinCounter
+		}
+		// A real-valued factorisation fed by a Secure source adds the rounding of its noise
+		// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much
+		// and its report adds it back.
+		factor, slack, err := ledger.CounterParams(build, lay.dim(), capacity, secure)
 		if err != nil {
 			return nil, fmt.Errorf("practical: %w", err)
 		}
-		sensEff := sens
-		if secure {
-			sensEff = counter.SecureSensitivity(sens, lay.dim(), sigma)
+		pooled, nn := 0.0, 0.0
+		if !cfg.StepDependent {
+			pooled = 1
 		}
-		a.report = PracticalReport{Private: cfg.Mode == PracticalPrivate, Nominal: cfg.Epsilon, Delta: cfg.Delta,
-			Sensitivity: sens, SecureSensitivity: sensEff, Factor: factor, Sigma: sigma, Counter: cfg.Counter,
-			Releases: capacity, Dim: lay.dim(), Pooled: !cfg.StepDependent, Assumption: a.report.Assumption, Secure: secure}
-		if a.report.Counter == "" {
-			a.report.Counter = DefaultLinCounter
+		if nonneg {
+			nn = 1
+		}
+		err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: name,
+			Sensitivity: PracticalSensitivity(H, !cfg.StepDependent, nonneg, gs, ts), Factor: factor, Releases: capacity,
+			Dim: lay.dim(), Secure: secure, ReleaseSlack: slack,
+			Inputs: map[string]float64{"batch_every": float64(M), "pooled": pooled, "nonneg_features": nn, "gram_scale": gs, "target_scale": ts}})
+		if err != nil {
+			return nil, fmt.Errorf("practical: %w", err)
+		}
+		sigma, err := led.Calibrate(ledger.EntryCounter)
+		if err != nil {
+			return nil, fmt.Errorf("practical: %w", err)
 		}
 		div := 1.0
 		if cfg.broken.noiseDiv > 0 {
 			div = cfg.broken.noiseDiv
 		}
-		if err := a.report.account(1); err != nil {
-			return nil, fmt.Errorf("practical: %w", err)
-		}
+		var std float64
 		if cfg.Mode == PracticalPrivate {
 			cnt, err := build(counter.GaussianConfig{Dim: lay.dim(), Capacity: capacity, Sigma: sigma / div}, src)
 			if err != nil {
@@ -486,6 +502,7 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 			cur.cnt = cnt
 			cur.sigma = sigma
 			a.stdAt = cnt.StdAt
+			std = cnt.StdAt(capacity) * div
 			if cfg.broken.redraw {
 				cur.redraw = src
 				cur.rel.prefix = make([]float64, lay.dim())
@@ -498,7 +515,14 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 				return nil, fmt.Errorf("practical: %w", err)
 			}
 			a.stdAt = ref.StdAt
+			std = ref.StdAt(capacity)
 		}
+		if err := led.SetReleaseStd(ledger.EntryCounter, std); err != nil {
+			return nil, fmt.Errorf("practical: %w", err)
+		}
+	}
+	if a.report, err = led.Compose(); err != nil {
+		return nil, fmt.Errorf("practical: %w", err)
 	}
 	a.conf = cfg.Confidence
 	if cfg.Theory {
@@ -555,8 +579,8 @@ func (a *Practical) group(h int) int {
 	return h
 }
 
-// Report returns the accountant's statement.
-func (a *Practical) Report() PracticalReport { return a.report }
+// Report returns the ledger's privacy report.
+func (a *Practical) Report() ledger.Report { return a.report }
 
 // Err returns the first internal error (a counter refusing an insertion); nil in normal runs.
 func (a *Practical) Err() error { return a.err }
@@ -710,15 +734,16 @@ func (a *Practical) Info() Info {
 		in.Epsilon, in.Delta = a.cfg.Epsilon, a.cfg.Delta
 		eps := a.report.Epsilon
 		if a.cfg.broken.noiseDiv > 0 {
-			r := a.report
-			_ = r.account(a.cfg.broken.noiseDiv)
-			eps = r.Epsilon
+			if r, err := a.report.WithNoiseDivided(a.cfg.broken.noiseDiv); err == nil {
+				eps = r.Epsilon
+			}
 		}
 		in.EffectiveEp = eps
 	}
-	in.Constants = map[string]any{"mu": a.report.Mu, "sigma": a.report.Sigma, "sensitivity": a.report.SecureSensitivity,
-		"factor": a.report.Factor, "releases": a.report.Releases, "batch_every": a.cur.M, "std_last": a.std,
+	e, _ := a.report.Entry(ledger.EntryCounter)
+	in.Constants = map[string]any{"mu": a.report.Mu, "sigma": e.Sigma, "sensitivity": e.RoundedSensitivity,
+		"factor": e.Factor, "releases": a.cur.capacity, "batch_every": a.cur.M, "std_last": a.std,
 		"lambda_t_last": a.lamT, "shift_last": a.shift, "centre_last": a.centre, "simplex_features": a.simplex, "noise_width_last": a.lastW, "confidence": a.conf, "C": a.cfg.C,
-		"target_scale": a.cfg.TargetScale, "counter": a.report.Counter, "pooled": !a.cfg.StepDependent}
+		"target_scale": a.cfg.TargetScale, "counter": e.Counter, "pooled": !a.cfg.StepDependent}
 	return in
 }

@@ -122,8 +122,8 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 					}
 					lay := a.cur.lay
 					name := fmt.Sprintf("%s N=%d A=%d H=%d steps=%v ts=%v", tb.name, sh.N, sh.A, sh.H, steps1, ts)
-					if want := PracticalSensitivity(sh.H, !steps1, nonneg, lay.gramScale, lay.tgtScale); a.report.Sensitivity != want {
-						t.Errorf("%s: reported Δ₂ = %v, want %v for a table with nonneg = %v", name, a.report.Sensitivity, want, nonneg)
+					if want := PracticalSensitivity(sh.H, !steps1, nonneg, lay.gramScale, lay.tgtScale); a.report.Entries[0].Sensitivity != want {
+						t.Errorf("%s: reported Δ₂ = %v, want %v for a table with nonneg = %v", name, a.report.Entries[0].Sensitivity, want, nonneg)
 					}
 					var xs [][]float64
 					idx := make([]int, sh.H)
@@ -148,7 +148,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 					}
 					clear(a.cur.batch)
 					brute := linMaxPairDistance(xs)
-					delta := a.report.Sensitivity
+					delta := a.report.Entries[0].Sensitivity
 					if brute > delta*(1+1e-12) {
 						t.Errorf("%s: worst replace-one distance %v over all %d episodes exceeds Δ₂ = %v", name, brute, len(xs), delta)
 					}

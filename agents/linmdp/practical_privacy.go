@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
 )
 
@@ -111,69 +110,4 @@ func lookupLinCounter(name string) (counter.Builder, error) {
 		return nil, fmt.Errorf("counter: %w", err)
 	}
 	return k.Build, nil
-}
-
-// PracticalReport is the accountant's statement for a practical linear-MDP agent, computed
-// from the noise actually used (exact μ-GDP, practical-privacy spec §2), never copied from the
-// nominal ε.
-type PracticalReport struct {
-	// Private is false for the non-private and noise-off twins.
-	Private bool `json:"private"`
-	// Nominal and Delta are the requested (ε, δ).
-	Nominal float64 `json:"nominal_epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	// Sensitivity is Δ₂ (PracticalSensitivity); SecureSensitivity adds the grid rounding of the
-	// Secure source (counter.SecureSensitivity), equal to Sensitivity for seeded noise.
-	Sensitivity       float64 `json:"sensitivity_l2,omitempty"`
-	SecureSensitivity float64 `json:"sensitivity_l2_with_rounding,omitempty"`
-	// Factor is the counter's sensitivity factor (max column norm of its encoder).
-	Factor float64 `json:"sensitivity_factor,omitempty"`
-	// Sigma is the std of each i.i.d. draw of the counter.
-	Sigma float64 `json:"sigma,omitempty"`
-	// Mu is the μ-GDP guarantee of the whole run; Epsilon the exact ε at Delta.
-	Mu      float64 `json:"mu,omitempty"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	// PrivateAtNominal is Epsilon ≤ Nominal.
-	PrivateAtNominal bool `json:"private_at_nominal"`
-	// Counter, Releases (its capacity) and Dim (coordinates per element).
-	Counter  string `json:"counter,omitempty"`
-	Releases int    `json:"releases,omitempty"`
-	Dim      int    `json:"dim"`
-	// Pooled and Assumption: pooled over h, with the assumption it makes.
-	Pooled     bool   `json:"pooled"`
-	Assumption string `json:"assumption,omitempty"`
-	// Secure reports whether the noise came from a hardened source.
-	Secure bool `json:"secure_noise"`
-}
-
-// String summarises the report in one line.
-func (r PracticalReport) String() string {
-	if !r.Private {
-		s := "not private (exact statistics)"
-		if r.Pooled {
-			s += "; " + r.Assumption
-		}
-		return s
-	}
-	s := fmt.Sprintf("JDP (ε=%.4g, δ=%g) replace-one: μ=%.6g-GDP, Δ₂=%.4g, σ=%.5g, counter %s (factor %.4g, %d releases)",
-		r.Epsilon, r.Delta, r.Mu, r.SecureSensitivity, r.Sigma, r.Counter, r.Factor, r.Releases)
-	if !r.PrivateAtNominal {
-		s += fmt.Sprintf(" — NOT (%g, %g)-private", r.Nominal, r.Delta)
-	}
-	return s
-}
-
-// account fills μ and ε from the noise actually used (divided by div for broken variants).
-func (r *PracticalReport) account(div float64) error {
-	g, err := accounting.GaussianGDP(r.SecureSensitivity*r.Factor, r.Sigma/div)
-	if err != nil {
-		return err
-	}
-	a, err := g.ToApproxDP(r.Delta)
-	if err != nil {
-		return err
-	}
-	r.Mu, r.Epsilon = g.Mu, a.Epsilon
-	r.PrivateAtNominal = r.Epsilon <= r.Nominal*(1+1e-9)
-	return nil
 }

@@ -54,7 +54,7 @@ func TestPracticalSensitivity(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		delta := a.report.Sensitivity
+		delta := a.report.Entries[0].Sensitivity
 		lay := a.cur.lay
 		if want := PracticalSensitivity(H, !tc.steps, true, lay.gramScale, lay.tgtScale); delta != want {
 			t.Fatalf("report Δ₂ %v, want %v", delta, want)
@@ -221,11 +221,12 @@ func TestPracticalAccountant(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := a.Report()
-			if !r.Private || !r.PrivateAtNominal || r.Epsilon > 1 || math.Abs(r.Mu-mu.Mu) > 1e-9 {
+			if !r.Private() || !r.PrivateAtNominal || r.Epsilon > 1 || math.Abs(r.Mu-mu.Mu) > 1e-9 {
 				t.Errorf("%s batched=%v: report %+v", c, batched, r)
 			}
-			if math.Abs(r.Sigma-r.Sensitivity*r.Factor/mu.Mu) > 1e-9*r.Sigma {
-				t.Errorf("%s: σ %v, want Δ₂·factor/μ = %v", c, r.Sigma, r.Sensitivity*r.Factor/mu.Mu)
+			e := r.Entries[0]
+			if math.Abs(e.Sigma-e.Sensitivity*e.Factor/mu.Mu) > 1e-9*e.Sigma {
+				t.Errorf("%s: σ %v, want Δ₂·factor/μ = %v", c, e.Sigma, e.Sensitivity*e.Factor/mu.Mu)
 			}
 			if !strings.Contains(a.Info().Note, PracticalLabel) {
 				t.Errorf("%s: Info note lacks the practical label", c)
@@ -246,7 +247,7 @@ func TestPracticalAccountant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tw.Report().Private || tw.Info().Private {
+	if tw.Report().Private() || tw.Info().Private {
 		t.Error("non-private twin claims privacy")
 	}
 }
@@ -475,7 +476,7 @@ func TestPracticalSecureDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := a.Report()
-	if !r.Secure || !(r.SecureSensitivity > r.Sensitivity) || !r.PrivateAtNominal {
+	if e := r.Entries[0]; !r.Secure || !(e.RoundedSensitivity > e.Sensitivity) || !r.PrivateAtNominal {
 		t.Fatalf("report %+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/linmdp"
 )
 
@@ -19,62 +20,21 @@ type Trace struct {
 	Return float64
 }
 
-// Run plays K episodes of env with agent ag, drawing initial states and transitions from
-// envR, and computes the exact per-episode regret by evaluating each distinct policy on the
-// true model (spec §6.6). ctx is checked every 1024 episodes.
+// Run plays K episodes of env with agent ag through the one episode loop (protocol.Run: the
+// agent's curator publishes, the user plays from envR — one stream for every user, as the
+// family's experiments draw them — and reports, the curator receives) and returns the exact
+// per-episode regret (spec §6.6: each distinct policy is evaluated on the true model). It is
+// the agents' tests' entry point; the experiment runner calls protocol.Run itself.
 func Run(ctx context.Context, env *model.MDP, ag Agent, K int, envR *rand.Rand) (Trace, error) {
-	vstar, _ := env.OptimalValues()
+	sess, _, ev := NewSession(env, ag, ag.Info().Agent, K)
 	tr := Trace{Regret: make([]float64, K)}
-	version := -1
-	var vpi [][]float64
-	H := env.H
-	last := make([][]int, H) // copy of the last evaluated policy
-	for h := range last {
-		last[h] = make([]int, env.N)
-	}
-	for k := 1; k <= K; k++ {
-		if k&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				return tr, err
-			}
-		}
-		ag.BeginEpisode(k)
-		if v := ag.PolicyVersion(); v != version {
-			pi := ag.Policy()
-			if version < 0 || !samePolicy(pi, last) {
-				vpi = env.Evaluate(pi)
-				for h := range last {
-					copy(last[h], pi[h])
-				}
-			}
-			version = v
-		}
-		s := env.InitialState(envR)
-		tr.Regret[k-1] = model.Regret(vstar, vpi, s)
-		for h := 0; h < H; h++ {
-			a := ag.Act(h, s)
-			r := env.Reward(h, s, a)
-			s2 := env.Step(h, s, a, envR)
-			if err := ag.Observe(h, s, a, r, s2); err != nil {
-				return tr, err
-			}
-			tr.Return += r
-			s = s2
-		}
-		ag.EndEpisode()
+	err := protocol.Run(ctx, sess, protocol.Options{Episodes: K, Users: func(int) *rand.Rand { return envR },
+		Each: func(k int, regret float64) { tr.Regret[k-1] = regret }})
+	tr.Return = ev.Return
+	if err != nil {
+		return tr, err
 	}
 	tr.Updates = ag.Updates()
 	tr.Info = ag.Info()
 	return tr, nil
-}
-
-func samePolicy(a, b [][]int) bool {
-	for h := range a {
-		for s, x := range a[h] {
-			if b[h][s] != x {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
@@ -37,7 +38,11 @@ type Agent struct {
 	lv     *Leaves
 	tr     trajectory
 	ev     *model.Evaluator
-	k      int
+	// the contract (protocol.go): one curator and one user, by mode
+	trusted *TrustedCurator
+	local   *LocalCurator
+	jdpUser *User[*protocol.Leaves]
+	ldpUser *User[*protocol.Privatized]
 }
 
 // New builds an agent for m whose privacy noise comes from the hardened noise.Secure source
@@ -107,7 +112,7 @@ func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r i
 		}
 	}
 	a.lv = newLeaves(H, a.specs)
-	a.tr = trajectory{s: make([]int, H+1), a: make([]int, H), r: make([]float64, H)}
+	a.contract()
 	a.upcg = rand.NewPCG(0, 0)
 	a.ur = rand.New(a.upcg)
 	return a, nil
@@ -147,19 +152,7 @@ func (a *Agent) setup() error {
 	c.EffectiveEpsilon = cfg.Epsilon
 	switch cfg.Algorithm {
 	case UCRLVTR:
-		var lc LuyoConstants
-		switch {
-		case cfg.Mode == None:
-			lc = LuyoNonPrivate(p)
-		case cfg.Calibration == Laplace:
-			lc = LuyoLaplace(p, cfg.Mode == JDP)
-		case cfg.Calibration == ZCDP:
-			lc = LuyoZCDP(p, cfg.Mode == JDP)
-		case cfg.Mode == JDP:
-			lc = LuyoJDP(p)
-		default:
-			lc = LuyoLDP(p)
-		}
+		lc := cfg.luyoConstants(p)
 		sp := regSpec{name: "p", dim: d, ridge: lc.Lambda, shift: cs * 2 * lc.Upsilon, floor: lc.Lambda, maxX: H, maxY: H, sym: sym}
 		if cfg.Calibration == Laplace && cfg.Mode != None {
 			kind = "laplace"
@@ -198,15 +191,7 @@ func (a *Agent) setup() error {
 			c.Privacy = luyoPrivacy(cfg, c) + " (Cor. 10/11)"
 		}
 	default: // Zhou
-		var zc ZhouConstants
-		switch cfg.Mode {
-		case None:
-			zc = ZhouNonPrivate(p)
-		case JDP:
-			zc = zhouPrivate(p, true, cfg.StrictSensitivity)
-		default:
-			zc = zhouPrivate(p, false, cfg.StrictSensitivity)
-		}
+		zc := cfg.zhouConstants(p)
 		ridge := 0.0
 		if cfg.Mode == None {
 			ridge = 1
@@ -337,6 +322,33 @@ func gridSlack(specs []regSpec) float64 {
 	return worst
 }
 
+// luyoConstants returns the constants of UCRL-VTR (Luyo et al.) in the configuration's mode
+// and calibration.
+func (cfg *Config) luyoConstants(p Params) LuyoConstants {
+	switch {
+	case cfg.Mode == None:
+		return LuyoNonPrivate(p)
+	case cfg.Calibration == Laplace:
+		return LuyoLaplace(p, cfg.Mode == JDP)
+	case cfg.Calibration == ZCDP:
+		return LuyoZCDP(p, cfg.Mode == JDP)
+	case cfg.Mode == JDP:
+		return LuyoJDP(p)
+	}
+	return LuyoLDP(p)
+}
+
+// zhouConstants returns the constants of Zhou's LinOpt-VI/PO in the configuration's mode.
+func (cfg *Config) zhouConstants(p Params) ZhouConstants {
+	switch cfg.Mode {
+	case None:
+		return ZhouNonPrivate(p)
+	case JDP:
+		return zhouPrivate(p, true, cfg.StrictSensitivity)
+	}
+	return zhouPrivate(p, false, cfg.StrictSensitivity)
+}
+
 func luyoPrivacy(cfg *Config, c *Constants) string {
 	if cfg.Epsilon < 1 {
 		return fmt.Sprintf("(ε=%g, δ=%g)-%s (Luyo et al.)", cfg.Epsilon, cfg.Delta, cfg.Mode)
@@ -352,19 +364,7 @@ func (a *Agent) betas() []float64 {
 	var bs []float64
 	switch cfg.Algorithm {
 	case UCRLVTR:
-		var lc LuyoConstants
-		switch {
-		case cfg.Mode == None:
-			lc = LuyoNonPrivate(p)
-		case cfg.Calibration == Laplace:
-			lc = LuyoLaplace(p, cfg.Mode == JDP)
-		case cfg.Calibration == ZCDP:
-			lc = LuyoZCDP(p, cfg.Mode == JDP)
-		case cfg.Mode == JDP:
-			lc = LuyoJDP(p)
-		default:
-			lc = LuyoLDP(p)
-		}
+		lc := cfg.luyoConstants(p)
 		b := lc.BetaCorollary
 		if cfg.BetaForm == Theorem7 {
 			b = lc.BetaTheorem7
@@ -376,15 +376,7 @@ func (a *Agent) betas() []float64 {
 		a.consts.Beta = []float64{c * cfg.BetaMult, h * cfg.BetaMult, t * cfg.BetaMult}
 		return nil
 	default:
-		var zc ZhouConstants
-		switch cfg.Mode {
-		case None:
-			zc = ZhouNonPrivate(p)
-		case JDP:
-			zc = zhouPrivate(p, true, cfg.StrictSensitivity)
-		default:
-			zc = zhouPrivate(p, false, cfg.StrictSensitivity)
-		}
+		zc := cfg.zhouConstants(p)
 		bs = []float64{zc.BetaP, zc.BetaR}
 	}
 	for i := range bs {
@@ -413,60 +405,21 @@ func (a *Agent) Billboard() *Billboard {
 }
 
 // Episode plays one episode with the next user, whose environment responses come from the
-// agent's environment, and returns the exact regret V*_1(s_1) − V^{π_k}_1(s_1).
+// agent's environment, and returns the exact regret V*_1(s_1) − V^{π_k}_1(s_1). It is one
+// step of the contract (Publish, Play from the user's stream users/k, Report, Receive: see
+// protocol.go); runners drive the agent with protocol.Run on Session instead.
 func (a *Agent) Episode() (float64, error) { return a.EpisodeIn(a.m) }
 
 // EpisodeIn plays one episode with a user whose responses (transitions and rewards) come from
 // env instead — used to build neighbouring user sequences (a user is a response tree). env must
 // have the agent environment's shape. The regret is measured on the agent's environment.
-func (a *Agent) EpisodeIn(env *model.MDP) (float64, error) {
-	if env.NumStates() != a.m.NumStates() || env.NumActions() != a.m.NumActions() || env.Horizon() != a.m.Horizon() {
-		return 0, errors.New("linmix: user environment has a different shape")
-	}
-	a.k++
-	if a.k > a.cfg.Episodes {
-		return 0, fmt.Errorf("linmix: episode %d exceeds the configured K = %d (the constants depend on K)", a.k, a.cfg.Episodes)
-	}
-	bb := a.Billboard()
-	// ---- user k: plan from the broadcast only ----
-	a.pl.plan(bb)
-	regret := a.ev.Regret(a.pl.pol)
-	a.userPlay(env)
-	a.userLeaves(bb)
-	// ---- server ----
-	if a.srv != nil {
-		return regret, a.srv.Receive(a.rnd.Privatize(a.lv))
-	}
-	return regret, a.cur.observe(a.lv)
-}
-
-func (a *Agent) userPlay(env *model.MDP) {
-	a.users.Index(uint64(a.k)).Reseed(a.upcg)
-	s := env.Start()
-	a.tr.s[0] = s
-	for h := 0; h < a.m.Horizon(); h++ {
-		act := a.m.Action(a.pl.pol, h, s, a.ur)
-		next, r := env.Step(h, s, act, a.ur)
-		a.tr.a[h], a.tr.r[h], a.tr.s[h+1] = act, r, next
-		s = next
-	}
-}
-
-func (a *Agent) userLeaves(bb *Billboard) {
-	switch a.cfg.Algorithm {
-	case UCRLVTR:
-		a.pl.leavesVTR(&a.tr, a.lv)
-	case UCRLVTRPlus:
-		a.pl.leavesPlus(bb, &a.tr, a.lv)
-	default:
-		a.pl.leavesLinOpt(&a.tr, a.lv)
-	}
-}
+func (a *Agent) EpisodeIn(env *model.MDP) (float64, error) { return a.episodeIn(env) }
 
 // Run plays the remaining episodes up to K and returns the per-episode regrets.
 func (a *Agent) Run() ([]float64, error) {
-	out := make([]float64, 0, a.cfg.Episodes-a.k)
-	for a.k < a.cfg.Episodes {
+	pub := a.publisher()
+	out := make([]float64, 0, a.cfg.Episodes-pub.k)
+	for pub.k < a.cfg.Episodes {
 		r, err := a.Episode()
 		if err != nil {
 			return out, err

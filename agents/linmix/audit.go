@@ -8,6 +8,7 @@ import (
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/audit"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -293,7 +294,7 @@ func practicalAuditRun(cfg PracticalConfig, side int, seed rng.Seed) ([]float64,
 		return nil, err
 	}
 	H, d := a.m.Horizon(), a.m.Dim()
-	lv := practicalHostile(H, d, a.g.ClipRadius, side)
+	lv := practicalHostile(H, d, a.pub.B, side)
 	if a.rnd != nil {
 		return a.rnd.Privatize(lv).Values(), nil
 	}
@@ -307,7 +308,7 @@ func practicalAuditRun(cfg PracticalConfig, side int, seed rng.Seed) ([]float64,
 		out = append(out, rel.Target...)
 		lv = newPracticalLeaves(H, d)
 		for h := range lv.x {
-			lv.x[h][0], lv.y[h] = a.g.ClipRadius/2, 0.25
+			lv.x[h][0], lv.y[h] = a.pub.B/2, 0.25
 		}
 	}
 	return out, nil
@@ -320,17 +321,21 @@ func practicalPairClaim(cfg PracticalConfig) audit.Claim {
 		panic(fmt.Sprintf("linmix practical audit: %v", err)) // constant configs
 	}
 	H, d := a.m.Horizon(), a.m.Dim()
-	enc := practicalEncoder{d: d, B: a.g.ClipRadius, T: a.g.TraceCap}
+	enc := practicalEncoder{d: d, B: a.pub.B, T: a.pub.T}
 	x0, x1 := make([]float64, enc.dim()), make([]float64, enc.dim())
-	enc.add(practicalHostile(H, d, a.g.ClipRadius, 0), x0)
-	enc.add(practicalHostile(H, d, a.g.ClipRadius, 1), x1)
+	enc.add(practicalHostile(H, d, a.pub.B, 0), x0)
+	enc.add(practicalHostile(H, d, a.pub.B, 1), x1)
 	sc := practicalScales(d)
 	s := 0.0
 	for i := range x0 {
 		v := (x0[i] - x1[i]) / sc[i]
 		s += v * v
 	}
-	mu, err := accounting.NewGDP(math.Sqrt(s) * a.g.SensitivityFactor / a.g.Sigma)
+	e, _ := a.g.Entry(ledger.EntryCounter)
+	if a.g.Model == ledger.LDP {
+		e, _ = a.g.Entry(ledger.EntryReport)
+	}
+	mu, err := accounting.NewGDP(math.Sqrt(s) * e.Factor / e.Sigma)
 	if err != nil {
 		panic(err)
 	}

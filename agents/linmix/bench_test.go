@@ -52,7 +52,7 @@ func BenchmarkEpisode(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if a.k == K {
+				if a.publisher().k == K {
 					b.StopTimer()
 					a, _ = NewSeeded(benchEnv(b, K), cfg, rng.NewSeed(uint64(i)))
 					b.StartTimer()
@@ -122,7 +122,7 @@ func BenchmarkPracticalEpisode(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if a.k == cfg.Episodes {
+				if a.publisher().k == cfg.Episodes {
 					b.StopTimer()
 					a, _ = NewPracticalSeeded(benchEnv(b, cfg.Episodes), cfg, rng.NewSeed(uint64(i)))
 					b.StartTimer()

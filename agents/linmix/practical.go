@@ -6,10 +6,11 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -47,8 +48,10 @@ import (
 // from earlier releases — and Denisov, McMahan, Rush, Smith & Thakurta (NeurIPS 2022) prove
 // that the Gaussian matrix mechanism with a lower-triangular factorisation keeps exactly this
 // guarantee on adaptively chosen streams with single participation. σ is fixed in
-// NewPractical from (ε, δ, H, B, K, M, the counter's factor) before any data: μ = GDPFor(ε, δ),
-// σ = Δ₂·factor/μ (with the Secure grid's rounding in Δ₂, spec §7). The planner reads only
+// NewPractical from (ε, δ, H, B, K, M, the counter's factor) before any data by the privacy
+// ledger (privacy/ledger) the curator or randomiser registers with: μ = GDPFor(ε, δ), σ =
+// Δ₂·factor/μ (with the Secure grid's rounding in Δ₂, spec §7, and a Secure factorisation
+// counter's release slack counter.SecureReleaseSlack aimed below and added back). The planner reads only
 // the PracticalRelease, so every policy — and every action sent to another user — is a
 // post-processing of the μ-GDP release and data-independent tie breaks: the run is μ-JDP
 // (billboard lemma, Hsu et al. 2016; Luyo F.7), reported as the exact (ε, δ) μ implies.
@@ -295,7 +298,7 @@ type PracticalCurator struct {
 	inB      int
 	users    int
 	rel      PracticalRelease
-	g        PracticalGuarantee
+	g        ledger.Report
 	scales   []float64
 	// broken variants (audit only)
 	raw    bool
@@ -354,18 +357,23 @@ func (c *PracticalCurator) Ingest(lv *PracticalLeaves) error {
 // Release returns the current release (owned by the curator, valid until the next Ingest).
 func (c *PracticalCurator) Release() *PracticalRelease { return &c.rel }
 
-// Guarantee returns the accountant's statement.
-func (c *PracticalCurator) Guarantee() PracticalGuarantee { return c.g }
+// Guarantee returns the ledger's privacy report.
+func (c *PracticalCurator) Guarantee() ledger.Report { return c.g }
 
-func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs, blt *counter.BLTParams) (*PracticalCurator, error) {
-	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, leaves: H - 1, noClip: kn.noClip}
+func newPracticalCurator(H, d, K int, pub practicalPublic, p PracticalPrivacy, src noise.Source, kn practicalKnobs, blt *counter.BLTParams) (*PracticalCurator, error) {
+	B, T := pub.B, pub.T
+	enc := practicalEncoder{d: d, B: B, T: T, leaves: H - 1, noClip: kn.noClip}
 	n := enc.dim()
 	c := &PracticalCurator{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
 		exact: make([]float64, n), rel: newPracticalRelease(d), scales: practicalScales(d), raw: kn.raw, redraw: kn.redraw, src: src}
-	g.Dim = n
+	led, err := p.ledger()
+	if err != nil {
+		return nil, err
+	}
 	if p.Mode == None {
-		c.g = g
-		c.g.PrivateAtNominal = true
+		if c.g, err = led.Compose(); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 	if src == nil {
@@ -382,34 +390,40 @@ func newPracticalCurator(H, d, K int, B float64, p PracticalPrivacy, g Practical
 		}
 	}
 	capacity := max(c.sched.Batches(K-1), 1)
-	probe, err := build(counter.GaussianConfig{Dim: n, Capacity: capacity}, nil)
+	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
+	// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much and
+	// its report adds it back.
+	factor, slack, err := ledger.CounterParams(build, n, capacity, src.Secure())
 	if err != nil {
 		return nil, err
 	}
-	factor := probe.SensitivityFactor()
-	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: p.Counter,
+		Sensitivity: pub.sens, Factor: factor, Releases: capacity, Dim: n, Secure: src.Secure(), Grid: practicalGrid(c.scales),
+		ReleaseSlack: slack, Inputs: pub.inputs})
 	if err != nil {
 		return nil, err
 	}
-	sigma, eff, err := practicalSigma(mu, g.Sensitivity, factor, c.scales, src.Secure())
+	sigma, err := led.Calibrate(ledger.EntryCounter)
 	if err != nil {
 		return nil, err
 	}
-	g.Sigma, g.SecureSensitivity, g.SensitivityFactor, g.Counter, g.Releases, g.Secure = sigma, eff, factor, p.Counter, capacity, src.Secure()
-	if err := g.account(); err != nil {
-		return nil, err
-	}
+	div := 1.0
 	if kn.noiseDiv > 0 {
-		sigma /= kn.noiseDiv // broken variant: the guarantee above is NOT what this noise gives
+		div = kn.noiseDiv // broken variant: the report is NOT what this noise gives
 	}
-	c.cnt, err = build(counter.GaussianConfig{Dim: n, Capacity: capacity, Sigma: sigma, CoordScale: c.scales}, src)
+	c.cnt, err = build(counter.GaussianConfig{Dim: n, Capacity: capacity, Sigma: sigma / div, CoordScale: c.scales}, src)
 	if err != nil {
 		return nil, err
 	}
 	if f := c.cnt.SensitivityFactor(); f > factor*(1+1e-12) {
 		return nil, fmt.Errorf("practical curator: counter factor %g exceeds the calibrated %g", f, factor)
 	}
-	c.g = g
+	if err := led.SetReleaseStd(ledger.EntryCounter, c.cnt.StdAt(capacity)*div); err != nil {
+		return nil, err
+	}
+	if c.g, err = led.Compose(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -486,22 +500,29 @@ func (l *PracticalLocalServer) Receive(r *PracticalReport) error {
 // Release returns the current release (valid until the next Receive).
 func (l *PracticalLocalServer) Release() *PracticalRelease { return &l.rel }
 
-func newPracticalLocal(H, d, K int, B float64, p PracticalPrivacy, g PracticalGuarantee, src noise.Source, kn practicalKnobs) (*PracticalRandomizer, *PracticalLocalServer, PracticalGuarantee, error) {
-	enc := practicalEncoder{d: d, B: B, T: g.TraceCap, leaves: H - 1, noClip: kn.noClip}
+func newPracticalLocal(H, d, K int, pub practicalPublic, p PracticalPrivacy, src noise.Source, kn practicalKnobs) (*PracticalRandomizer, *PracticalLocalServer, ledger.Report, error) {
+	enc := practicalEncoder{d: d, B: pub.B, T: pub.T, leaves: H - 1, noClip: kn.noClip}
 	scales := practicalScales(d)
-	g.Dim, g.SensitivityFactor, g.Releases, g.Secure = enc.dim(), 1, 1, src.Secure()
-	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	led, err := p.ledger()
+	if err != nil {
+		return nil, nil, ledger.Report{}, err
+	}
+	// One Gaussian report per user (factor 1, one release), rounded to the grid of σ/√2 (the
+	// smallest coordinate std) with a Secure source.
+	err = led.Register(ledger.Entry{Name: ledger.EntryReport, Mechanism: ledger.Gaussian, Sensitivity: pub.sens, Dim: enc.dim(),
+		Secure: src.Secure(), Grid: practicalGrid(scales), Inputs: pub.inputs})
+	if err != nil {
+		return nil, nil, ledger.Report{}, err
+	}
+	sigma, err := led.Calibrate(ledger.EntryReport)
+	if err != nil {
+		return nil, nil, ledger.Report{}, err
+	}
+	g, err := led.Compose()
 	if err != nil {
 		return nil, nil, g, err
 	}
-	sigma, eff, err := practicalSigma(mu, g.Sensitivity, 1, scales, src.Secure())
-	if err != nil {
-		return nil, nil, g, err
-	}
-	g.Sigma, g.SecureSensitivity = sigma, eff
-	if err := g.account(); err != nil {
-		return nil, nil, g, err
-	}
+	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
 	if kn.noiseDiv > 0 {
 		sigma /= kn.noiseDiv // broken variant
 	}
@@ -509,7 +530,6 @@ func newPracticalLocal(H, d, K int, B float64, p PracticalPrivacy, g PracticalGu
 	if src.Secure() {
 		z.gamma = noise.GaussianGranularity(sigma / math.Sqrt2)
 	}
-	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: g.Sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
 	return z, srv, g, nil
 }
 
@@ -519,7 +539,8 @@ func newPracticalLocal(H, d, K int, B float64, p PracticalPrivacy, g PracticalGu
 type PracticalAgent struct {
 	cfg   PracticalConfig
 	m     *model.MDP
-	g     PracticalGuarantee
+	g     ledger.Report
+	pub   practicalPublic
 	pl    *practicalPlanner
 	cur   *PracticalCurator
 	srv   *PracticalLocalServer
@@ -530,7 +551,11 @@ type PracticalAgent struct {
 	lv    *PracticalLeaves
 	tr    trajectory
 	ev    *model.Evaluator
-	k     int
+	// the contract (protocol.go): one curator and one user, by mode
+	trusted *TrustedCurator
+	local   *LocalCurator
+	jdpUser *User[*protocol.Leaves]
+	ldpUser *User[*protocol.Privatized]
 }
 
 // NewPractical builds a practical agent whose privacy noise comes from the hardened
@@ -569,18 +594,18 @@ func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.
 	p := cfg.Privacy
 	b1 := PracticalFeatureBound(m)
 	B := p.Clip * b1
-	g := PracticalGuarantee{Mode: p.Mode.String(), Nominal: p.Epsilon, Delta: p.Delta, FeatureBound: b1, ClipRadius: B,
-		TraceCap: p.Budget * float64(H-1) * B * B, Sensitivity: PracticalSensitivity(H, B, p.Budget), BatchEvery: p.BatchEvery, Assumption: PracticalHomogeneity}
-	a := &PracticalAgent{cfg: cfg, m: m, users: seed.Child("users"), ev: m.NewEvaluator()}
+	pub := practicalPublic{B: B, T: p.Budget * float64(H-1) * B * B, sens: PracticalSensitivity(H, B, p.Budget)}
+	pub.inputs = map[string]float64{"feature_bound": b1, "clip_radius": B, "trace_cap": pub.T, "batch_every": float64(p.BatchEvery)}
+	a := &PracticalAgent{cfg: cfg, m: m, pub: pub, users: seed.Child("users"), ev: m.NewEvaluator()}
 	switch p.Mode {
 	case LDP:
-		z, srv, gg, err := newPracticalLocal(H, d, cfg.Episodes, B, p, g, src, cfg.knobs)
+		z, srv, gg, err := newPracticalLocal(H, d, cfg.Episodes, pub, p, src, cfg.knobs)
 		if err != nil {
 			return nil, err
 		}
 		a.rnd, a.srv, a.g = z, srv, gg
 	default:
-		c, err := newPracticalCurator(H, d, cfg.Episodes, B, p, g, src, cfg.knobs, cfg.blt)
+		c, err := newPracticalCurator(H, d, cfg.Episodes, pub, p, src, cfg.knobs, cfg.blt)
 		if err != nil {
 			return nil, err
 		}
@@ -592,14 +617,14 @@ func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.
 	}
 	a.pl = newPracticalPlanner(m, &a.cfg, cw, B, seed.Child("ties").Rand())
 	a.lv = newPracticalLeaves(H, d)
-	a.tr = trajectory{s: make([]int, H+1), a: make([]int, H), r: make([]float64, H)}
+	a.contract()
 	a.upcg = rand.NewPCG(0, 0)
 	a.ur = rand.New(a.upcg)
 	return a, nil
 }
 
-// Guarantee returns the accountant's statement (exact μ-GDP and the (ε, δ) it implies).
-func (a *PracticalAgent) Guarantee() PracticalGuarantee { return a.g }
+// Guarantee returns the ledger's privacy report (exact μ-GDP and the (ε, δ) it implies).
+func (a *PracticalAgent) Guarantee() ledger.Report { return a.g }
 
 // Config returns the configuration with defaults filled in.
 func (a *PracticalAgent) Config() PracticalConfig { return a.cfg }
@@ -613,44 +638,16 @@ func (a *PracticalAgent) Release() *PracticalRelease {
 }
 
 // Episode plays one episode with the next user and returns the exact regret
-// V*_1(s_1) − V^{π_k}_1(s_1).
-func (a *PracticalAgent) Episode() (float64, error) {
-	a.k++
-	if a.k > a.cfg.Episodes {
-		return 0, fmt.Errorf("linmix practical: episode %d exceeds the configured K = %d", a.k, a.cfg.Episodes)
-	}
-	rel := a.Release()
-	// ---- user k: plan from the release only ----
-	a.pl.plan(rel)
-	regret := a.ev.Regret(a.pl.pol)
-	if a.k == a.cfg.Episodes {
-		return regret, nil // the last user's data would reach nobody
-	}
-	a.userPlay()
-	a.pl.leaves(&a.tr, a.lv)
-	// ---- server ----
-	if a.srv != nil {
-		return regret, a.srv.Receive(a.rnd.Privatize(a.lv))
-	}
-	return regret, a.cur.Ingest(a.lv)
-}
-
-func (a *PracticalAgent) userPlay() {
-	a.users.Index(uint64(a.k)).Reseed(a.upcg)
-	s := a.m.Start()
-	a.tr.s[0] = s
-	for h := 0; h < a.m.Horizon(); h++ {
-		act := a.m.Action(a.pl.pol, h, s, a.ur)
-		next, r := a.m.Step(h, s, act, a.ur)
-		a.tr.a[h], a.tr.r[h], a.tr.s[h+1] = act, r, next
-		s = next
-	}
-}
+// V*_1(s_1) − V^{π_k}_1(s_1). It is one step of the contract (Publish, Play from the user's
+// stream users/k, Report, Receive: see protocol.go; the last user's data would reach nobody
+// and is not reported); runners drive the agent with protocol.Run on Session instead.
+func (a *PracticalAgent) Episode() (float64, error) { return a.episode() }
 
 // Run plays the remaining episodes up to K and returns the per-episode regrets.
 func (a *PracticalAgent) Run() ([]float64, error) {
-	out := make([]float64, 0, a.cfg.Episodes-a.k)
-	for a.k < a.cfg.Episodes {
+	pub := a.publisher()
+	out := make([]float64, 0, a.cfg.Episodes-pub.k)
+	for pub.k < a.cfg.Episodes {
 		r, err := a.Episode()
 		if err != nil {
 			return out, err

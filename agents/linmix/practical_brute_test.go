@@ -157,8 +157,8 @@ func TestPracticalLeavesPerUser(t *testing.T) {
 
 // TestPracticalSecureGridSlack (issue 18 (c)): with the Secure source the accountant adds the
 // rounding of every coordinate to the grid γ of the smallest per-coordinate std, σ/√2 (the
-// Gram off-diagonals), in the counter's weighted norm: SecureSensitivity ≥ Δ₂ + γ·√(Σ_k 1/c_k²)
-// (recomputed here from the scales), μ = SecureSensitivity·factor/σ ≤ μ(ε, δ), JDP and LDP.
+// Gram off-diagonals), in the counter's weighted norm: rounded sensitivity ≥ Δ₂ + γ·√(Σ_k 1/c_k²)
+// (recomputed here from the scales), μ = rounded sensitivity·factor/σ ≤ μ(ε, δ), JDP and LDP.
 // On the LDP report path, with the same key, report(leaves) − report(zero leaves) is the
 // user's contribution rounded to that grid (error ≤ γ/2 per coordinate) and every entry of
 // the report is on the grid: a randomiser that does not round, or rounds to the coarser grid
@@ -183,11 +183,12 @@ func TestPracticalSecureGridSlack(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := a.Guarantee()
-		gamma := noise.GaussianGranularity(g.Sigma / math.Sqrt2)
-		if !g.Secure || g.SecureSensitivity < g.Sensitivity+gamma*math.Sqrt(w) {
-			t.Errorf("%s: Secure Δ₂ = %v, want ≥ Δ₂ + γ·√(Σ 1/c²) = %v + %g·%v", mode, g.SecureSensitivity, g.Sensitivity, gamma, math.Sqrt(w))
+		e := g.Entries[0]
+		gamma := noise.GaussianGranularity(e.Sigma / math.Sqrt2)
+		if !g.Secure || e.RoundedSensitivity < e.Sensitivity+gamma*math.Sqrt(w) {
+			t.Errorf("%s: Secure Δ₂ = %v, want ≥ Δ₂ + γ·√(Σ 1/c²) = %v + %g·%v", mode, e.RoundedSensitivity, e.Sensitivity, gamma, math.Sqrt(w))
 		}
-		if mu := g.SecureSensitivity * g.SensitivityFactor / g.Sigma; g.Mu < mu*(1-1e-12) || mu > want.Mu*(1+1e-12) || !g.PrivateAtNominal {
+		if mu := e.RoundedSensitivity * e.Factor / e.Sigma; g.Mu < mu*(1-1e-12) || mu > want.Mu*(1+1e-12) || !g.PrivateAtNominal {
 			t.Errorf("%s: μ = %v (rounded sensitivity gives %v), target %v", mode, g.Mu, mu, want.Mu)
 		}
 		if mode != LDP {

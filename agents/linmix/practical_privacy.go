@@ -8,6 +8,7 @@ import (
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -184,105 +185,30 @@ func practicalScales(d int) []float64 {
 	return sc
 }
 
-// practicalRounding returns the sensitivity after the Secure source rounds every coordinate of
-// the statistic to the grid γ of the smallest per-coordinate std σ·min c_k (practical-privacy
-// spec §7): each coordinate moves by at most γ/2 per side, so in the weighted norm
+// practicalGrid returns what the Secure source's rounding adds to the sensitivity (practical-
+// privacy spec §7): every coordinate of the statistic is rounded to the grid γ of the smallest
+// per-coordinate std σ·min c_k and moves by at most γ/2 per side, so in the weighted norm
 // ‖diag(c)⁻¹·v‖ the distance grows by at most γ·√(Σ_k 1/c_k²).
-func practicalRounding(sens2, sigma float64, scales []float64, secure bool) float64 {
-	if !secure || sigma == 0 {
-		return sens2
-	}
+func practicalGrid(scales []float64) ledger.Grid {
 	mn, w := math.Inf(1), 0.0
 	for _, c := range scales {
 		mn = min(mn, c)
 		w += 1 / (c * c)
 	}
-	return sens2 + noise.GaussianGranularity(sigma*mn)*math.Sqrt(w)
+	return ledger.Grid{Weight: math.Sqrt(w), Scale: mn}
 }
 
-// practicalSigma returns the smallest σ (fixed point that only raises σ) with
-// practicalRounding(Δ₂, σ)·factor/σ ≤ μ, and the sensitivity used.
-func practicalSigma(mu accounting.GDP, sens2, factor float64, scales []float64, secure bool) (float64, float64, error) {
-	sigma, err := mu.GaussianSigma(sens2 * factor)
-	if err != nil {
-		return 0, 0, err
-	}
-	for range 64 {
-		eff := practicalRounding(sens2, sigma, scales, secure)
-		if eff*factor/sigma <= mu.Mu {
-			return sigma, eff, nil
-		}
-		next, err := mu.GaussianSigma(eff * factor)
-		if err != nil {
-			return 0, 0, err
-		}
-		if next <= sigma {
-			next = math.Nextafter(sigma, math.Inf(1))
-		}
-		sigma = next
-	}
-	return 0, 0, fmt.Errorf("linmix practical: σ calibration with grid rounding did not converge")
+// practicalPublic is what the privacy ledger of a practical agent is built from: public
+// parameters only, fixed before any data.
+type practicalPublic struct {
+	B, T, sens float64 // clipping radius, trace cap, Δ₂ (PracticalSensitivity)
+	inputs     map[string]float64
 }
 
-// PracticalGuarantee states the guarantee of a practical agent as computed by the exact μ-GDP
-// accountant from the noise actually used — never copied from the nominal ε.
-type PracticalGuarantee struct {
-	Mode string `json:"mode"`
-	// Nominal ε and δ requested (replace-one).
-	Nominal float64 `json:"nominal_epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	// FeatureBound is B₁, Clip the multiplier, B = Clip·B₁ the clipping radius.
-	FeatureBound float64 `json:"feature_bound"`
-	ClipRadius   float64 `json:"clip_radius"`
-	// TraceCap is T, the cap on each user's Σ_h ‖X_h‖².
-	TraceCap float64 `json:"trace_cap"`
-	// Sensitivity is Δ₂ (PracticalSensitivity); SecureSensitivity includes the grid rounding.
-	Sensitivity       float64 `json:"sensitivity_l2,omitempty"`
-	SecureSensitivity float64 `json:"sensitivity_l2_with_rounding,omitempty"`
-	// SensitivityFactor is the counter's max column norm (1 for LDP).
-	SensitivityFactor float64 `json:"sensitivity_factor,omitempty"`
-	// Sigma is the std of every i.i.d. Gaussian draw (before the coordinate multipliers).
-	Sigma float64 `json:"sigma,omitempty"`
-	// Mu is the μ-GDP of the whole run; Epsilon the exact ε at Delta it implies.
-	Mu      float64 `json:"mu,omitempty"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	// PrivateAtNominal is Epsilon ≤ Nominal.
-	PrivateAtNominal bool `json:"private_at_nominal"`
-	// Counter and Releases (JDP): counter name and capacity.
-	Counter  string `json:"counter,omitempty"`
-	Releases int    `json:"releases,omitempty"`
-	// BatchEvery echoes the schedule; Dim is the length of one contribution.
-	BatchEvery int    `json:"batch_every"`
-	Dim        int    `json:"dim"`
-	Assumption string `json:"assumption"`
-	Secure     bool   `json:"secure_noise"`
-}
-
-// String summarises the guarantee in one line.
-func (g PracticalGuarantee) String() string {
-	if g.Mode == None.String() {
-		return "non-private (exact statistics); " + g.Assumption
-	}
-	s := fmt.Sprintf("%s (ε=%.4g, δ=%g) replace-one: μ=%.6g-GDP, Δ₂=%.4g, σ=%.5g", g.Mode, g.Epsilon, g.Delta, g.Mu, g.SecureSensitivity, g.Sigma)
-	if g.Counter != "" {
-		s += fmt.Sprintf(", counter %s (factor %.4g, %d releases)", g.Counter, g.SensitivityFactor, g.Releases)
-	}
-	if !g.PrivateAtNominal {
-		s += fmt.Sprintf(" — NOT (%g, %g)-private", g.Nominal, g.Delta)
-	}
-	return s
-}
-
-func (g *PracticalGuarantee) account() error {
-	mu, err := accounting.GaussianGDP(g.SecureSensitivity*g.SensitivityFactor, g.Sigma)
-	if err != nil {
-		return err
-	}
-	a, err := mu.ToApproxDP(g.Delta)
-	if err != nil {
-		return err
-	}
-	g.Mu, g.Epsilon = mu.Mu, a.Epsilon
-	g.PrivateAtNominal = g.Epsilon <= g.Nominal*(1+1e-9)
-	return nil
+// ledger returns the privacy ledger of a practical agent (target (ε, δ) under replace-one
+// neighbours, PracticalHomogeneity); the agent registers its counter or report with it and
+// takes σ from its calibration.
+func (p PracticalPrivacy) ledger() (*ledger.Ledger, error) {
+	return ledger.New(ledger.Config{Model: p.Mode.String(), Target: accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta},
+		Assumption: PracticalHomogeneity})
 }

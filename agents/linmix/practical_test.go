@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -246,8 +247,8 @@ func TestPracticalGuarantee(t *testing.T) {
 				if math.Abs(g.Mu-0.268051) > 1e-6 || g.Epsilon > 1+1e-9 || !g.PrivateAtNominal || g.Secure != secure {
 					t.Errorf("%s/%s secure=%v: %+v", mode, ctr, secure, g)
 				}
-				if secure && !(g.SecureSensitivity > g.Sensitivity) {
-					t.Errorf("%s secure: rounding not in the sensitivity (%g vs %g)", mode, g.SecureSensitivity, g.Sensitivity)
+				if e := g.Entries[0]; secure && !(e.RoundedSensitivity > e.Sensitivity) {
+					t.Errorf("%s secure: rounding not in the sensitivity (%g vs %g)", mode, e.RoundedSensitivity, e.Sensitivity)
 				}
 				if !strings.Contains(g.String(), "μ=0.268051") {
 					t.Errorf("statement %q", g.String())
@@ -316,18 +317,22 @@ func TestPracticalBillboardReplay(t *testing.T) {
 		}
 		var rels []*PracticalRelease
 		var pols [][]int
-		for a.k < cfg.Episodes {
+		for pub := a.publisher(); pub.k < cfg.Episodes; {
 			rels = append(rels, a.Release().Clone())
-			if a.k+1 == hostile {
-				// user k0 replaced by one with extreme leaves
-				a.k++
-				a.pl.plan(a.Release())
-				pols = append(pols, append([]int(nil), a.pl.pol.Act...))
-				lv := newPracticalLeaves(m.Horizon(), m.Dim())
-				for h := range lv.x {
-					lv.x[h][1], lv.y[h] = 100, 0.5
+			if pub.k+1 == hostile {
+				// user k0 replaced by one with extreme leaves (sent through the contract)
+				p, err := pub.Publish()
+				if err != nil {
+					t.Fatal(err)
 				}
-				if err := a.cur.Ingest(lv); err != nil {
+				pols = append(pols, append([]int(nil), p.Rule.Policy.Act...))
+				rep := &protocol.Leaves{Header: a.trusted.Expect()}
+				for h := 0; h < m.Horizon()-1; h++ {
+					x := make([]float64, m.Dim())
+					x[1] = 100
+					rep.X, rep.Y = append(rep.X, [][]float64{x}), append(rep.Y, []float64{0.5})
+				}
+				if err := a.trusted.Receive(rep); err != nil {
 					t.Fatal(err)
 				}
 				continue
@@ -341,7 +346,7 @@ func TestPracticalBillboardReplay(t *testing.T) {
 	}
 	rels, pols, a := record(0)
 	cp := a.cfg
-	pl := newPracticalPlanner(m, &cp, m.Cw(), a.g.ClipRadius, rng.NewSeed(3).Child("ties").Rand())
+	pl := newPracticalPlanner(m, &cp, m.Cw(), a.pub.B, rng.NewSeed(3).Child("ties").Rand())
 	for k, rel := range rels {
 		pl.plan(rel)
 		if !reflect.DeepEqual(pl.pol.Act, pols[k]) {

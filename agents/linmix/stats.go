@@ -138,11 +138,14 @@ func (b *Billboard) Clone() *Billboard {
 }
 
 // Values returns the released numbers as one vector (w̃ then the factor, per (h, r)).
-func (b *Billboard) Values() []float64 {
+func (b *Billboard) Values() []float64 { return interleave(b.w, b.chol) }
+
+// interleave returns a[0], b[0], a[1], b[1], … concatenated into one vector.
+func interleave(a, b [][]float64) []float64 {
 	var out []float64
-	for i := range b.w {
-		out = append(out, b.w[i]...)
-		out = append(out, b.chol[i]...)
+	for i := range a {
+		out = append(out, a[i]...)
+		out = append(out, b[i]...)
 	}
 	return out
 }
@@ -358,14 +361,7 @@ type Report struct {
 }
 
 // Values returns the report's numbers as one vector (what the server observes).
-func (r *Report) Values() []float64 {
-	var out []float64
-	for i := range r.mat {
-		out = append(out, r.mat[i]...)
-		out = append(out, r.vec[i]...)
-	}
-	return out
-}
+func (r *Report) Values() []float64 { return interleave(r.mat, r.vec) }
 
 // Randomizer is the user-side local privatiser: it adds fresh noise, calibrated from public
 // parameters only, to each of the user's statistics before they leave the user.

@@ -7,6 +7,7 @@ import (
 	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -40,12 +41,14 @@ import (
 // 2022) prove that the Gaussian matrix mechanism with a lower-triangular factorisation keeps
 // this guarantee on adaptively chosen streams with single participation. σ is fixed in
 // NewPracticalCurator from (ε, δ, B, K, M, the counter's factor) before any data:
-// μ = accounting.GDPFor(ε, δ), σ = counter.CalibrateSigma(μ, B, factor, …). The planner reads
-// only a PracticalRelease (its type holds nothing else) and public values; user k's gains are
-// a function of the release, of public random streams and of her own x_{k,1}: the run is
-// μ-JDP (billboard lemma, Hsu et al. 2016), and PracticalReport states the exact (ε, δ) that
-// μ implies (accounting.GDP.ToApproxDP). With the Secure source the element is rounded to the
-// noise grid γ before it is added and Δ₂ is replaced by Δ₂ + √dim·γ (spec §7).
+// the curator registers its counter with the privacy ledger (privacy/ledger), which calibrates
+// σ = B·factor/μ, μ = accounting.GDPFor(ε, δ). The planner reads only a PracticalRelease (its
+// type holds nothing else) and public values; user k's gains are a function of the release, of
+// public random streams and of her own x_{k,1}: the run is μ-JDP (billboard lemma, Hsu et al.
+// 2016), and the ledger's report states the exact (ε, δ) that μ implies
+// (accounting.GDP.ToApproxDP). With the Secure source the element is rounded to the noise grid
+// γ before it is added and Δ₂ is replaced by Δ₂ + √dim·γ (spec §7), and a BLT or square-root
+// counter adds counter.SecureReleaseSlack to μ: the ledger aims σ below μ by it and adds it back.
 
 // PracticalLabel is printed next to every practical agent.
 const PracticalLabel = "practical (dprl's own, no regret proof)"
@@ -341,55 +344,6 @@ func (r *PracticalRelease) Clone() *PracticalRelease {
 	return &c
 }
 
-// PracticalReport states the guarantee of a practical agent, computed by the accountant
-// (exact μ-GDP) from the noise actually used — never copied from the nominal ε.
-type PracticalReport struct {
-	Agent string `json:"agent"`
-	Label string `json:"label"`
-	// Private is false for the noise-off twin.
-	Private bool `json:"private"`
-	// Nominal ε and δ requested (replace-one).
-	Nominal float64 `json:"nominal_epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	// Budget is B; Sensitivity = Δ₂ = B; SecureSensitivity adds the grid rounding.
-	Budget            float64 `json:"budget"`
-	Sensitivity       float64 `json:"sensitivity_l2,omitempty"`
-	SecureSensitivity float64 `json:"sensitivity_l2_with_rounding,omitempty"`
-	// SensitivityFactor is the counter's max column norm of its encoder.
-	SensitivityFactor float64 `json:"sensitivity_factor,omitempty"`
-	// Sigma is σ of every i.i.d. draw (coordinate scale 1).
-	Sigma float64 `json:"sigma,omitempty"`
-	// Mu is the μ-GDP guarantee of the whole run, Δ₂·factor/σ; Epsilon the smallest ε with
-	// (ε, Delta)-DP implied by Mu (exact conversion).
-	Mu      float64 `json:"mu,omitempty"`
-	Epsilon float64 `json:"epsilon,omitempty"`
-	// PrivateAtNominal is Epsilon ≤ Nominal (true for the noise-off twin by convention: it
-	// claims nothing).
-	PrivateAtNominal bool `json:"private_at_nominal"`
-	// Counter, Capacity (number of counter insertions) and BatchEvery describe the release.
-	Counter    string `json:"counter,omitempty"`
-	Capacity   int    `json:"capacity"`
-	BatchEvery int    `json:"batch_every"`
-	Dim        int    `json:"dim"`
-	// Neighbouring is always replace-one.
-	Neighbouring string `json:"neighbouring"`
-	// Secure reports whether the noise came from a hardened source.
-	Secure bool `json:"secure_noise"`
-}
-
-// String summarises the report in one line.
-func (r PracticalReport) String() string {
-	if !r.Private {
-		return fmt.Sprintf("%s [%s]: non-private (exact statistics), budget B=%g, M=%d", r.Agent, r.Label, r.Budget, r.BatchEvery)
-	}
-	s := fmt.Sprintf("%s [%s]: (ε=%.4g, δ=%g)-JDP replace-one: μ=%.6g-GDP, Δ₂=B=%.4g, σ=%.5g, counter %s (factor %.4g, %d releases, M=%d)",
-		r.Agent, r.Label, r.Epsilon, r.Delta, r.Mu, r.SecureSensitivity, r.Sigma, r.Counter, r.SensitivityFactor, r.Capacity, r.BatchEvery)
-	if !r.PrivateAtNominal {
-		s += fmt.Sprintf(" — NOT (%g, %g)-private", r.Nominal, r.Delta)
-	}
-	return s
-}
-
 // PracticalCurator is the trusted curator of the practical agent: it encodes each user's
 // episode, sums the users of each batch and inserts the batch sums into a Gaussian counter
 // (exact sums for the noise-off twin); only the PracticalRelease leaves it.
@@ -407,7 +361,7 @@ type PracticalCurator struct {
 	batch    []float64
 	exact    []float64 // exact prefix (noise-off twin, raw-statistics variant)
 	rel      PracticalRelease
-	report   PracticalReport
+	report   ledger.Report
 	// redraw variant
 	redrawSrc noise.Source
 	scales    []float64
@@ -429,10 +383,19 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 	c.enc.noClip = cfg.broken == practicalNoClip
 	c.rel = PracticalRelease{V: make([]float64, p*p), U: make([]float64, p*n)}
 	capacity := max(c.sched.Batches(c.maxUsers), 1)
-	c.report = PracticalReport{Agent: cfg.Name(), Label: PracticalLabel, Budget: cfg.Budget, Capacity: capacity,
-		BatchEvery: cfg.BatchEvery, Dim: dim, Neighbouring: accounting.ReplaceOne.String()}
+	model := ledger.JDP
 	if cfg.NoiseOff {
-		c.report.PrivateAtNominal = true
+		model = ledger.NoiseOff // claims nothing; adds no noise and calibrates none
+	}
+	led, err := ledger.New(ledger.Config{Model: model, Target: accounting.ApproxDP{Epsilon: cfg.Epsilon, Delta: cfg.Delta},
+		Subject: cfg.Name() + " [" + PracticalLabel + "]"})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.NoiseOff {
+		if c.report, err = led.Compose(); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 	if src == nil {
@@ -454,23 +417,25 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 			return counter.NewBLT(c, params, s)
 		}
 	}
-	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: cfg.Epsilon, Delta: cfg.Delta})
+	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
+	// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much and its
+	// report adds it back. The coordinate scales are ≥ 1 (the diagonal of V is scaled by √2),
+	// so the grid is σ's and Δ₂ = B is in units of σ.
+	factor, slack, err := ledger.CounterParams(build, dim, capacity, src.Secure())
 	if err != nil {
 		return nil, err
 	}
-	probe, err := build(counter.GaussianConfig{Dim: 1, Capacity: capacity}, nil)
+	err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: cfg.Counter,
+		Sensitivity: PracticalSensitivity(cfg.Budget), Factor: factor, Releases: capacity, Dim: dim, Secure: src.Secure(),
+		ReleaseSlack: slack, Inputs: map[string]float64{"budget": cfg.Budget, "batch_every": float64(cfg.BatchEvery)}})
 	if err != nil {
 		return nil, err
 	}
-	factor := probe.SensitivityFactor()
-	sens := PracticalSensitivity(cfg.Budget)
-	sigma, err := counter.CalibrateSigma(mu.Mu, sens, factor, dim, 1, src.Secure())
+	sigma, err := led.Calibrate(ledger.EntryCounter)
 	if err != nil {
 		return nil, err
 	}
-	sensEff := sens
 	if src.Secure() {
-		sensEff = counter.SecureSensitivity(sens, dim, sigma)
 		c.gamma = noise.GaussianGranularity(sigma)
 	}
 	s := sigma
@@ -486,25 +451,17 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 	if cfg.broken == practicalRedraw {
 		c.redrawSrc = src
 	}
-	r := &c.report
-	r.Private, r.Nominal, r.Delta = true, cfg.Epsilon, cfg.Delta
-	r.Sensitivity, r.SecureSensitivity, r.SensitivityFactor = sens, sensEff, factor
-	r.Sigma, r.Counter, r.Secure = sigma, cfg.Counter, src.Secure()
-	g, err := accounting.GaussianGDP(sensEff*factor, sigma)
-	if err != nil {
+	if err := led.SetReleaseStd(ledger.EntryCounter, c.cnt.StdAt(capacity)*sigma/s); err != nil {
 		return nil, err
 	}
-	a, err := g.ToApproxDP(cfg.Delta)
-	if err != nil {
+	if c.report, err = led.Compose(); err != nil {
 		return nil, err
 	}
-	r.Mu, r.Epsilon = g.Mu, a.Epsilon
-	r.PrivateAtNominal = r.Epsilon <= r.Nominal*(1+1e-9)
 	return c, nil
 }
 
-// Report returns the accountant's statement.
-func (c *PracticalCurator) Report() PracticalReport { return c.report }
+// Report returns the ledger's privacy report.
+func (c *PracticalCurator) Report() ledger.Report { return c.report }
 
 // Encoder returns the pair counters of the boundary (kept, truncated, scaled, dropped).
 func (c *PracticalCurator) Encoder() (kept, truncated, scaled, dropped int) {

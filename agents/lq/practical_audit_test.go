@@ -1,11 +1,10 @@
 package lq
 
 import (
-	"context"
 	"testing"
 
 	"github.com/dprl/dprl/internal/longtest"
-	"github.com/dprl/dprl/privacy/audit"
+	"github.com/dprl/dprl/internal/privacytest"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -14,18 +13,7 @@ import (
 // statistics released) must be flagged.
 func TestPracticalAuditTargets(t *testing.T) {
 	longtest.Skip(t, "audits every practical target at 10⁴ runs per side")
-	for _, tg := range PracticalAuditTargets() {
-		t.Run(tg.Name, func(t *testing.T) {
-			r, err := audit.Audit(context.Background(), tg, audit.Options{Runs: 10000, Seed: rng.NewSeed(11)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("ε_LB = %.3f (claim %g, δ %g): %s", r.EpsilonLB, tg.Claim.Epsilon, tg.Claim.Delta, r.Verdict())
-			if r.Violation != tg.Broken {
-				t.Errorf("ε_LB = %.3f vs claim %g: %s (event %s)", r.EpsilonLB, tg.Claim.Epsilon, r.Verdict(), r.Event)
-			}
-		})
-	}
+	privacytest.AuditTargets(t, PracticalAuditTargets(), 10000, 11, nil)
 }
 
 // TestPracticalAuditDeterministic: outputs are pure functions of (side, seed) of fixed length,

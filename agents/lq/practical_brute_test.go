@@ -121,11 +121,12 @@ func TestPracticalSecureSlack(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := cur.Report()
-			g := noise.GaussianGranularity(r.Sigma)
-			if r.Dim != dim || r.SecureSensitivity < r.Budget+math.Sqrt(float64(dim))*g {
-				t.Errorf("ε=%g %s: Secure Δ₂ = %v, want ≥ B + √dim·γ = %v + √%d·%g", eps, cn, r.SecureSensitivity, r.Budget, dim, g)
+			e := r.Entries[0]
+			g := noise.GaussianGranularity(e.Sigma)
+			if e.Dim != dim || e.RoundedSensitivity < e.Inputs["budget"]+math.Sqrt(float64(dim))*g {
+				t.Errorf("ε=%g %s: Secure Δ₂ = %v, want ≥ B + √dim·γ = %v + √%d·%g", eps, cn, e.RoundedSensitivity, e.Inputs["budget"], dim, g)
 			}
-			if mu := r.SecureSensitivity * r.SensitivityFactor / r.Sigma; r.Mu < mu*(1-1e-12) || mu > want.Mu*(1+1e-12) || !r.PrivateAtNominal {
+			if mu := e.RoundedSensitivity * e.Factor / e.Sigma; r.Mu < mu*(1-1e-12) || mu > want.Mu*(1+1e-12) || !r.PrivateAtNominal {
 				t.Errorf("ε=%g %s: report μ = %v, the rounded sensitivity gives %v, target %v", eps, cn, r.Mu, mu, want.Mu)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/model/lq"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -54,8 +55,8 @@ type PracticalDiagnostics struct {
 type PracticalResult struct {
 	// Regret is the exact expected per-episode regret of every episode (lq spec §1.5).
 	Regret []float64
-	// Report is the accountant's statement; Diag the diagnostics.
-	Report PracticalReport
+	// Report is the privacy ledger's report; Diag the diagnostics.
+	Report ledger.Report
 	Diag   PracticalDiagnostics
 }
 

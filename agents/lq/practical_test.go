@@ -218,13 +218,13 @@ func TestPracticalAccounting(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := cur.Report()
-			if !r.Private || !r.PrivateAtNominal || r.Epsilon > eps*(1+1e-9) || math.Abs(r.Mu-want.Mu) > 1e-6*want.Mu {
+			if !r.Private() || !r.PrivateAtNominal || r.Epsilon > eps*(1+1e-9) || math.Abs(r.Mu-want.Mu) > 1e-6*want.Mu {
 				t.Errorf("ε=%g secure=%v: report %s (μ %v, want %v)", eps, secure, r, r.Mu, want.Mu)
 			}
-			if secure != (r.SecureSensitivity > r.Sensitivity) {
-				t.Errorf("ε=%g secure=%v: rounding sensitivity %v vs %v", eps, secure, r.SecureSensitivity, r.Sensitivity)
+			if e := r.Entries[0]; secure != (e.RoundedSensitivity > e.Sensitivity) {
+				t.Errorf("ε=%g secure=%v: rounding sensitivity %v vs %v", eps, secure, e.RoundedSensitivity, e.Sensitivity)
 			}
-			if !strings.Contains(r.String(), PracticalLabel) || r.Neighbouring != "replace-one" {
+			if !strings.Contains(r.String(), PracticalLabel) || r.Neighbouring.String() != "replace-one" {
 				t.Errorf("report %q lacks the label or replace-one", r)
 			}
 		}
@@ -232,8 +232,8 @@ func TestPracticalAccounting(t *testing.T) {
 	cfg := DefaultPracticalConfig(1, 100)
 	cfg.Theory = true
 	cur, _ := NewPracticalCurator(pub, cfg, noise.NewSeeded(rng.NewSeed(1).Rand()))
-	if b := cur.Report().Budget; math.Abs(b-theoryBudget(pub)) > 1e-12 || cur.Report().Agent != PracticalTheoryName {
-		t.Errorf("theory variant: budget %v agent %s", b, cur.Report().Agent)
+	if b := cur.Report().Entries[0].Inputs["budget"]; math.Abs(b-theoryBudget(pub)) > 1e-12 || !strings.HasPrefix(cur.Report().Subject, PracticalTheoryName+" ") {
+		t.Errorf("theory variant: budget %v subject %s", b, cur.Report().Subject)
 	}
 	cfg = DefaultPracticalConfig(1, 100)
 	cfg.broken = practicalNoiseDiv4
@@ -504,7 +504,7 @@ func TestPracticalSecureGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := noise.GaussianGranularity(cur.Report().Sigma)
+	g := noise.GaussianGranularity(cur.Report().Sigma())
 	r := rand.New(rand.NewPCG(3, 3))
 	x := make([]float64, 2)
 	gains := make([][]float64, pub.H)

@@ -2,11 +2,10 @@ package lq
 
 import (
 	"context"
-	"fmt"
-	"math"
 	"math/rand/v2"
 	"time"
 
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -55,120 +54,86 @@ type Result struct {
 
 // Streams returns the run's independent random streams derived from seed: the users' noise
 // ("users"/k), the two counters' node noise ("privacy"/"B1", "privacy"/"B2") and the optimiser's
-// per-episode streams ("optimiser"/k).
+// per-episode streams ("optimiser"/k). (The experiments derive the same paths from
+// engine.Streams.)
 func Streams(seed rng.Seed) (users, b1, b2, opt rng.Seed) {
 	return seed.Child("users"), seed.Child("privacy").Child("B1"), seed.Child("privacy").Child("B2"), seed.Child("optimiser")
 }
 
+// RunStreams are the random streams of one OFU-RL run.
+type RunStreams struct {
+	// Users returns user k's noise stream (k = 1..K).
+	Users func(k int) *rand.Rand
+	// B1 and B2 are the two counters' noise sources (nil: noise.Secure).
+	B1, B2 noise.Source
+	// Optimiser is the public optimiser stream tree (episode k uses Optimiser.Index(k)).
+	Optimiser rng.Seed
+}
+
 // Run runs the agent configured by cfg for cfg.Episodes episodes on sys with all randomness
-// derived from seed (seeded noise: reproducible, not hardened). progress, if non-nil, is called
-// after every episode. The same seed gives bit-identical results.
+// derived from seed (seeded noise: reproducible, not hardened; Streams). progress, if non-nil,
+// is called with the number of episodes done from time to time. The same seed gives
+// bit-identical results.
 func Run(ctx context.Context, sys *lq.System, cfg Config, seed rng.Seed, progress func(k int)) (*Result, error) {
+	users, s1, s2, opt := Streams(seed)
+	return RunWith(ctx, sys, cfg, RunStreams{Users: userStreams(users), B1: noise.NewSeeded(s1.Rand()), B2: noise.NewSeeded(s2.Rand()),
+		Optimiser: opt}, counting(progress))
+}
+
+// userStreams returns user k's stream users.Index(k), reseeding one generator in place.
+func userStreams(users rng.Seed) func(k int) *rand.Rand {
+	pcg := users.Index(0).PCG()
+	r := rand.New(pcg)
+	return func(k int) *rand.Rand {
+		users.Index(uint64(k)).Reseed(pcg)
+		return r
+	}
+}
+
+// counting turns a progress callback of episodes completed into one of episodes done.
+func counting(progress func(k int)) func(int64) {
+	if progress == nil {
+		return nil
+	}
+	k := 0
+	return func(n int64) {
+		k += int(n)
+		progress(k)
+	}
+}
+
+// RunWith runs the agent configured by cfg for cfg.Episodes episodes on sys through the one
+// episode loop (protocol.Run: the curator publishes its release, user k plans her gains from it
+// and her own x_{k,1} and rolls them out with her stream, the curator receives her path; the
+// K-th path is never inserted) and returns the exact per-episode regret and the diagnostics.
+// progress, if non-nil, receives the episodes completed every 64 episodes and at the end.
+func RunWith(ctx context.Context, sys *lq.System, cfg Config, st RunStreams, progress func(int64)) (*Result, error) {
 	pub := PublicOf(sys)
 	consts, err := ComputeConstants(pub, cfg)
 	if err != nil {
 		return nil, err
 	}
-	users, s1, s2, optSeed := Streams(seed)
-	cur, err := NewCurator(pub, cfg, consts, noise.NewSeeded(s1.Rand()), noise.NewSeeded(s2.Rand()))
+	cur, err := NewCurator(pub, cfg, consts, st.B1, st.B2)
 	if err != nil {
 		return nil, err
 	}
-	pl := NewPlanner(pub, cfg, consts)
-	K, n, d, H := cfg.Episodes, sys.N, sys.D, sys.H
-	res := &Result{Regret: make([]float64, K), RealisedCost: make([]float64, K), Constants: consts}
+	K := cfg.Episodes
+	srv := NewServer(cur, cfg.Name(), K)
+	u := NewOFUUser(sys, NewPlanner(pub, cfg, consts), srv.Expect(), st.Optimiser)
+	ev := NewEvaluator(sys)
+	res := &Result{Regret: make([]float64, K), Constants: consts}
 	start := time.Now()
-	tr := &Trajectory{X: make([][]float64, H+1), U: make([][]float64, H)}
-	for h := range tr.X {
-		tr.X[h] = make([]float64, n)
+	if err := protocol.Run(ctx, protocol.NewSession(srv, u, ev), protocol.Options{Episodes: K, Users: st.Users, Every: 64, Progress: progress,
+		Each: func(k int, r float64) { res.Regret[k-1] = r }}); err != nil {
+		return nil, err
 	}
-	for h := range tr.U {
-		tr.U[h] = make([]float64, d)
-	}
-	w := make([]float64, n)
-	userPCG, optPCG := users.Index(0).PCG(), optSeed.Index(0).PCG()
-	userRand, optRand := randFrom(userPCG), randFrom(optPCG)
-	thetaNorm := frob(sys.Theta)
-	var plan *Plan
-	for k := 1; k <= K; k++ {
-		if k%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		b := cur.Release() // Alg. 1 line 3: T_{1,k}, T_{2,k} (noisy prefix sums over users 1..k−1)
-		x1 := tr.X[0]
-		sys.InitialState(k, x1) // user k arrives with its private x_{k,1}
-		optSeed.Index(uint64(k)).Reseed(optPCG)
-		t0 := time.Now()
-		plan, err = pl.Plan(b, x1, optRand) // lines 4–5: C_k (Θ̂_k, β_k), Θ̃_k (eq. (9)); gains (eq. (10))
-		if err != nil {
-			return nil, fmt.Errorf("episode %d: %w", k, err)
-		}
-		res.Diag.SearchSeconds += time.Since(t0).Seconds()
-		sr := plan.Search
-		res.Diag.Fevals += int64(sr.Fevals)
-		if sr.EarlyExit {
-			res.Diag.EarlyExits++
-		}
-		if sr.Empty {
-			res.Diag.EmptySets++
-		}
-		if plan.PDRepair {
-			res.Diag.PDRepairs++
-		}
-		if sr.F > sr.FProjHat+1e-12*(1+math.Abs(sr.FProjHat)) {
-			res.Diag.EstimateViolations++
-		}
-		if thetaNorm <= 1 && plan.Set.Contains(sys.Theta) {
-			res.Diag.InSet++
-			js := sys.Optimal(x1)
-			if sr.F <= js+1e-9*(1+math.Abs(js)) {
-				res.Diag.OptimismHeld++
-			}
-		}
-		zero := true
-		for _, g := range plan.Gains {
-			for _, v := range g {
-				zero = zero && v == 0
-			}
-		}
-		if zero {
-			res.Diag.ZeroPolicy++
-		}
-		if res.Regret[k-1], err = sys.Regret(plan.Gains, x1); err != nil {
-			return nil, err
-		}
-		// Lines 6–8: roll out the episode u_{k,h} = K_h(Θ̃_k) x_{k,h} (user k's own noise stream).
-		users.Index(uint64(k)).Reseed(userPCG)
-		cost := 0.0
-		for h := 0; h < H; h++ {
-			kh := plan.Gains[h]
-			for i := 0; i < d; i++ {
-				v := 0.0
-				for j := 0; j < n; j++ {
-					v += kh[i*n+j] * tr.X[h][j]
-				}
-				tr.U[h][i] = v
-			}
-			cost += sys.Cost(tr.X[h], tr.U[h])
-			sys.SampleNoise(userRand, w)
-			sys.Step(tr.X[h], tr.U[h], w, tr.X[h+1])
-		}
-		res.RealisedCost[k-1] = cost
-		// Line 10: insert Σ_h z̄ z̄ᵀ into B_1 and Σ_h z̄ x̄ᵀ into B_2; the K-th element is never
-		// inserted (nothing is released after episode K).
-		if k < K {
-			if err := cur.Receive(tr); err != nil {
-				return nil, err
-			}
-		}
-		if progress != nil {
-			progress(k)
-		}
-	}
+	res.RealisedCost = ev.RealisedCost
+	res.Diag = ev.Diag
+	res.Diag.SearchSeconds = u.SearchSeconds
 	res.Diag.OptimismViolations = res.Diag.InSet - res.Diag.OptimismHeld
 	res.Diag.ScaledPairs = cur.ScaledPairs
 	res.Diag.Seconds = time.Since(start).Seconds()
-	if plan != nil {
+	if plan := ev.Last; plan != nil {
 		diff := make([]float64, len(sys.Theta))
 		for i := range diff {
 			diff[i] = plan.Set.ThetaHat[i] - sys.Theta[i]
@@ -178,5 +143,3 @@ func Run(ctx context.Context, sys *lq.System, cfg Config, seed rng.Seed, progres
 	}
 	return res, nil
 }
-
-func randFrom(p *rand.PCG) *rand.Rand { return rand.New(p) }

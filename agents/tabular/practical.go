@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 
 	model "github.com/dprl/dprl/model/tabular"
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -28,13 +28,16 @@ import (
 // mechanism with a lower-triangular factorisation keeps exactly this guarantee under
 // adaptively chosen streams with single participation (for the binary tree, C is the
 // node-membership matrix). σ is fixed in NewPractical from (ε, δ, H, S, A, m, K, M, the
-// counter's factor) before any data: μ = accounting.GDPFor(ε, δ), σ = Δ₂·factor/μ. The
+// counter's factor) before any data: the curator registers its counter with the privacy ledger
+// (privacy/ledger), which calibrates σ = Δ₂·factor/μ, μ = accounting.GDPFor(ε, δ). The
 // planner reads only the released Release (its type holds nothing else), so every policy —
 // and hence every action sent to another user — is a post-processing of the μ-GDP release
 // together with randomness independent of the data (tie breaks, posterior samples): the run
-// is μ-JDP (billboard lemma, Hsu et al. 2016), and the report states the exact (ε, δ) that μ
-// implies (accounting.GDP.ToApproxDP). With the Secure source the statistic is rounded to the
-// noise grid γ before it is added and Δ₂ is replaced by Δ₂ + √dim·γ (spec §7).
+// is μ-JDP (billboard lemma, Hsu et al. 2016), and the ledger's report states the exact (ε, δ)
+// that μ implies (accounting.GDP.ToApproxDP). With the Secure source the statistic is rounded
+// to the noise grid γ before it is added and Δ₂ is replaced by Δ₂ + √dim·γ (spec §7), and a
+// real-valued factorisation counter (blt, sqrt) adds counter.SecureReleaseSlack to μ: the
+// ledger aims σ at μ minus that slack and its report adds it back.
 //
 // Privacy of practical-ldp ((ε, δ)-LDP). The user's client computes the same x_k and sends
 // x_k + N(0, σ_L²I) drawn from her own stream, σ_L = Δ₂/μ; the server type accepts only
@@ -171,7 +174,7 @@ type PracticalCentral struct {
 	inB      int
 	users    int
 	rel      Release
-	report   PracticalReport
+	report   ledger.Report
 }
 
 // practicalCurator is the trusted side of a practical JDP agent or of its noise-off twin
@@ -226,8 +229,8 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 // Release returns the current release (owned by the curator, valid until the next Ingest).
 func (c *PracticalCentral) Release() *Release { return &c.rel }
 
-// Report returns the accountant's statement.
-func (c *PracticalCentral) Report() PracticalReport { return c.report }
+// Report returns the ledger's privacy report.
+func (c *PracticalCentral) Report() ledger.Report { return c.report }
 
 func newRelease(S, A, H int, pool bool) Release {
 	g := H
@@ -251,12 +254,14 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	}
 	enc := newContribution(S, A, H, p)
 	c := &PracticalCentral{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
-	c.report = PracticalReport{Model: p.Model.String(), Pool: p.Pool, VisitCap: p.VisitCap, BatchEvery: p.BatchEvery, Dim: enc.dim()}
-	if p.Pool {
-		c.report.Assumption = HomogeneityAssumption
+	led, err := p.ledger(p.Model)
+	if err != nil {
+		return nil, err
 	}
 	if p.Model == NonPrivate {
-		c.report.PrivateAtNominal = true
+		if c.report, err = led.Compose(); err != nil {
+			return nil, err
+		}
 		return c, nil
 	}
 	if src == nil {
@@ -264,30 +269,28 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	}
 	build, _ := lookupCounter(p.Counter)
 	capacity := max(counter.Schedule{Every: p.BatchEvery}.Batches(K-1), 1)
-	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
-	if err != nil {
-		return nil, err
-	}
-	sens := PracticalSensitivity(S, A, H, p)
-	factor, err := counterFactor(build, enc.dim(), capacity)
-	if err != nil {
-		return nil, err
+	name := p.Counter
+	if name == "" {
+		name = DefaultCounter
 	}
 	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
 	// prediction to μ (counter.SecureReleaseSlack, public: capacity, dim and the encoder's
-	// rounding gain): the calibration aims below μ by that much and the report adds it back.
-	slack := 0.0
-	if src.Secure() {
-		if slack, err = releaseSlack(build, enc.dim(), capacity); err != nil {
-			return nil, err
-		}
-		mu.Mu -= slack
-	}
-	sigma, sensEff, err := calibrateSigma(sens, factor, enc.dim(), mu, src.Secure())
+	// rounding gain): the ledger's calibration aims below μ by that much and its report adds
+	// it back.
+	factor, slack, err := ledger.CounterParams(build, enc.dim(), capacity, src.Secure())
 	if err != nil {
 		return nil, err
 	}
-	c.report.ReleaseSlack = slack
+	err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: name,
+		Sensitivity: PracticalSensitivity(S, A, H, p), Factor: factor, Releases: capacity, Dim: enc.dim(),
+		Secure: src.Secure(), ReleaseSlack: slack, Inputs: p.inputs()})
+	if err != nil {
+		return nil, err
+	}
+	sigma, err := led.Calibrate(ledger.EntryCounter)
+	if err != nil {
+		return nil, err
+	}
 	c.cnt, err = build(counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity, Sigma: sigma}, src)
 	if err != nil {
 		return nil, err
@@ -295,14 +298,10 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	if f := c.cnt.SensitivityFactor(); f > factor*(1+1e-12) {
 		return nil, fmt.Errorf("practical curator: counter factor %g exceeds the calibrated %g", f, factor)
 	}
-	name := p.Counter
-	if name == "" {
-		name = DefaultCounter
+	if err := led.SetReleaseStd(ledger.EntryCounter, c.cnt.StdAt(capacity)); err != nil {
+		return nil, err
 	}
-	c.report.Nominal, c.report.Delta = p.Epsilon, p.Delta
-	c.report.Sensitivity, c.report.SecureSensitivity, c.report.SensitivityFactor = sens, sensEff, factor
-	c.report.Sigma, c.report.Counter, c.report.Releases, c.report.Secure = sigma, name, capacity, src.Secure()
-	if err := c.report.account(); err != nil {
+	if c.report, err = led.Compose(); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -389,27 +388,29 @@ func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
 func (l *PracticalLocalServer) Release() *Release { return &l.rel }
 
 // newPracticalLocal returns the user-side randomiser and the server of practical-ldp.
-func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*GaussianRandomizer, *PracticalLocalServer, PracticalReport, error) {
+func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*GaussianRandomizer, *PracticalLocalServer, ledger.Report, error) {
 	enc := newContribution(S, A, H, p)
-	rep := PracticalReport{Model: LDP.String(), Pool: p.Pool, VisitCap: p.VisitCap, BatchEvery: p.BatchEvery, Dim: enc.dim(),
-		Nominal: p.Epsilon, Delta: p.Delta, SensitivityFactor: 1, Releases: 1, Secure: src.Secure()}
-	if p.Pool {
-		rep.Assumption = HomogeneityAssumption
+	led, err := p.ledger(LDP)
+	if err != nil {
+		return nil, nil, ledger.Report{}, err
 	}
-	mu, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta})
+	// One Gaussian report per user (factor 1, one release), rounded to the grid of σ with a
+	// Secure source.
+	err = led.Register(ledger.Entry{Name: ledger.EntryReport, Mechanism: ledger.Gaussian, Sensitivity: PracticalSensitivity(S, A, H, p),
+		Dim: enc.dim(), Secure: src.Secure(), Inputs: p.inputs()})
+	if err != nil {
+		return nil, nil, ledger.Report{}, err
+	}
+	sigma, err := led.Calibrate(ledger.EntryReport)
+	if err != nil {
+		return nil, nil, ledger.Report{}, err
+	}
+	rep, err := led.Compose()
 	if err != nil {
 		return nil, nil, rep, err
 	}
-	rep.Sensitivity = PracticalSensitivity(S, A, H, p)
-	rep.Sigma, rep.SecureSensitivity, err = calibrateSigma(rep.Sensitivity, 1, enc.dim(), mu, src.Secure())
-	if err != nil {
-		return nil, nil, rep, err
-	}
-	if err := rep.account(); err != nil {
-		return nil, nil, rep, err
-	}
-	z := &GaussianRandomizer{enc: enc, sigma: rep.Sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
-	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: rep.Sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	z := &GaussianRandomizer{enc: enc, sigma: sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
+	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	return z, srv, rep, nil
 }
 
@@ -500,7 +501,7 @@ type PracticalConfig struct {
 type PracticalAgent struct {
 	Client  PracticalClient
 	Server  PracticalServer
-	Privacy PracticalReport
+	Privacy ledger.Report
 	// Bonus is the resolved bonus (z and ι filled in).
 	Bonus NoiseBonus
 }

@@ -166,7 +166,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 
 // TestPracticalSecureSlack (issue 18 (c)): with the Secure source the practical agents'
 // accountant includes the grid rounding of every released coordinate: the report's
-// SecureSensitivity is at least Δ₂ + √dim·γ(σ) with γ the grid of the σ actually used
+// ledger entry's rounded sensitivity is at least Δ₂ + √dim·γ(σ) with γ the grid of the σ actually used
 // (recomputed here from the noise package), the μ it states is that sensitivity times the
 // counter's factor over σ (not Δ₂'s), and σ is calibrated so that this μ meets μ(ε, δ). On
 // the LDP report path every entry the user sends is on the grid γ(σ): the statistic is rounded
@@ -196,11 +196,12 @@ func TestPracticalSecureSlack(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := ag.Privacy
-			g := noise.GaussianGranularity(r.Sigma)
-			if !r.Secure || r.SecureSensitivity < r.Sensitivity+math.Sqrt(float64(r.Dim))*g {
-				t.Errorf("%s/%s: Secure Δ₂ = %v, want ≥ Δ₂ + √dim·γ = %v + √%d·%g", name, counterName, r.SecureSensitivity, r.Sensitivity, r.Dim, g)
+			e := r.Entries[0]
+			g := noise.GaussianGranularity(e.Sigma)
+			if !r.Secure || !e.Secure || e.RoundedSensitivity < e.Sensitivity+math.Sqrt(float64(e.Dim))*g {
+				t.Errorf("%s/%s: Secure Δ₂ = %v, want ≥ Δ₂ + √dim·γ = %v + √%d·%g", name, counterName, e.RoundedSensitivity, e.Sensitivity, e.Dim, g)
 			}
-			if got := r.SecureSensitivity * r.SensitivityFactor / r.Sigma; r.Mu < got*(1-1e-12) {
+			if got := e.RoundedSensitivity * e.Factor / e.Sigma; r.Mu < got*(1-1e-12) {
 				t.Errorf("%s/%s: report μ = %v, but the rounded statistic's sensitivity gives %v", name, counterName, r.Mu, got)
 			}
 			if r.Mu > want.Mu*(1+1e-12) || !r.PrivateAtNominal {

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/dprl/dprl/privacy/accounting"
-	"github.com/dprl/dprl/privacy/noise"
+	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // HomogeneityAssumption is the assumption a pooled practical agent makes and prints: its
@@ -139,115 +139,24 @@ func PracticalSensitivity(S, A, H int, p PracticalPrivacy) float64 {
 	return math.Sqrt(2 * (1 + w*w) * m2)
 }
 
-// PracticalReport states the guarantee of a practical agent, computed by the accountant
-// (exact μ-GDP, spec §2) from the noise actually used — never copied from the nominal ε.
-type PracticalReport struct {
-	Model string `json:"model"`
-	// Nominal ε and δ requested.
-	Nominal float64 `json:"nominal_epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
-	// Sensitivity is Δ₂ of one user's contribution (PracticalSensitivity); SecureSensitivity
-	// adds the grid rounding of the Secure source (spec §7), equal to Sensitivity otherwise.
-	Sensitivity       float64 `json:"sensitivity_l2,omitempty"`
-	SecureSensitivity float64 `json:"sensitivity_l2_with_rounding,omitempty"`
-	// SensitivityFactor is the counter's max column norm of its encoder (1 for LDP).
-	SensitivityFactor float64 `json:"sensitivity_factor,omitempty"`
-	// Sigma is the standard deviation of every i.i.d. Gaussian draw (counter or report).
-	Sigma float64 `json:"sigma,omitempty"`
-	// Mu is the μ-GDP guarantee of the whole run, Δ₂·factor/σ.
-	Mu float64 `json:"mu,omitempty"`
-	// Epsilon is the smallest ε with (ε, Delta)-DP implied by Mu (exact conversion).
-	Epsilon float64 `json:"epsilon,omitempty"`
-	// PrivateAtNominal is Epsilon ≤ Nominal.
-	PrivateAtNominal bool `json:"private_at_nominal"`
-	// Counter names the continual counter (JDP).
-	Counter string `json:"counter,omitempty"`
-	// Dim is the number of released coordinates per element.
-	Dim int `json:"dim"`
-	// Releases is the counter capacity (JDP) or the number of reports per user (LDP: 1).
-	Releases int `json:"releases,omitempty"`
-	// VisitCap, Pool, BatchEvery echo the configuration; Assumption is printed when pooled.
-	VisitCap   int    `json:"visit_cap,omitempty"`
-	Pool       bool   `json:"pool"`
-	BatchEvery int    `json:"batch_every,omitempty"`
-	Assumption string `json:"assumption,omitempty"`
-	// Secure reports whether the noise came from a hardened source.
-	Secure bool `json:"secure_noise"`
-	// ReleaseSlack is what the Secure grid rounding of a real-valued factorisation's noise
-	// prediction adds to μ (counter.SecureReleaseSlack; 0 for the trees and without Secure).
-	ReleaseSlack float64 `json:"release_slack_mu,omitempty"`
+// ledger returns the privacy ledger of a practical agent of the given trust model: the target
+// (ε, δ) under replace-one neighbours and, when pooled, HomogeneityAssumption. The agent
+// registers its mechanism (the JDP counter or the LDP report) with it and takes σ from its
+// calibration; the report is the ledger's.
+func (p PracticalPrivacy) ledger(m Model) (*ledger.Ledger, error) {
+	cfg := ledger.Config{Model: m.String(), Target: accounting.ApproxDP{Epsilon: p.Epsilon, Delta: p.Delta}}
+	if p.Pool {
+		cfg.Assumption = HomogeneityAssumption
+	}
+	return ledger.New(cfg)
 }
 
-// String summarises the report in one line.
-func (r PracticalReport) String() string {
-	if r.Model == NonPrivate.String() {
-		s := "non-private (exact counts)"
-		if r.Pool {
-			s += "; " + r.Assumption
-		}
-		return s
+// inputs returns the public parameters the sensitivity and the schedule are computed from, as
+// the report echoes them.
+func (p PracticalPrivacy) inputs() map[string]float64 {
+	pool := 0.0
+	if p.Pool {
+		pool = 1
 	}
-	s := fmt.Sprintf("%s (ε=%.4g, δ=%g) replace-one: μ=%.6g-GDP, Δ₂=%.4g, σ=%.5g", r.Model, r.Epsilon, r.Delta, r.Mu, r.SecureSensitivity, r.Sigma)
-	if r.Counter != "" {
-		s += fmt.Sprintf(", counter %s (factor %.4g, %d releases)", r.Counter, r.SensitivityFactor, r.Releases)
-	}
-	if !r.PrivateAtNominal {
-		s += fmt.Sprintf(" — NOT (%g, %g)-private", r.Nominal, r.Delta)
-	}
-	return s
-}
-
-// roundingSensitivity returns the ℓ2 sensitivity of the statistic after the Secure source
-// rounds every coordinate to the grid γ·Z of noise of standard deviation sigma: each of the
-// dim coordinates moves by at most γ/2 on each side, so Δ₂ + √dim·γ (spec §7). For a seeded
-// source nothing is rounded and Δ₂ is returned.
-func roundingSensitivity(sens2 float64, dim int, sigma float64, secure bool) float64 {
-	if !secure {
-		return sens2
-	}
-	return sens2 + math.Sqrt(float64(dim))*noise.GaussianGranularity(sigma)
-}
-
-// calibrateSigma returns the smallest σ (up to a fixed-point iteration that only raises σ)
-// with roundingSensitivity(Δ₂, dim, σ)·factor/σ ≤ μ, and the resulting sensitivity.
-func calibrateSigma(sens2, factor float64, dim int, mu accounting.GDP, secure bool) (sigma, sensEff float64, err error) {
-	sigma, err = mu.GaussianSigma(sens2 * factor)
-	if err != nil {
-		return 0, 0, err
-	}
-	for range 64 {
-		sensEff = roundingSensitivity(sens2, dim, sigma, secure)
-		next, err := mu.GaussianSigma(sensEff * factor)
-		if err != nil {
-			return 0, 0, err
-		}
-		if next <= sigma {
-			return sigma, sensEff, nil
-		}
-		sigma = next
-	}
-	return 0, 0, fmt.Errorf("privacy: σ calibration with grid rounding did not converge")
-}
-
-// account fills the report's μ and ε from the noise actually used.
-func (r *PracticalReport) account() error {
-	g, err := accounting.GaussianGDP(r.SecureSensitivity*r.SensitivityFactor, r.Sigma)
-	if err != nil {
-		return err
-	}
-	a, err := g.ToApproxDP(r.Delta)
-	if err != nil {
-		return err
-	}
-	if r.ReleaseSlack > 0 {
-		if g, err = accounting.NewGDP(g.Mu + r.ReleaseSlack); err != nil {
-			return err
-		}
-		if a, err = g.ToApproxDP(r.Delta); err != nil {
-			return err
-		}
-	}
-	r.Mu, r.Epsilon = g.Mu, a.Epsilon
-	r.PrivateAtNominal = r.Epsilon <= r.Nominal*(1+1e-9)
-	return nil
+	return map[string]float64{"pool": pool, "visit_cap": float64(p.VisitCap), "batch_every": float64(p.BatchEvery), "reward_weight": p.rewardWeight()}
 }

@@ -28,16 +28,17 @@ func TestPracticalReleaseSlack(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := ag.Privacy
-		gauss := r.SecureSensitivity * r.SensitivityFactor / r.Sigma
-		want := counter.SecureReleaseSlack(map[string]float64{"blt": 1, "sqrt": 1, "tree": 0}[kind], r.Releases, r.Dim)
+		e := r.Entries[0]
+		gauss := e.RoundedSensitivity * e.Factor / e.Sigma
+		want := counter.SecureReleaseSlack(map[string]float64{"blt": 1, "sqrt": 1, "tree": 0}[kind], e.Releases, e.Dim)
 		switch {
-		case kind == "tree" && r.ReleaseSlack != 0:
-			t.Errorf("tree: slack %g, want 0", r.ReleaseSlack)
-		case kind != "tree" && !(r.ReleaseSlack > 0 && r.ReleaseSlack <= 2*want):
-			t.Errorf("%s: slack %g, want in (0, %g]", kind, r.ReleaseSlack, 2*want)
+		case kind == "tree" && e.ReleaseSlack != 0:
+			t.Errorf("tree: slack %g, want 0", e.ReleaseSlack)
+		case kind != "tree" && !(e.ReleaseSlack > 0 && e.ReleaseSlack <= 2*want):
+			t.Errorf("%s: slack %g, want in (0, %g]", kind, e.ReleaseSlack, 2*want)
 		}
-		if math.Abs(r.Mu-(gauss+r.ReleaseSlack)) > 1e-12*r.Mu {
-			t.Errorf("%s: reported μ %.12g, want Δ·factor/σ + slack = %.12g", kind, r.Mu, gauss+r.ReleaseSlack)
+		if math.Abs(r.Mu-(gauss+e.ReleaseSlack)) > 1e-12*r.Mu {
+			t.Errorf("%s: reported μ %.12g, want Δ·factor/σ + slack = %.12g", kind, r.Mu, gauss+e.ReleaseSlack)
 		}
 		if r.Mu > target.Mu*(1+1e-12) || !r.PrivateAtNominal {
 			t.Errorf("%s: μ %.12g exceeds the nominal %.12g (private %v)", kind, r.Mu, target.Mu, r.PrivateAtNominal)

@@ -186,15 +186,15 @@ func TestPracticalAccountant(t *testing.T) {
 		if math.Abs(r.Mu-0.268051) > 1e-6 || !r.PrivateAtNominal || r.Epsilon > 1 || r.Epsilon < 0.999 {
 			t.Errorf("%s: μ = %g, ε = %g, private %v", name, r.Mu, r.Epsilon, r.PrivateAtNominal)
 		}
-		if want := r.Sensitivity * r.SensitivityFactor / 0.268051; math.Abs(r.Sigma/want-1) > 1e-5 {
-			t.Errorf("%s: σ = %g, want Δ₂·factor/μ = %g", name, r.Sigma, want)
+		e := r.Entries[0]
+		if want := e.Sensitivity * e.Factor / 0.268051; math.Abs(e.Sigma/want-1) > 1e-5 {
+			t.Errorf("%s: σ = %g, want Δ₂·factor/μ = %g", name, e.Sigma, want)
 		}
 		if r.Assumption != HomogeneityAssumption {
 			t.Errorf("%s: pooled agent does not state its assumption", name)
 		}
-		broken := r
-		broken.Sigma /= 4
-		if err := broken.account(); err != nil || broken.PrivateAtNominal {
+		broken, err := r.WithNoiseDivided(4)
+		if err != nil || broken.PrivateAtNominal {
 			t.Errorf("%s: σ/4 still claimed private (ε = %g)", name, broken.Epsilon)
 		}
 	}
@@ -212,8 +212,9 @@ func TestPracticalSecureDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := ag.Privacy
-		if !r.Secure || !(r.SecureSensitivity > r.Sensitivity) || !r.PrivateAtNominal {
-			t.Errorf("%s: secure %v, Δ₂ %g → %g, private %v", name, r.Secure, r.Sensitivity, r.SecureSensitivity, r.PrivateAtNominal)
+		e := r.Entries[0]
+		if !r.Secure || !(e.RoundedSensitivity > e.Sensitivity) || !r.PrivateAtNominal {
+			t.Errorf("%s: secure %v, Δ₂ %g → %g, private %v", name, r.Secure, e.Sensitivity, e.RoundedSensitivity, r.PrivateAtNominal)
 		}
 	}
 }

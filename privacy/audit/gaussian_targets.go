@@ -5,6 +5,8 @@ import (
 
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
+	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -19,7 +21,8 @@ const (
 // GaussianCounterTargets returns audit targets for the Gaussian continual counters of package
 // counter (practical-privacy spec §3), each claiming the (ε, δ) the accountant derives from
 // GDP: σ is calibrated so that μ = Δ·SensitivityFactor/σ meets (ε, δ) = (1, 10⁻³) exactly
-// (accounting.GDPFor, counter.CalibrateSigma with the secure rounding, Δ = 1). Each runs over
+// (the privacy ledger: accounting.GDPFor, the secure rounding and, for the real-valued
+// factorisations, counter.SecureReleaseSlack; Δ = 1). Each runs over
 // T scalars (T = 128 for the trees, 64 for the factorisations) with the deployment (Secure)
 // source; D = 0, D′ = e₁ (the first element, whose encoder column is the longest), and the
 // output is all T releases.
@@ -79,14 +82,35 @@ func GaussianCounterTargets() []Target {
 		if err != nil {
 			panic(fmt.Sprintf("audit: building %s: %v", m.name, err))
 		}
-		sf := probe.SensitivityFactor()
-		sigma, err := counter.CalibrateSigma(g.Mu, 1, sf, 1, 1, true)
+		// σ and the claim are the privacy ledger's: one Secure counter of Δ = 1 on scalars, with
+		// the release slack of the real-valued factorisations (aimed below μ, added back).
+		build := m.build
+		sf, slack, err := ledger.CounterParams(func(c counter.GaussianConfig, _ noise.Source) (counter.GaussianCounter, error) {
+			return build(c, rng.NewSeed(0))
+		}, 1, T, true)
+		if err != nil || sf != probe.SensitivityFactor() {
+			panic(fmt.Sprintf("audit: parameters of %s: factor %v (probe %v): %v", m.name, sf, probe.SensitivityFactor(), err))
+		}
+		led, err := ledger.New(ledger.Config{Model: ledger.JDP, Target: accounting.ApproxDP{Epsilon: eps, Delta: delta}})
+		if err == nil {
+			err = led.Register(ledger.Entry{Name: m.name, Mechanism: ledger.GaussianCounter, Counter: m.name, Sensitivity: 1, Factor: sf,
+				Releases: T, Dim: 1, Secure: true, ReleaseSlack: slack})
+		}
+		var sigma float64
+		if err == nil {
+			sigma, err = led.Calibrate(m.name)
+		}
+		if err == nil {
+			var rep ledger.Report
+			if rep, err = led.Compose(); err == nil && !rep.PrivateAtNominal {
+				err = fmt.Errorf("not (%g, %g)-private: %s", eps, delta, rep)
+			}
+		}
 		if err != nil {
 			panic(fmt.Sprintf("audit: calibrating %s: %v", m.name, err))
 		}
 		claim := Claim{Epsilon: eps, Delta: delta}
 		base := fmt.Sprintf("%s, T = %d, σ = %.4g (μ = Δ·%.4f/σ = %.4f, (1, 1e-3) by GDP): first element 0 vs 1, all releases observed", m.desc, T, sigma, sf, g.Mu)
-		build := m.build
 		add := func(suffix, what string, run func(side int, seed rng.Seed) ([]float64, error)) {
 			runs := 4000
 			if suffix == "/redrawn-per-release" && T == treeAuditT {

@@ -1,0 +1,245 @@
+package tabular
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/dprl/dprl/agents/protocol"
+	model "github.com/dprl/dprl/model/tabular"
+)
+
+// This file implements the agent contract (package protocol) for every tabular agent, the
+// papers' and dprl's practical ones:
+//
+//   - the rule a curator publishes is a deterministic *model.Policy (Act[h][s]);
+//   - a trusted curator (JDP, non-private) receives a *protocol.Trajectory (states, actions,
+//     rewards) and ingests it through the agent's own boundary (validateTrajectory and
+//     clipReward for the papers' privatizers, contribution.add for the practical ones);
+//   - an LDP curator receives only *protocol.Privatized: the papers' LDP agents' three blocks
+//     [visits N (H·S·A), transitions NT (H·S·A·S), rewards R (H·S·A)], indexed as Billboard;
+//     practical-ldp's one block [x] (the contribution vector plus the user's noise, Release
+//     layout: NT block then the weighted R block);
+//   - the user plays with model.MDP.Rollout from her own stream and, under LDP, privatises
+//     with the agent's user-side randomiser (the curator never holds its noise source).
+//
+// The calibration covers K − 1 users: episode K's data is never released (Capacity).
+
+// tabServer is the learner side of both agent kinds (Server and PracticalServer).
+type tabServer interface {
+	Policy() (*model.Policy, error)
+	Receive(m Message) error
+}
+
+// publisher turns a server's policy into versioned publications: the version changes when the
+// actions differ from the previous publication (the copy is O(H·S) and made only then).
+type publisher struct {
+	srv     tabServer
+	head    protocol.Header
+	users   int // Capacity
+	prev    [][]int
+	version uint64
+}
+
+func (p *publisher) Expect() protocol.Header { return p.head }
+func (p *publisher) Capacity() int           { return p.users }
+
+func (p *publisher) Publish() (protocol.Policy[*model.Policy], error) {
+	pol, err := p.srv.Policy()
+	if err != nil {
+		return protocol.Policy[*model.Policy]{}, err
+	}
+	if p.version == 0 || !sameActions(pol.Act, p.prev) {
+		p.version++
+		if p.prev == nil {
+			p.prev = make([][]int, len(pol.Act))
+		}
+		for h := range pol.Act {
+			p.prev[h] = append(p.prev[h][:0], pol.Act[h]...)
+		}
+	}
+	return protocol.Policy[*model.Policy]{Version: p.version, Rule: pol}, nil
+}
+
+func sameActions(a, b [][]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for h := range a {
+		if !slices.Equal(a[h], b[h]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TrustedCurator is the trusted curator of a JDP or non-private tabular agent: it receives raw
+// trajectories.
+type TrustedCurator struct {
+	publisher
+	traj model.Trajectory
+}
+
+// Receive implements protocol.Curator: the report is checked against the public (S, A, H)
+// (sizes, state and action ranges, finite rewards), then ingested through the agent's own
+// boundary, which clips rewards to [0, 1]. A refused report changes nothing.
+func (c *TrustedCurator) Receive(r *protocol.Trajectory) error {
+	if err := r.Validate(c.head); err != nil {
+		return err
+	}
+	c.traj = model.Trajectory{S: r.States, A: r.Actions, R: r.Rewards}
+	return c.srv.Receive(RawTrajectory{T: &c.traj})
+}
+
+// LocalCurator is the curator of an LDP tabular agent: it accepts only privatised reports
+// (protocol.LDPCurator) and holds no noise stream.
+type LocalCurator struct {
+	publisher
+	message func(b [][]float64) Message
+}
+
+// Receive implements protocol.LDPCurator: the blocks are checked against the public lengths
+// and for finiteness, then summed by the agent's LDP server.
+func (c *LocalCurator) Receive(r *protocol.Privatized) error {
+	if err := r.Validate(c.head); err != nil {
+		return err
+	}
+	return c.srv.Receive(c.message(r.Blocks))
+}
+
+var (
+	_ protocol.Curator[*model.Policy, *protocol.Trajectory] = (*TrustedCurator)(nil)
+	_ protocol.LDPCurator[*model.Policy]                    = (*LocalCurator)(nil)
+)
+
+// User plays tabular episodes and reports them (R: *protocol.Trajectory for a trusted curator,
+// *protocol.Privatized under LDP).
+type User[R protocol.Report] struct {
+	m      *model.MDP
+	traj   *model.Trajectory
+	report func(t *model.Trajectory) (R, error)
+}
+
+// Play implements protocol.User: model.MDP.Rollout of the published policy with her stream.
+func (u *User[R]) Play(_ int, p protocol.Policy[*model.Policy], r *rand.Rand) (*model.Trajectory, error) {
+	u.m.Rollout(p.Rule, r, u.traj)
+	return u.traj, nil
+}
+
+// Report implements protocol.User.
+func (u *User[R]) Report(t *model.Trajectory) (R, error) { return u.report(t) }
+
+// Evaluator is the tabular family's exact regret: E_{s₁}[V*₁(s₁) − V^π₁(s₁)] on the true model,
+// computed when the published policy changes.
+type Evaluator struct {
+	reg  *model.Regret
+	last float64
+	n    int
+}
+
+// NewEvaluator returns the evaluator of m.
+func NewEvaluator(m *model.MDP) *Evaluator { return &Evaluator{reg: model.NewRegret(m)} }
+
+// Policy implements protocol.Evaluator.
+func (e *Evaluator) Policy(p protocol.Policy[*model.Policy]) error {
+	e.last = e.reg.Of(p.Rule)
+	e.n++
+	return nil
+}
+
+// Regret implements protocol.Evaluator.
+func (e *Evaluator) Regret(int, *model.Trajectory) (float64, error) { return e.last, nil }
+
+// PolicyChanges is the number of times the published policy changed after the first.
+func (e *Evaluator) PolicyChanges() int { return max(e.n-1, 0) }
+
+func tabHeader(name string, kind protocol.Kind, S, A, H int, blocks []int) protocol.Header {
+	return protocol.Header{Schema: protocol.SchemaVersion, Family: protocol.Tabular, Agent: name, Kind: kind,
+		Dims: protocol.Dims{Horizon: H, States: S, Actions: A, Blocks: blocks}}
+}
+
+func trustedUser(m *model.MDP, head protocol.Header) *User[*protocol.Trajectory] {
+	rep := &protocol.Trajectory{Header: head}
+	return &User[*protocol.Trajectory]{m: m, traj: model.NewTrajectory(m.H), report: func(t *model.Trajectory) (*protocol.Trajectory, error) {
+		rep.States, rep.Actions, rep.Rewards = t.S, t.A, t.R
+		return rep, nil
+	}}
+}
+
+func checkModel(m *model.MDP, S, A, H int) error {
+	if m == nil || m.S != S || m.A != A || m.H != H {
+		return fmt.Errorf("agent: the environment's (S, A, H) differs from the agent's (%d, %d, %d)", S, A, H)
+	}
+	return nil
+}
+
+// Session returns the agent's contract for K episodes on m: its curator (a TrustedCurator, or a
+// LocalCurator for an LDP agent), the user side (Rollout on m; the agent's randomiser under
+// LDP) and the evaluator. name is the agent's registry name (the reports' header).
+func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *Evaluator, error) {
+	bb := ag.Server.Billboard()
+	S, A, H := bb.S, bb.A, bb.H
+	if err := checkModel(m, S, A, H); err != nil {
+		return nil, nil, err
+	}
+	ev := NewEvaluator(m)
+	if z, ok := ag.Client.(*Randomizer); ok {
+		n := H * S * A
+		head := tabHeader(name, protocol.KindPrivatized, S, A, H, []int{n, n * S, n})
+		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
+			message: func(b [][]float64) Message { return &Report{n: b[0], nt: b[1], r: b[2]} }}
+		rep := &protocol.Privatized{Header: head, Blocks: make([][]float64, 3)}
+		u := &User[*protocol.Privatized]{m: m, traj: model.NewTrajectory(H), report: func(t *model.Trajectory) (*protocol.Privatized, error) {
+			r, err := z.Randomize(t)
+			if err != nil {
+				return nil, err
+			}
+			rep.Blocks[0], rep.Blocks[1], rep.Blocks[2] = r.n, r.nt, r.r
+			return rep, nil
+		}}
+		return protocol.NewSession(cur, u, ev), ev, nil
+	}
+	head := tabHeader(name, protocol.KindTrajectory, S, A, H, nil)
+	cur := &TrustedCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1}}
+	return protocol.NewSession(cur, trustedUser(m, head), ev), ev, nil
+}
+
+// Session returns the practical agent's contract for K episodes on m (see Agent.Session);
+// practical-ldp's privatised report is one block, its noisy contribution vector.
+func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Session, *Evaluator, error) {
+	rel := ag.Server.Release()
+	S, A, H := rel.S, rel.A, rel.H
+	if err := checkModel(m, S, A, H); err != nil {
+		return nil, nil, err
+	}
+	ev := NewEvaluator(m)
+	if z, ok := ag.Client.(*GaussianRandomizer); ok {
+		head := tabHeader(name, protocol.KindPrivatized, S, A, H, []int{len(z.rep.x)})
+		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
+			message: func(b [][]float64) Message { return &GaussianReport{x: b[0]} }}
+		rep := &protocol.Privatized{Header: head, Blocks: make([][]float64, 1)}
+		u := &User[*protocol.Privatized]{m: m, traj: model.NewTrajectory(H), report: func(t *model.Trajectory) (*protocol.Privatized, error) {
+			r, err := z.Randomize(t)
+			if err != nil {
+				return nil, err
+			}
+			rep.Blocks[0] = r.x
+			return rep, nil
+		}}
+		return protocol.NewSession(cur, u, ev), ev, nil
+	}
+	head := tabHeader(name, protocol.KindTrajectory, S, A, H, nil)
+	cur := &TrustedCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1}}
+	return protocol.NewSession(cur, trustedUser(m, head), ev), ev, nil
+}
+
+// AgentName returns the registry name of the papers' agent cfg selects ("dp-ucbvi-jdp", …),
+// the agent field of its reports' header.
+func AgentName(cfg Config) string {
+	for _, a := range Agents() {
+		if a.Algorithm == cfg.Algorithm && a.Model == cfg.Privacy.Model {
+			return a.Name
+		}
+	}
+	return cfg.Algorithm
+}
