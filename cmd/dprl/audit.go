@@ -58,8 +58,14 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			case all:
 				sel = ts
 			case family != "":
+				// The families of dprl run (linmdp, linmix) name the audit targets' families
+				// linear-mdp and linear-mixture (the prefix of their target names).
+				want := map[string]string{"linmdp": "linear-mdp", "linmix": "linear-mixture"}[family]
+				if want == "" {
+					want = family
+				}
 				for _, t := range ts {
-					if t.Family == family {
+					if t.Family == want {
 						sel = append(sel, t)
 					}
 				}
@@ -90,6 +96,9 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			if err := checkWorkers(workers); err != nil {
 				return err
+			}
+			if err := checkAuditMemory(sel, runs, workers, seed); err != nil {
+				return err // --runs (and --workers) bound by the memory budget
 			}
 			if err := checkOut(out); err != nil {
 				return err
@@ -138,7 +147,7 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := cmd.Flags()
 	f.BoolVar(&all, "all", false, "audit every registered target")
 	f.BoolVar(&list, "list", false, "list the registered targets and exit")
-	f.StringVar(&family, "family", "", "audit one family: mechanism, tabular, linear-mdp, linear-mixture, lq")
+	f.StringVar(&family, "family", "", "audit one family: mechanism, tabular, linmdp, linmix, lq (the families of dprl run; linear-mdp and linear-mixture also work)")
 	f.IntVar(&runs, "runs", 0, "runs per side (0 = each target's default; >= 200)")
 	f.Float64Var(&conf, "confidence", 0.99, "confidence of the lower bounds, in (0, 1)")
 	f.IntVar(&workers, "workers", 0, "parallel runs (0 = all cores); results do not depend on it")

@@ -99,3 +99,14 @@ func TestAuditRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditFamilyNames: `dprl audit --family` takes the family names of `dprl run` (linmdp,
+// linmix) as well as the audit targets' own prefixes.
+func TestAuditFamilyNames(t *testing.T) {
+	for _, fam := range []string{"linmix", "linear-mixture"} {
+		code, _, stderr := runCLI(t, "audit", "--family", fam, "--runs", "1", "--out", t.TempDir())
+		if code != 2 || strings.Contains(stderr, "has no targets") || !strings.Contains(stderr, "--runs") {
+			t.Errorf("audit --family %s: exit %d, %s (want the --runs refusal, not an unknown family)", fam, code, stderr)
+		}
+	}
+}
