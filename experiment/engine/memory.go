@@ -10,7 +10,9 @@ import (
 // its configuration before anything big is allocated. Every term names the parameter that
 // shrinks it.
 type MemoryEstimate struct {
-	// Fixed is held for the whole run: the plan's environments and tables.
+	// Fixed is held for the whole run: the plan's environments and tables. They are allocated
+	// when the plan is made, so the checks measure them (the live heap) instead; the terms
+	// name the parameter that shrinks them.
 	Fixed membudget.Terms
 	// Unit is the peak of the largest unit while it runs: its agent's state, its records and
 	// the encoding of its result. Several units run at once (the launcher's workers).
@@ -27,19 +29,25 @@ type MemoryEstimator interface {
 	MemoryEstimate() MemoryEstimate
 }
 
-// Planning returns the estimate of planning: the fixed terms and one unit's agent, which
-// planners build once to validate each cell. Families check it before they build anything.
-func (e MemoryEstimate) Planning() membudget.Estimate {
-	return membudget.Phases(e.Fixed, 1, e.Unit, nil)
+// fixedNow is the fixed part of an estimate made now: the live heap (measured after a garbage
+// collection: the configuration, the plan and its environments, all already allocated), named
+// after the plan's own fixed terms.
+func fixedNow(fixed membudget.Terms) membudget.Terms {
+	lower := ""
+	if len(fixed) > 0 {
+		lower = fixed[0].Lower
+	}
+	return membudget.Terms{{What: "allocated so far (configuration, plan, environments)", Bytes: membudget.LiveHeap(), Lower: lower}}
 }
 
-// CheckPlanning refuses (a *membudget.Error) a plan whose planning would exceed the budget.
-func (e MemoryEstimate) CheckPlanning() error {
-	return membudget.Check("planning this run", e.Planning())
+// CheckPlanning refuses (a *membudget.Error) building what the terms count (an environment,
+// an agent built to validate a cell) on top of what is allocated so far.
+func CheckPlanning(terms membudget.Terms) error {
+	return membudget.Check("planning this run", membudget.Phases(fixedNow(nil), 1, terms, nil))
 }
 
 // Run returns the estimate of running n units on workers workers (0 = GOMAXPROCS), then
-// collecting when collect is set.
+// collecting when collect is set, on top of what is allocated now (which holds Fixed).
 func (e MemoryEstimate) Run(n, workers int, collect bool) membudget.Estimate {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -48,7 +56,7 @@ func (e MemoryEstimate) Run(n, workers int, collect bool) membudget.Estimate {
 	if collect {
 		col = append(membudget.Terms{}, e.Collect...)
 	}
-	return membudget.Phases(e.Fixed, int64(min(n, workers)), e.Unit, col)
+	return membudget.Phases(fixedNow(e.Fixed), int64(min(n, workers)), e.Unit, col)
 }
 
 // checkMemory refuses (a *membudget.Error) running the n units of p on workers workers (and

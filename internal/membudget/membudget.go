@@ -28,9 +28,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -51,8 +53,9 @@ const ReportVar = "DPRL_MEMORY_REPORT"
 // dprl run peaks at about 20 MB of resident memory).
 const Overhead = 48 << 20
 
-// MinBudget is the least budget --memory and DPRL_MEMORY accept.
-const MinBudget = 1 << 20
+// MinBudget is the least budget --memory and DPRL_MEMORY accept (every estimate counts
+// Overhead, so a smaller budget would refuse everything).
+const MinBudget = 64 << 20
 
 // Budget is the memory budget of this process.
 type Budget struct {
@@ -249,7 +252,7 @@ func Resolve(flagValue string, flagSet bool) (Budget, error) {
 			return Budget{}, fmt.Errorf("%s: %w", src.name, err)
 		}
 		if b < MinBudget {
-			return Budget{}, fmt.Errorf("%s: %q is below the least budget of 1 MiB", src.name, src.value)
+			return Budget{}, fmt.Errorf("%s: %q is below the least budget of 64 MiB", src.name, src.value)
 		}
 		return l.capped(Budget{Bytes: b, Source: src.name + " " + strings.TrimSpace(src.value)}), nil
 	}
@@ -375,21 +378,23 @@ type Estimate struct {
 	Lower []string
 }
 
-// FromTerms makes an estimate of Overhead plus the terms.
+// FromTerms makes an estimate of Overhead plus 5/4 of the terms (see Phases).
 func FromTerms(ts Terms) Estimate {
-	return Estimate{Bytes: addSat(Overhead, ts.Sum()), Detail: ts.Describe(), Lower: ts.lower()}
+	return Estimate{Bytes: addSat(addSat(Overhead, ts.Sum()), ts.Sum()/4), Detail: ts.Describe() + fmt.Sprintf(", + 1/4 for the garbage collector and %s of overhead", Format(Overhead)), Lower: ts.lower()}
 }
 
 // Phases makes the estimate of a run with a phase of n units at once (each of unit terms,
 // n = 0 for none) and a collection phase (collect terms, nil for none), on top of fixed terms
-// held throughout: Overhead + fixed + max(n·unit, collect).
+// held throughout: Overhead + 5/4·(fixed + max(n·unit, collect)), the 1/4 for the heap the
+// garbage collector has not yet reclaimed and for fragmentation.
 func Phases(fixed Terms, n int64, unit, collect Terms) Estimate {
 	run := mulSat(unit.Sum(), n)
 	var col int64
 	if collect != nil {
 		col = collect.Sum()
 	}
-	total := addSat(addSat(Overhead, fixed.Sum()), max(run, col))
+	heap := addSat(fixed.Sum(), max(run, col))
+	total := addSat(addSat(Overhead, heap), heap/4) // the collector's headroom and fragmentation: 1/4
 	var parts []string
 	all := append(Terms(nil), fixed...)
 	if len(fixed) > 0 {
@@ -414,9 +419,9 @@ func Phases(fixed Terms, n int64, unit, collect Terms) Estimate {
 	}
 	detail := strings.Join(parts, " + ")
 	if n > 0 && collect != nil {
-		detail = strings.Replace(detail, " + collection", ", then collection", 1) +
-			fmt.Sprintf(" (the larger of the running and collecting phases counts, over %s of overhead)", Format(Overhead))
+		detail = strings.Replace(detail, " + collection", ", then collection", 1) + " (the larger of the running and collecting phases counts)"
 	}
+	detail += fmt.Sprintf(", + 1/4 for the garbage collector and %s of overhead", Format(Overhead))
 	return Estimate{Bytes: total, Detail: detail, Lower: lowerTerms.lower()}
 }
 
@@ -454,10 +459,27 @@ func Check(what string, e Estimate) error {
 	if e.Bytes > b.Bytes {
 		return &Error{Estimate: e, Budget: b, What: what}
 	}
-	if os.Getenv(ReportVar) == "1" {
-		fmt.Fprintf(os.Stderr, "dprl: memory: %s: estimated %d bytes (%s) of the budget %d bytes (%s): %s\n", what, e.Bytes, Format(e.Bytes), b.Bytes, b.Source, e.Detail)
+	mu.Lock()
+	w := report
+	mu.Unlock()
+	if w == nil && os.Getenv(ReportVar) == "1" {
+		w = os.Stderr
+	}
+	if w != nil {
+		fmt.Fprintf(w, "dprl: memory: %s: estimated %d bytes (%s) of the budget %d bytes (%s): %s\n", what, e.Bytes, Format(e.Bytes), b.Bytes, b.Source, e.Detail)
 	}
 	return nil
+}
+
+// report, when set (SetReport), receives the line of every passed check.
+var report io.Writer
+
+// SetReport makes every passed check write its estimate to w (nil: only with
+// DPRL_MEMORY_REPORT=1, to standard error); tests read the estimates this way.
+func SetReport(w io.Writer) {
+	mu.Lock()
+	defer mu.Unlock()
+	report = w
 }
 
 // Slice returns an upper bound of the bytes the Go allocator takes for n elements of size
@@ -502,3 +524,12 @@ func Mul(a, n int64) int64 { return mulSat(a, n) }
 
 // Add returns a + b, saturating.
 func Add(a, b int64) int64 { return addSat(a, b) }
+
+// LiveHeap returns the bytes of the live heap objects now, measured after a garbage
+// collection (what a run has already allocated: its configuration, plan and environments).
+func LiveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}

@@ -21,16 +21,21 @@ const MaxConfigNodes = 1 << 20
 // none). Every node but a document's root is introduced by an indicator: a block sequence item
 // by "-", a flow sequence item by "[" or ",", a mapping key and its value by ":" (an implicit
 // null value by ",", "{" or "?"). So at most 1 per "-" and "[", 2 per ":", ",", "{" and "?",
-// and 1 per document: the characters are counted everywhere (in scalars and comments too),
+// and 2 for the first document and after each "..." (a document node and its root; a later
+// document otherwise starts with "---"):
+// the characters are counted everywhere (in scalars and comments too),
 // which only makes the bound larger.
 func YAMLNodes(data []byte) (nodes int64, topKey string, topNodes int64) {
-	nodes = 1
+	nodes = 2
 	per := map[string]int64{}
 	key := ""
 	lineStart := true
 	for i, c := range data {
 		if lineStart {
 			lineStart = false
+			if c == '.' && i+2 < len(data) && data[i+1] == '.' && data[i+2] == '.' {
+				nodes += 2 // "..." ends a document: another may follow without "---"
+			}
 			if c != ' ' && c != '\t' && c != '-' && c != '#' && c != '\n' && c != '\r' {
 				// A top-level key (or a scalar at column 0): the text before its ":".
 				end := i
