@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
@@ -142,16 +141,7 @@ func (c *Config) rejectExplicitZeros(keys cfgfile.Keys) error {
 // LoadConfig reads a config file (at most 64 MiB) and records it, with the SHA-256 of the
 // bytes parsed, as an input of the run.
 func LoadConfig(path string) (*Config, error) {
-	data, err := cfgfile.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	c, err := ParseConfig(data)
-	if err != nil {
-		return nil, err
-	}
-	c.Inputs = []rundir.Input{rundir.HashBytes("config", path, data)}
-	return c, nil
+	return cfgfile.Load(path, "config", ParseConfig, func(c *Config, in rundir.Input) { c.Inputs = []rundir.Input{in} })
 }
 
 func (c *Config) defaults() {
@@ -212,12 +202,8 @@ func (c *Config) Validate() error {
 	if len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds {
 		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
 	}
-	seen := map[uint64]bool{}
-	for _, s := range c.Seeds {
-		if seen[s] {
-			return fmt.Errorf("seeds: duplicate seed %d", s)
-		}
-		seen[s] = true
+	if s, dup := bounds.Repeated(c.Seeds); dup {
+		return fmt.Errorf("seeds: duplicate seed %d", s)
 	}
 	if !(c.Beta > 0 && c.Beta < 1) {
 		return fmt.Errorf("beta: must be in (0,1), got %g", c.Beta)
@@ -388,15 +374,4 @@ func (c *Config) agentConfig(cv CurveSpec) (agents.Config, error) {
 }
 
 // sanitize turns a label into a file name.
-func sanitize(label string) string {
-	var b strings.Builder
-	for _, r := range label {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return filepath.Clean(b.String())
-}
+func sanitize(label string) string { return filepath.Clean(rundir.FileName(label)) }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
 func smallConfig() *Config {
@@ -20,14 +22,8 @@ func smallConfig() *Config {
 // different seeds give different curves.
 func TestDeterministicAcrossWorkers(t *testing.T) {
 	c := smallConfig()
-	a, err := Run(context.Background(), c, Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Run(context.Background(), c, Options{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := enginetest.RunWorkers(t, func(w int) (*Result, error) { return Run(context.Background(), c, Options{Workers: w}) }, 1, 2)
+	a, b := rs[0], rs[1]
 	for i := range a.Curves {
 		for j := range a.Curves[i].Runs {
 			if !slices.Equal(a.Curves[i].Runs[j].Cum, b.Curves[i].Runs[j].Cum) {

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
@@ -35,15 +33,8 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
 // the papers' agents and dprl's practical ones, and the privacy settings.
 func (f Family) Catalogue(w io.Writer) {
-	envs := map[string]string{
-		"riverswim": "RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20",
-		"garnet":    "seeded random Garnet-style MDP (dprl run also takes --states, --actions, --branching, --reward-density, --env-seed)",
-		"file":      "an MDP loaded from a JSON or YAML file (env.file, dprl run --env-file)",
-	}
 	l := engine.Listing{Family: FamilyName, Title: "tabular MDPs (Qiao & Wang 2023; Chowdhury & Zhou 2021; dprl's practical agents)"}
-	for _, e := range f.SpecEnvs() {
-		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
-	}
+	l.Envs = engine.EnvEntries(f.SpecEnvs())
 	for _, a := range agents.Agents() {
 		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.Description})
 	}
@@ -82,83 +73,54 @@ func (Family) Options(repro string) []engine.Option {
 
 // ApplyOptions implements engine.Optioner.
 func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	suite, rest, err := splitSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	if suite {
-		b, err := practical.Suite{}.ApplyOptions(repro, rest, set)
-		return engine.WithSuite(practical.SuiteName, b), err
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := set["calibration"]; ok {
-		if err := cfg.faithful(v); err != nil {
-			return nil, fmt.Errorf("--%w", err)
+	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+		return practical.Suite{}.ApplyOptions(repro, rest, set)
+	}, func(block []byte) ([]byte, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if v, ok := set["preset"]; ok {
-		if v != "practical" && v != "theory" {
-			return nil, fmt.Errorf("--preset: must be practical or theory, got %q", v)
+		if v, ok := set["calibration"]; ok {
+			if err := cfg.faithful(v); err != nil {
+				return nil, fmt.Errorf("--%w", err)
+			}
 		}
-		cfg.Bonus.Preset = v
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(cfg)
+		if v, ok := set["preset"]; ok {
+			if v != "practical" && v != "theory" {
+				return nil, fmt.Errorf("--preset: must be practical or theory, got %q", v)
+			}
+			cfg.Bonus.Preset = v
+		}
+		return engine.MarshalValid(cfg)
+	})
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated).
 func (Family) Plan(block []byte, source string) (engine.Plan, error) {
-	suite, rest, err := splitSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	if suite {
+	return practicalSuite.Plan(block, func(rest []byte) (engine.Plan, error) {
 		return practical.Suite{}.Plan(rest, source)
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Env.Path = engine.RelativeTo(source, cfg.Env.Path)
-	return newPlan(cfg)
+	}, func(block []byte) (engine.Plan, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Env.Path = engine.RelativeTo(source, cfg.Env.Path)
+		return newPlan(cfg)
+	})
 }
 
 // Reproductions implements engine.Reproducer.
 func (Family) Reproductions() map[string][]byte {
-	out := map[string][]byte{"qiao-fig1": append([]byte(nil), qiaoFig1YAML...)}
-	for name, block := range (practical.Suite{}).Reproductions() {
-		out[name] = engine.WithSuite(practical.SuiteName, block)
-	}
-	return out
+	return practicalSuite.AddReproductions(map[string][]byte{"qiao-fig1": append([]byte(nil), qiaoFig1YAML...)}, practical.Suite{}.Reproductions())
 }
 
-// splitSuite reports whether block is a practical-suite block (`suite: practical`) and returns
-// the block without the key; another suite name is an error naming the allowed one.
-func splitSuite(block []byte) (bool, []byte, error) {
-	suite, rest, err := engine.SplitSuite(block)
-	switch {
-	case err != nil:
-		return false, nil, err
-	case suite == "":
-		return false, block, nil
-	case suite == practical.SuiteName:
-		return true, rest, nil
-	}
-	return false, nil, fmt.Errorf("suite: unknown suite %q of family tabular (allowed: %s, or omit it for the papers' suite)", suite, practical.SuiteName)
-}
+// practicalSuite is the practical suite's schema of a tabular block (`suite: practical`; a
+// block without the key is the papers' suite, Config).
+var practicalSuite = engine.NamedSuite{Family: FamilyName, Name: practical.SuiteName, Default: "the papers' suite"}
 
 // PlanConfig plans an already parsed and validated configuration (flags applied).
 func PlanConfig(cfg *Config) (*engine.Planned, error) {
-	p, err := newPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewPlanned(FamilyName, p)
+	return engine.PlanWith(FamilyName, newPlan, cfg)
 }
 
 // plan is a tabular experiment planned into (curve, seed) units, curve-major.
@@ -190,8 +152,8 @@ func newPlan(cfg *Config) (*plan, error) {
 	}
 	p := &plan{cfg: cfg, m: m}
 	p.mem = p.memoryEstimate()
-	if err := p.mem.CheckPlanning(); err != nil {
-		return nil, err // before any agent is built
+	if err := engine.CheckPlanning(p.mem.Unit[:1]); err != nil {
+		return nil, err // before any agent is built (one per curve, in turn, to validate it)
 	}
 	envSHA := ""
 	if cfg.Env.Name == "file" {
@@ -299,26 +261,14 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 
 // Resize implements engine.Resizer.
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	suite, rest, err := splitSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	if suite {
-		b, err := practical.Suite{}.Resize(rest, episodes, seeds)
-		return engine.WithSuite(practical.SuiteName, b), err
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	if episodes != 0 {
-		cfg.Episodes = episodes
-	}
-	if seeds != nil {
-		cfg.Seeds = seeds
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(cfg)
+	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+		return practical.Suite{}.Resize(rest, episodes, seeds)
+	}, func(block []byte) ([]byte, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
+		}
+		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
+		return engine.MarshalValid(cfg)
+	})
 }

@@ -171,12 +171,7 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 	finals := map[string][]float64{}
 	var order []string
 	for i, c := range r.Curves {
-		names := make([]string, len(c.Runs))
-		runs := make([][]float64, len(c.Runs))
-		for j, s := range c.Runs {
-			names[j] = fmt.Sprintf("seed_%d", s.Seed)
-			runs[j] = s.Cum
-		}
+		names, runs := report.SeedColumns(len(c.Runs), func(j int) (uint64, []float64) { return c.Runs[j].Seed, c.Runs[j].Cum })
 		rel := filepath.Join("curves", sanitize(c.Spec.Label)+".csv")
 		path, err := rundir.Within(dir, rel)
 		if err != nil {
@@ -216,12 +211,7 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		}
 		curves := groups[g]
 		if r.NoLearning > 0 {
-			ref := make([]float64, K)
-			for k := range ref {
-				ref[k] = r.NoLearning * float64(k+1)
-			}
-			curves = append(curves, report.Curve{Label: fmt.Sprintf("no learning (uniform policy, %.4g/episode)", r.NoLearning), X: x,
-				Band: report.Band{Mean: ref}, Style: report.StyleReference})
+			curves = append(curves, report.NoLearningCurve(x, r.NoLearning))
 		}
 		opts := report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: r.Output.UseLogY(finals[g])}
 		path, err := rundir.Within(dir, name)

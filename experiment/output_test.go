@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,22 +10,9 @@ import (
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/tabular"
 )
-
-// readManifest decodes dir/manifest.json generically (so the test names the JSON keys).
-func readManifest(t *testing.T, dir string) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // qiaoResult runs the qiao-fig1 configuration at a tiny K.
 func qiaoResult(t *testing.T, seeds []uint64) *Result {
@@ -55,28 +41,16 @@ func TestManifestHonestTabular(t *testing.T) {
 	if _, _, err := WriteQiaoSummary(res, filepath.Join(dir, "summary.md")); err != nil {
 		t.Fatal(err)
 	}
-	m := readManifest(t, dir)
-	files, _ := m["files"].([]any)
-	has := map[string]bool{}
-	for _, f := range files {
-		has[f.(string)] = true
-	}
+	m := rundirtest.ReadManifest(t, dir)
+	has := rundirtest.CheckFiles(t, dir, m)
 	for _, f := range []string{"summary.md", "summary.claims.json", "regret-faithful.png"} {
 		if !has[f] {
-			t.Errorf("manifest files %v lack %s", files, f)
+			t.Errorf("manifest files %v lack %s", m["files"], f)
 		}
 	}
-	mst, _ := os.Stat(filepath.Join(dir, "manifest.json"))
-	for f := range has {
-		st, err := os.Stat(filepath.Join(dir, f))
-		if err != nil {
-			t.Errorf("listed file %s missing", f)
-		} else if st.ModTime().After(mst.ModTime()) {
-			t.Errorf("%s written after the manifest", f)
-		}
-	}
-	if m["git_commit"] != "unknown" || m["git_modified"] != "unknown" || m["dprl_version"] != Version || m["go_version"] == nil {
-		t.Errorf("provenance: commit %v modified %v dprl %v go %v", m["git_commit"], m["git_modified"], m["dprl_version"], m["go_version"])
+	rundirtest.CheckProvenance(t, m)
+	if m["git_modified"] != "unknown" || m["dprl_version"] != Version {
+		t.Errorf("provenance: modified %v dprl %v", m["git_modified"], m["dprl_version"])
 	}
 	if in, ok := m["inputs"].([]any); !ok || len(in) != 0 {
 		t.Errorf("inputs of an embedded config: %v, want []", m["inputs"])
@@ -110,10 +84,7 @@ func TestManifestSettingsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envPath := filepath.Join(tmp, "rs5.json")
-	if err := os.WriteFile(envPath, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	envPath := rundirtest.WriteFile(t, tmp, "rs5.json", data)
 	cfgPath := filepath.Join(tmp, "c.yaml")
 	yaml := "name: t\nenv: {name: file, path: " + envPath + ", horizon: 20}\nepisodes: 20\nseeds: [1]\n" +
 		"curves:\n  - {agent: ucbvi, epsilon: 3, calibration: unit}\n  - {agent: dp-ucbvi-jdp, epsilon: 1}\n"
@@ -132,7 +103,7 @@ func TestManifestSettingsUsed(t *testing.T) {
 	if _, err := res.Write(dir, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	man := readManifest(t, dir)
+	man := rundirtest.ReadManifest(t, dir)
 	c := man["config"].(map[string]any)
 	env := c["env"].(map[string]any)
 	if env["horizon"] != 5.0 {
@@ -145,14 +116,8 @@ func TestManifestSettingsUsed(t *testing.T) {
 	if p := curves[1].(map[string]any); p["epsilon"] != 1.0 || p["calibration"] != "exact" {
 		t.Errorf("private curve: %v", p)
 	}
-	in, _ := man["inputs"].([]any)
-	roles := map[string]string{}
-	for _, x := range in {
-		e := x.(map[string]any)
-		roles[e["role"].(string)] = e["sha256"].(string)
-	}
-	if len(roles["config"]) != 64 || len(roles["env"]) != 64 {
-		t.Errorf("inputs %v: want the SHA-256 of the config and env files", in)
+	if roles := rundirtest.HashedRoles(man); !roles["config"] || !roles["env"] {
+		t.Errorf("inputs %v: want the SHA-256 of the config and env files", man["inputs"])
 	}
 
 	// RiverSwim: no Garnet parameters in the manifest.
@@ -167,7 +132,7 @@ func TestManifestSettingsUsed(t *testing.T) {
 	if _, err := res2.Write(dir2, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	env2 := readManifest(t, dir2)["config"].(map[string]any)["env"].(map[string]any)
+	env2 := rundirtest.ReadManifest(t, dir2)["config"].(map[string]any)["env"].(map[string]any)
 	for _, k := range []string{"states", "actions", "branching", "reward_density", "env_seed"} {
 		if _, ok := env2[k]; ok {
 			t.Errorf("riverswim manifest records garnet parameter %s", k)
@@ -274,15 +239,11 @@ func TestZeroRegretAndOneSeed(t *testing.T) {
 		if ci := man.Curves[0].CI(); (seeds == 1) != (ci == "n=1, no CI") || strings.Contains(ci, "NaN") {
 			t.Errorf("%d seeds: CI text %q", seeds, ci)
 		}
-		m := readManifest(t, dir)
-		c0 := m["curves"].([]any)[0].(map[string]any)
+		c0 := rundirtest.Entry(t, rundirtest.ReadManifest(t, dir), "curves", 0)
 		if seeds == 1 {
-			if c0["final_ci95_lo"] != nil || c0["final_ci95_hi"] != nil {
-				t.Errorf("one seed: CI %v %v, want null", c0["final_ci95_lo"], c0["final_ci95_hi"])
-			}
-			u, _ := c0["undefined"].(map[string]any)
-			if u["final_ci95_lo"] == nil {
-				t.Errorf("one seed: no reason for the missing CI: %v", c0)
+			rundirtest.CheckUndefined(t, "one seed", c0, "final_ci95_lo")
+			if c0["final_ci95_hi"] != nil {
+				t.Errorf("one seed: CI hi %v, want null", c0["final_ci95_hi"])
 			}
 		} else if c0["final_ci95_lo"] != 0.0 {
 			t.Errorf("%d seeds: CI lo %v, want 0", seeds, c0["final_ci95_lo"])

@@ -2,13 +2,9 @@ package experiment
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-
-	"slices"
-
 	"time"
 
+	"github.com/dprl/dprl/agents/protocol"
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
@@ -114,75 +110,32 @@ func newAgent(m *model.MDP, cfg *Config, ac agents.Config, streams engine.Stream
 
 // RunSeed runs one agent for cfg.Episodes episodes with the streams of one seed and returns
 // its exact cumulative regret. advance, if non-nil, is called with the number of episodes
-// completed since its last call.
+// completed since its last call. The agent runs through the one episode loop (protocol.Run):
+// its curator publishes, user k plays from her stream Users().Index(k−1) and reports.
 func RunSeed(ctx context.Context, m *model.MDP, cfg *Config, ac agents.Config, st engine.Streams, advance func(int64)) (SeedRun, error) {
 	start := time.Now()
-	seed := st.Seed
 	ag, err := newAgent(m, cfg, ac, st)
 	if err != nil {
 		return SeedRun{}, err
 	}
 	K := cfg.Episodes
-	out := SeedRun{Seed: seed, Cum: make([]float64, K)}
-	reg := model.NewRegret(m)
-	users := st.Users()
-	pcg := rand.NewPCG(0, 0)
-	user := rand.New(pcg)
-	traj := model.NewTrajectory(m.H)
-	prev := model.NewDeterministic(m.S, m.H)
-	last, cum := 0.0, 0.0
-	const chunk = 1024
-	reported := 0
-	for k := 0; k < K; k++ {
-		if k%chunk == 0 && k > 0 {
-			if advance != nil {
-				advance(int64(k - reported))
-				reported = k
-			}
-			if err := ctx.Err(); err != nil {
-				return SeedRun{}, err
-			}
-		}
-		pol, err := ag.Server.Policy()
-		if err != nil {
-			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
-		}
-		// Exact regret of π_k; re-evaluated only when the policy changed.
-		if k == 0 || !samePolicy(pol, prev) {
-			last = reg.Of(pol)
-			if k > 0 {
-				out.PolicyChanges++
-			}
-			for h := range pol.Act {
-				copy(prev.Act[h], pol.Act[h])
-			}
-		}
-		cum += last
-		out.Cum[k] = cum
-		if k == K-1 {
-			break // episode K's data is never released (spec pitfall 24)
-		}
-		users.Index(uint64(k)).Reseed(pcg)
-		m.Rollout(pol, user, traj)
-		if err := ag.Server.Receive(ag.Client.Encode(traj)); err != nil {
-			return SeedRun{}, fmt.Errorf("episode %d: %w", k+1, err)
-		}
+	sess, ev, err := ag.Session(agents.AgentName(ac), m, K)
+	if err != nil {
+		return SeedRun{}, err
 	}
-	if advance != nil {
-		advance(int64(K - reported))
+	out := SeedRun{Seed: st.Seed, Cum: make([]float64, K)}
+	cum := 0.0
+	if err := protocol.Run(ctx, sess, protocol.Options{Episodes: K, Users: st.Episodes(engine.FromZero), Progress: advance,
+		Each: func(k int, regret float64) {
+			cum += regret
+			out.Cum[k-1] = cum
+		}}); err != nil {
+		return SeedRun{}, err
 	}
 	out.Final = cum
+	out.PolicyChanges = ev.PolicyChanges()
 	out.Diagnostics = ag.Server.Diagnostics()
 	out.LastE = ag.Server.Billboard().E
 	out.Seconds = time.Since(start).Seconds()
 	return out, nil
-}
-
-func samePolicy(a, b *model.Policy) bool {
-	for h := range a.Act {
-		if !slices.Equal(a.Act[h], b.Act[h]) {
-			return false
-		}
-	}
-	return true
 }

@@ -114,9 +114,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 
 // SpecEnvs implements engine.SpecEnvLister.
 func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}},
-		{Name: "garnet", Params: []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"}},
-		{Name: "file"}}
+	return []engine.SpecEnv{
+		{Name: "riverswim", Params: []string{"horizon"},
+			Desc: "RiverSwim (Osband et al. 2013 episodic variant, as in Chowdhury & Zhou 2021 and Qiao & Wang 2023): S=6, A=2, default H=20"},
+		{Name: "garnet", Params: []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"},
+			Desc: "seeded random Garnet-style MDP (dprl run also takes --states, --actions, --branching, --reward-density, --env-seed)"},
+		{Name: "file", Desc: "an MDP loaded from a JSON or YAML file (env.file, dprl run --env-file)"}}
 }
 
 // practicalNames lists dprl's practical tabular agents (for errors).

@@ -20,6 +20,10 @@
 // confidence widths are fixed from public parameters (constants.go) before any data; the
 // multipliers BetaMult (c_β) and ShiftMult (c_shift) never touch a noise level, and the
 // positive-definiteness repair (eigenvalue clamp of a released matrix) is post-processing.
+// Every agent follows the contract of package protocol (protocol.go): the curator publishes
+// the planned policy, the user reports her raw leaves (*protocol.Leaves, to a trusted
+// curator) or her privatised report (*protocol.Privatized, the only input of a LocalCurator),
+// checked at the boundary before any statistic changes.
 //
 // Randomness: NewSeeded derives every stream from one rng.Seed (users/k, ties, one stream per
 // tree, the users' randomisers); New uses the hardened noise.Secure source for all noise.

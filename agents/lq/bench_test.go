@@ -36,6 +36,24 @@ func benchSystems(b *testing.B) map[string]*lq.System {
 	}
 }
 
+// benchEpisodes runs b.N runs of K episodes (run(i) returns the seconds spent in the
+// optimistic step and in all) and reports episodes/s and the optimistic step's share of the
+// time.
+func benchEpisodes(b *testing.B, K int, run func(i int) (search, total float64, err error)) {
+	var eps, search, total float64
+	for i := 0; i < b.N; i++ {
+		s, tot, err := run(i)
+		if err != nil {
+			b.Fatal(err)
+		}
+		eps += float64(K)
+		search += s
+		total += tot
+	}
+	b.ReportMetric(eps/b.Elapsed().Seconds(), "episodes/s")
+	b.ReportMetric(search/total, "search-share")
+}
+
 // BenchmarkEpisode measures whole episodes (release, planning with the optimistic step,
 // exact regret, rollout, curator update) in runs of K episodes, and reports episodes/s and the
 // optimistic step's share of the time. Non-private runs use K = 200 (the search does real work
@@ -51,18 +69,13 @@ func BenchmarkEpisode(b *testing.B) {
 			K     int
 		}{{"ofu-rl", math.Inf(1), 200}, {"private-eps1", 1, 2000}} {
 			b.Run(name+"/"+c.label, func(b *testing.B) {
-				var eps, search, total float64
-				for i := 0; i < b.N; i++ {
+				benchEpisodes(b, c.K, func(i int) (float64, float64, error) {
 					res, err := Run(context.Background(), sys, DefaultConfig(c.eps, c.K), rng.NewSeed(uint64(i)), nil)
 					if err != nil {
-						b.Fatal(err)
+						return 0, 0, err
 					}
-					eps += float64(c.K)
-					search += res.Diag.SearchSeconds
-					total += res.Diag.Seconds
-				}
-				b.ReportMetric(eps/b.Elapsed().Seconds(), "episodes/s")
-				b.ReportMetric(search/total, "search-share")
+					return res.Diag.SearchSeconds, res.Diag.Seconds, nil
+				})
 			})
 		}
 	}
@@ -109,20 +122,15 @@ func BenchmarkPracticalEpisode(b *testing.B) {
 		K     int
 	}{{"practical-eps1", false, 20000}, {"practical-eps1-K1e5", false, 100000}, {"noise-off", true, 20000}} {
 		b.Run(c.label, func(b *testing.B) {
-			var eps, search, total float64
-			for i := 0; i < b.N; i++ {
+			benchEpisodes(b, c.K, func(i int) (float64, float64, error) {
 				cfg := DefaultPracticalConfig(1, c.K)
 				cfg.NoiseOff = c.off
 				res, err := RunPractical(context.Background(), sys, cfg, rng.NewSeed(uint64(i)), nil)
 				if err != nil {
-					b.Fatal(err)
+					return 0, 0, err
 				}
-				eps += float64(c.K)
-				search += res.Diag.SearchSeconds
-				total += res.Diag.Seconds
-			}
-			b.ReportMetric(eps/b.Elapsed().Seconds(), "episodes/s")
-			b.ReportMetric(search/total, "search-share")
+				return res.Diag.SearchSeconds, res.Diag.Seconds, nil
+			})
 		})
 	}
 }

@@ -2,10 +2,10 @@ package lq
 
 import (
 	"context"
-	"fmt"
-	"math"
+	"math/rand/v2"
 	"time"
 
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
@@ -68,110 +68,52 @@ func PracticalStreams(seed rng.Seed) (users, privacy, opt rng.Seed) {
 }
 
 // RunPractical runs a practical agent for cfg.Episodes episodes on sys with all randomness
-// derived from seed (seeded noise: reproducible, not hardened). The same seed gives
-// bit-identical results. progress, if non-nil, is called after every episode.
+// derived from seed (seeded noise: reproducible, not hardened; PracticalStreams). The same seed
+// gives bit-identical results. progress, if non-nil, is called with the number of episodes done
+// from time to time.
 func RunPractical(ctx context.Context, sys *lq.System, cfg PracticalConfig, seed rng.Seed, progress func(k int)) (*PracticalResult, error) {
+	users, priv, opt := PracticalStreams(seed)
+	return RunPracticalWith(ctx, sys, cfg, PracticalRunStreams{Users: userStreams(users), Noise: noise.NewSeeded(priv.Rand()), Optimiser: opt}, counting(progress))
+}
+
+// PracticalRunStreams are the random streams of one practical run.
+type PracticalRunStreams struct {
+	// Users returns user k's noise stream (k = 1..K).
+	Users func(k int) *rand.Rand
+	// Noise is the counter's noise source (nil: noise.Secure).
+	Noise noise.Source
+	// Optimiser is the public optimiser stream tree (release j, reference i use
+	// Optimiser.Index(j).Index(i)).
+	Optimiser rng.Seed
+}
+
+// RunPracticalWith runs a practical agent for cfg.Episodes episodes on sys through the one
+// episode loop (protocol.Run: the curator prepares the plans of each release, user k plays the
+// reference plan closest to her x_{k,1} with her stream, the curator receives her path; the
+// K-th path is never inserted). progress, if non-nil, receives the episodes completed every 64
+// episodes and at the end.
+func RunPracticalWith(ctx context.Context, sys *lq.System, cfg PracticalConfig, st PracticalRunStreams, progress func(int64)) (*PracticalResult, error) {
 	pub := PublicOf(sys)
-	users, priv, optSeed := PracticalStreams(seed)
-	cur, err := NewPracticalCurator(pub, cfg, noise.NewSeeded(priv.Rand()))
+	cur, err := NewPracticalCurator(pub, cfg, st.Noise)
 	if err != nil {
 		return nil, err
 	}
-	pl, err := NewPracticalPlanner(pub, cfg, optSeed)
+	pl, err := NewPracticalPlanner(pub, cfg, st.Optimiser)
 	if err != nil {
 		return nil, err
 	}
-	K, n, d, H := cfg.Episodes, sys.N, sys.D, sys.H
+	K := cfg.Episodes
+	srv := NewPracticalServer(cur, pl, cfg.Name())
+	ev := NewPracticalEvaluator(sys)
 	res := &PracticalResult{Regret: make([]float64, K), Report: cur.Report()}
-	dg := &res.Diag
 	start := time.Now()
-	tr := &Trajectory{X: make([][]float64, H+1), U: make([][]float64, H)}
-	for h := range tr.X {
-		tr.X[h] = make([]float64, n)
+	if err := protocol.Run(ctx, protocol.NewSession(srv, NewPracticalUser(sys, srv.Expect()), ev), protocol.Options{Episodes: K, Users: st.Users,
+		Every: 64, Progress: progress, Each: func(k int, r float64) { res.Regret[k-1] = r }}); err != nil {
+		return nil, err
 	}
-	for h := range tr.U {
-		tr.U[h] = make([]float64, d)
-	}
-	w := make([]float64, n)
-	userPCG := users.Index(0).PCG()
-	userRand := randFrom(userPCG)
-	thetaOK := frob(sys.Theta) <= 1
-	last := -1
-	for k := 1; k <= K; k++ {
-		if k%64 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		rel := cur.Release()
-		if rel.Index != last {
-			t0 := time.Now()
-			if err := pl.Prepare(rel); err != nil {
-				return nil, fmt.Errorf("episode %d: %w", k, err)
-			}
-			dg.SearchSeconds += time.Since(t0).Seconds()
-			last = rel.Index
-			dg.Releases++
-			if pl.Set.PDRepair {
-				dg.PDRepairs++
-			}
-			in := thetaOK && pl.Set.Set.Contains(sys.Theta)
-			if in {
-				dg.InSet++
-			}
-			for _, rp := range pl.Refs {
-				dg.Searches++
-				dg.Fevals += int64(rp.Search.Fevals)
-				if rp.Search.EarlyExit {
-					dg.EarlyExits++
-				}
-				if rp.Search.Empty {
-					dg.EmptySets++
-				}
-				switch rp.Mode {
-				case SearchCold:
-					dg.ColdSearches++
-				case SearchWarm:
-					dg.WarmSearches++
-				case SearchFallback:
-					dg.WarmFallbacks++
-				}
-				if js := sys.Optimal(rp.X); in && rp.Search.F > js+1e-9*(1+math.Abs(js)) {
-					dg.OptimismViolations++
-				}
-			}
-		}
-		x1 := tr.X[0]
-		sys.InitialState(k, x1) // user k's private initial state
-		rp := &pl.Refs[pl.Choose(x1)]
-		if rp.Zero {
-			dg.ZeroPolicy++
-		} else if dg.FirstNonZero == 0 {
-			dg.FirstNonZero = k
-		}
-		if res.Regret[k-1], err = sys.Regret(rp.Gains, x1); err != nil {
-			return nil, err
-		}
-		users.Index(uint64(k)).Reseed(userPCG)
-		for h := 0; h < H; h++ {
-			kh := rp.Gains[h]
-			for i := 0; i < d; i++ {
-				v := 0.0
-				for j := 0; j < n; j++ {
-					v += kh[i*n+j] * tr.X[h][j]
-				}
-				tr.U[h][i] = v
-			}
-			sys.SampleNoise(userRand, w)
-			sys.Step(tr.X[h], tr.U[h], w, tr.X[h+1])
-		}
-		if k < K {
-			if err := cur.Receive(tr); err != nil {
-				return nil, err
-			}
-		}
-		if progress != nil {
-			progress(k)
-		}
-	}
+	dg := &res.Diag
+	*dg = ev.Diag
+	dg.SearchSeconds = srv.SearchSeconds
 	dg.Kept, dg.Truncated, dg.Scaled, dg.Dropped = cur.Encoder()
 	if pl.Set != nil {
 		dg.FinalBeta, dg.FinalNoiseBound = pl.Set.Set.Beta, pl.Set.NoiseBound

@@ -24,8 +24,9 @@
 // Run (loop.go) is the one episode loop of every family: the experiment runners, the agents'
 // own tests and the audits' learning checks all drive agents through it.
 //
-// This package imports only model-free foundations (rng, internal/strictdecode); the families
-// implement the contract in their own packages (agents/<family>/protocol.go).
+// This package imports no model, agent or experiment package (only internal/strictdecode);
+// the families implement the contract in their own packages (agents/<family>/protocol.go), and
+// the runners give Run the users' streams from engine.Streams.Episodes.
 package protocol
 
 import (

@@ -406,6 +406,31 @@ func TestPaperUnitEquivalence(t *testing.T) {
 	}
 }
 
+// playReleases plays K users (usersOf(seed)) through the agent on m. Before user k plays,
+// check sees the release she is given (with its count error E); after her episode, observe
+// (if not nil) sees her trajectory, which (but the last user's) the server receives.
+func playReleases(t *testing.T, ag *Agent, m *model.MDP, K int, seed uint64, check func(k int, E float64), observe func(traj *model.Trajectory)) {
+	t.Helper()
+	users := usersOf(seed)
+	traj := model.NewTrajectory(m.H)
+	for k := 0; k < K; k++ {
+		pol, err := ag.Server.Policy()
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(k, ag.Server.Billboard().E)
+		m.Rollout(pol, users(k), traj)
+		if observe != nil {
+			observe(traj)
+		}
+		if k < K-1 {
+			if err := ag.Server.Receive(ag.Client.Encode(traj)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestPostProcessingInvariants checks spec §3.7 items 1–2 on every release of a JDP run:
 // Ñ(s,a,s') > 0, P̃ sums to 1, x within the LP's window.
 func TestPostProcessingInvariants(t *testing.T) {
@@ -413,14 +438,7 @@ func TestPostProcessingInvariants(t *testing.T) {
 	const K = 300
 	ag := newAgent(t, m, K, "dp-ucbvi", privacyConfig(JDP, 1, Strict, ETheory), PracticalBonus(), 8)
 	p := ag.Server.(*curatorServer).planner.(*DPUCBVI)
-	users := usersOf(8)
-	traj := model.NewTrajectory(m.H)
-	for k := 0; k < K; k++ {
-		pol, err := ag.Server.Policy()
-		if err != nil {
-			t.Fatal(err)
-		}
-		E := ag.Server.Billboard().E
+	playReleases(t, ag, m, K, 8, func(k int, E float64) {
 		for i := range p.nsa {
 			s := 0.0
 			for _, x := range p.nt[i*m.S : (i+1)*m.S] {
@@ -433,11 +451,7 @@ func TestPostProcessingInvariants(t *testing.T) {
 				t.Fatalf("Ñ(s,a) = %g != Σ Ñ(s,a,·) = %g", p.nsa[i], s)
 			}
 		}
-		m.Rollout(pol, users(k), traj)
-		if k < K-1 {
-			_ = ag.Server.Receive(ag.Client.Encode(traj))
-		}
-	}
+	}, nil)
 }
 
 func TestBadConfig(t *testing.T) {
@@ -508,28 +522,16 @@ func TestNeverUnderestimates(t *testing.T) {
 		ag := newAgent(t, m, K, "dp-ucbvi", priv, PracticalBonus(), 9)
 		p := ag.Server.(interface{ plannerOf() Planner }).plannerOf().(*DPUCBVI)
 		trueN := make([]float64, m.H*m.S*m.A)
-		users := usersOf(9)
-		traj := model.NewTrajectory(m.H)
-		for k := 0; k < K; k++ {
-			pol, err := ag.Server.Policy()
-			if err != nil {
-				t.Fatal(err)
-			}
-			E := ag.Server.Billboard().E
+		playReleases(t, ag, m, K, 9, func(k int, E float64) {
 			for i, n := range trueN {
 				if p.nsa[i] < n-1e-9 || p.nsa[i] > n+E+1e-9 {
 					t.Fatalf("%s episode %d pair %d: Ñ = %g outside [N, N+E] = [%g, %g]", priv.Model, k, i, p.nsa[i], n, n+E)
 				}
 			}
-			m.Rollout(pol, users(k), traj)
+		}, func(traj *model.Trajectory) {
 			for h := 0; h < m.H; h++ {
 				trueN[(h*m.S+traj.S[h])*m.A+traj.A[h]]++
 			}
-			if k < K-1 {
-				if err := ag.Server.Receive(ag.Client.Encode(traj)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		})
 	}
 }

@@ -227,10 +227,7 @@ func testSweepShardsMergeEqualLocal(t *testing.T, repro string) {
 	if code != 0 {
 		t.Fatalf("sweep config: %d %s", code, stderr)
 	}
-	cfgPath := filepath.Join(dir, "q.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := putFile(t, dir, "q.yaml", cfg)
 	sweep := filepath.Join(dir, "sweep")
 	for i := range 3 {
 		if i == 2 {
@@ -293,10 +290,7 @@ func kill9Resume(t *testing.T, repro, episodes string, killAt int) {
 	if code != 0 {
 		t.Fatal("sweep config failed")
 	}
-	cfgPath := filepath.Join(dir, "q.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := putFile(t, dir, "q.yaml", cfg)
 	code, plan, _ := runCLI(t, "sweep", "plan", cfgPath)
 	var total int
 	if code != 0 || !strings.HasPrefix(plan, "# ") {
@@ -358,15 +352,8 @@ func TestCLIHelper(t *testing.T) {
 // [1, engine.MaxShards] (or the cluster launchers' lower limit) with exit status 2, before
 // planning anything.
 func TestSweepShardBounds(t *testing.T) {
-	code, cfg, stderr := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "100", "--seeds", "1-2")
-	if code != 0 {
-		t.Fatalf("sweep config: exit %d: %s", code, stderr)
-	}
 	dir := t.TempDir()
-	cfgPath := filepath.Join(dir, "s.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := qiaoConfigFile(t, dir, "s.yaml", "100", "1-2")
 	out := filepath.Join(dir, "out")
 	for _, args := range [][]string{
 		{"sweep", "plan", cfgPath, "--shards", "0"},

@@ -123,10 +123,7 @@ func TestConfigRelativeEnvFile(t *testing.T) {
 		"spec.yaml":  "family: tabular\nenv: {name: file, file: m.json}\nagents: [practical-jdp]\nprivacy: {epsilons: [1], delta: 1.0e-5}\nepisodes: 200\nseeds: [1]\n",
 		"sweep.yaml": "name: s\nenv: {name: file, path: m.json}\nepisodes: 200\nseeds: [1]\ncurves: [{label: u, agent: ucbvi}]\n",
 	} {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := putFile(t, dir, name, doc)
 		if code, _, stderr := runCLI(t, "run", "--config", p, "--quiet", "--out", filepath.Join(t.TempDir(), "out")); code != 0 {
 			t.Errorf("%s: exit %d: %s", name, code, stderr)
 		}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
 // runCLIWithin runs the CLI and fails the test if it has not returned within 10 s. On a
@@ -42,14 +44,8 @@ func runCLIWithin(t *testing.T, fifo string, args ...string) (code int, stderr s
 // exit status 2 and a message naming the field and the kind of file; none of them may block.
 func TestFIFOInputsRefused(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "input.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "cfg.yaml")
-	if err := os.WriteFile(cfg, []byte("name: x\nenv: {name: file, path: "+fifo+"}\nepisodes: 10\nseeds: [1, 2]\ncurves: [{agent: ucbvi}]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifo := boundedreadtest.FIFO(t, filepath.Join(dir, "input.yaml"))
+	cfg := putFile(t, dir, "cfg.yaml", "name: x\nenv: {name: file, path: "+fifo+"}\nepisodes: 10\nseeds: [1, 2]\ncurves: [{agent: ucbvi}]\n")
 	out := filepath.Join(dir, "out")
 	for _, c := range []struct {
 		name string
@@ -88,13 +84,7 @@ func TestFIFOInputsRefused(t *testing.T) {
 // is refused at once with exit status 2 naming the limit, without being read (`sweep plan`
 // used to read any size).
 func TestLargeConfigRefused(t *testing.T) {
-	big := filepath.Join(t.TempDir(), "big.yaml")
-	if err := os.WriteFile(big, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(big, 1<<40); err != nil {
-		t.Skipf("no sparse files here: %v", err)
-	}
+	big := boundedreadtest.Sparse(t, filepath.Join(t.TempDir(), "big.yaml"))
 	for _, args := range [][]string{
 		{"sweep", "plan", big},
 		{"sweep", "run", big, "--out", filepath.Join(filepath.Dir(big), "out"), "--shard", "0/1"},

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
 var updateHostile = flag.Bool("update", false, "rewrite docs/hostile-inputs.md (TestHostileInputs)")
@@ -43,7 +45,6 @@ type hostileCase struct {
 	// are otherwise empty).
 	env []string
 }
-
 
 // hostileCases are the hostile inputs, grouped by command.
 func hostileCases() []hostileCase {
@@ -269,9 +270,7 @@ func hostileFixtures(t *testing.T, tmp string) {
 	if err := os.Mkdir(filepath.Join(tmp, "cwd"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(filepath.Join(tmp, "fifo.yaml"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	boundedreadtest.FIFO(t, filepath.Join(tmp, "fifo.yaml"))
 	if err := os.WriteFile(filepath.Join(tmp, "file"), []byte("not a directory\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -46,43 +46,19 @@ func checkBad(t *testing.T, cases []badCase) {
 // memory limit.
 func TestBadInputExit2(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	badMDP := filepath.Join(dir, "mdp.json")
-	if err := os.WriteFile(badMDP, []byte(`{"states": 2, "states": 2}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lm := filepath.Join(dir, "lm.yaml")
-	if err := os.WriteFile(lm, []byte(lmTestConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lin := filepath.Join(dir, "lin.yaml")
-	if err := os.WriteFile(lin, []byte(linSmall), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := putFile(t, dir, "file", "x")
+	badMDP := putFile(t, dir, "mdp.json", `{"states": 2, "states": 2}`)
+	lm := putFile(t, dir, "lm.yaml", lmTestConfig)
+	lin := putFile(t, dir, "lin.yaml", linSmall)
 	tinyEpsLM := filepath.Join(dir, "lm-eps.yaml")
 	if err := os.WriteFile(tinyEpsLM, []byte(strings.Replace(lmTestConfig, "mode: jdp, epsilons: [0.5]}\n  - {algorithm: ucrl-vtr, mode: ldp",
 		"mode: jdp, epsilons: [1e-320]}\n  - {algorithm: ucrl-vtr, mode: ldp", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tinyEpsLin := filepath.Join(dir, "lin-eps.yaml")
-	if err := os.WriteFile(tinyEpsLin, []byte(strings.Replace(linSmall, "epsilons: [10]", "epsilons: [1e-320]", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	twoDocs := filepath.Join(dir, "two.yaml")
-	if err := os.WriteFile(twoDocs, []byte("name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\n---\nname: y\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lmTwo := filepath.Join(dir, "lm-two.yaml")
-	if err := os.WriteFile(lmTwo, []byte(lmTestConfig+"---\n"+lmTestConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	linTwo := filepath.Join(dir, "lin-two.yaml")
-	if err := os.WriteFile(linTwo, []byte(linSmall+"---\n"+linSmall), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tinyEpsLin := putFile(t, dir, "lin-eps.yaml", strings.Replace(linSmall, "epsilons: [10]", "epsilons: [1e-320]", 1))
+	twoDocs := putFile(t, dir, "two.yaml", "name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\n---\nname: y\n")
+	lmTwo := putFile(t, dir, "lm-two.yaml", lmTestConfig+"---\n"+lmTestConfig)
+	linTwo := putFile(t, dir, "lin-two.yaml", linSmall+"---\n"+linSmall)
 	out := filepath.Join(dir, "out")
 	long := []string{"--episodes", "10000000", "--seeds", "1-3", "--quiet"} // hours of compute
 	run := func(args ...string) []string { return append(append([]string{"run", "--out", out}, long...), args...) }
@@ -151,10 +127,7 @@ func TestBadInputExit2(t *testing.T) {
 // than silently ignored.
 func TestFlagsNeverIgnored(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte("name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := putFile(t, dir, "c.yaml", "name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\n")
 	mdp := filepath.Join("..", "..", "model", "tabular", "testdata", "riverswim.yaml")
 	out := filepath.Join(dir, "out")
 	run := func(args ...string) []string {

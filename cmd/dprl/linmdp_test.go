@@ -24,10 +24,7 @@ beta_modes:
 
 func TestLinearMDPReproduce(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "c.yaml")
-	if err := os.WriteFile(cfg, []byte(linSmall), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := putFile(t, dir, "c.yaml", linSmall)
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := runCLI(t, "reproduce", "linear-mdp", "--config", cfg, "--out", out, "--quiet", "--workers", "2")
 	if code != 0 {

@@ -31,10 +31,7 @@ curves:
 // complete run directory and bit-identical CSVs.
 func TestLinearMixtureReproduce(t *testing.T) {
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "lm.yaml")
-	if err := os.WriteFile(cfg, []byte(lmTestConfig), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := putFile(t, dir, "lm.yaml", lmTestConfig)
 	var first map[string][]byte
 	for _, w := range []string{"1", "2"} {
 		out := filepath.Join(dir, "w"+w)
@@ -73,14 +70,8 @@ func TestLinearMixtureReproduce(t *testing.T) {
 
 func TestLinearMixtureBadInput(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte(lmTestConfig+"bogus: 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	badEps := filepath.Join(dir, "eps.yaml")
-	if err := os.WriteFile(badEps, []byte(strings.Replace(lmTestConfig, "epsilons: [0.5]}\n  - {algorithm: ucrl-vtr, mode: ldp", "epsilons: [-1]}\n  - {algorithm: ucrl-vtr, mode: ldp", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := putFile(t, dir, "bad.yaml", lmTestConfig+"bogus: 1\n")
+	badEps := putFile(t, dir, "eps.yaml", strings.Replace(lmTestConfig, "epsilons: [0.5]}\n  - {algorithm: ucrl-vtr, mode: ldp", "epsilons: [-1]}\n  - {algorithm: ucrl-vtr, mode: ldp", 1))
 	for _, c := range []struct {
 		args []string
 		want string

@@ -31,14 +31,8 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // non-zero exit, and leave no run directory claiming success.
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte("name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\nbogus: 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	badMDP := filepath.Join(dir, "mdp.json")
-	if err := os.WriteFile(badMDP, []byte(`{"states": 2}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := putFile(t, dir, "bad.yaml", "name: x\nepisodes: 10\nseeds: [1]\ncurves: [{agent: ucbvi}]\nbogus: 1\n")
+	badMDP := putFile(t, dir, "mdp.json", `{"states": 2}`)
 	cases := []struct {
 		args []string
 		want string

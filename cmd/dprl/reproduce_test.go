@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,13 +42,7 @@ func TestReproduceHelpAndOptions(t *testing.T) {
 // block.
 func TestReproduceConfig(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, s string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, s string) string { return putFile(t, dir, name, s) }
 	code, cfg, stderr := runCLI(t, "sweep", "config", "practical-lq", "--episodes", "40", "--seeds", "1")
 	if code != 0 || !strings.HasPrefix(cfg, "family: lq\nsuite: practical\n") {
 		t.Fatalf("sweep config: %d %q %s", code, cfg, stderr)

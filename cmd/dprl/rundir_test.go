@@ -27,6 +27,20 @@ func mustRunCLI(t *testing.T, args ...string) string {
 	return stdout
 }
 
+// qiaoConfigFile writes the sweep configuration of qiao-fig1 at K = episodes and the given
+// seeds (`dprl sweep config qiao-fig1`) to dir/name and returns its path.
+func qiaoConfigFile(t *testing.T, dir, name, episodes, seeds string) string {
+	t.Helper()
+	return putFile(t, dir, name, mustRunCLI(t, "sweep", "config", "qiao-fig1", "--episodes", episodes, "--seeds", seeds))
+}
+
+// putFile writes s to dir/name and returns its path.
+func putFile(t *testing.T, dir, name, s string) string {
+	t.Helper()
+	putFiles(t, dir, map[string]string{name: s})
+	return filepath.Join(dir, name)
+}
+
 // putFiles writes each file (relative to dir) with its contents.
 func putFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
@@ -127,14 +141,7 @@ func TestUserFilesAreNotAnEarlierRun(t *testing.T) {
 // input: exit status 2 naming out, and nothing is created.
 func TestBadOutPaths(t *testing.T) {
 	dir := t.TempDir()
-	code, cfg, _ := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "20", "--seeds", "1")
-	if code != 0 {
-		t.Fatal("sweep config failed")
-	}
-	cfgPath := filepath.Join(dir, "q.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := qiaoConfigFile(t, dir, "q.yaml", "20", "1")
 	cmds := map[string][]string{
 		"run":         {"run", "--episodes", "20", "--seeds", "1", "--quiet"},
 		"sweep run":   {"sweep", "run", cfgPath, "--shard", "0/1", "--quiet"},
@@ -264,14 +271,7 @@ func TestOneRunPerDirectory(t *testing.T) {
 // merge's.
 func TestMergeWallTime(t *testing.T) {
 	dir := t.TempDir()
-	code, cfg, _ := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "1500", "--seeds", "1-2")
-	if code != 0 {
-		t.Fatal("sweep config failed")
-	}
-	cfgPath := filepath.Join(dir, "q.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := qiaoConfigFile(t, dir, "q.yaml", "1500", "1-2")
 	out := filepath.Join(dir, "out")
 	var shards time.Duration
 	for _, s := range []string{"0/2", "1/2"} {

@@ -70,13 +70,7 @@ func TestRunSpecConfigFile(t *testing.T) {
 // TestRunSpecBadInput: the shared schema's bad inputs exit 2 naming the flag or field.
 func TestRunSpecBadInput(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, doc string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, doc string) string { return putFile(t, dir, name, doc) }
 	base := "agents: [dp-ucbvi-jdp]\nepisodes: 100\nseeds: [1]\n"
 	lq := []string{"run", "--family", "lq", "--episodes", "100", "--seeds", "1"}
 	checkBad(t, []badCase{

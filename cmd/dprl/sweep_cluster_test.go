@@ -56,10 +56,7 @@ func sweepConfigFile(t *testing.T, dir, name, title string) (string, []byte) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := putFile(t, dir, name, cfg)
 	return p, []byte(cfg)
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
 // TestSweepMergeRefusesForeignAndCorruptUnits: `sweep merge` exits 2 naming the file when the
@@ -15,18 +17,7 @@ import (
 // file far larger than a unit's result (a 4 GiB sparse file, refused without being read).
 func TestSweepMergeRefusesForeignAndCorruptUnits(t *testing.T) {
 	dir := t.TempDir()
-	cfg := func(name, seeds string) string {
-		code, stdout, stderr := runCLI(t, "sweep", "config", "qiao-fig1", "--episodes", "30", "--seeds", seeds)
-		if code != 0 {
-			t.Fatalf("sweep config: exit %d: %s", code, stderr)
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(stdout), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	small, big := cfg("small.yaml", "1-2"), cfg("big.yaml", "1-3") // big's units include small's
+	small, big := qiaoConfigFile(t, dir, "small.yaml", "30", "1-2"), qiaoConfigFile(t, dir, "big.yaml", "30", "1-3") // big's units include small's
 	out := filepath.Join(dir, "out")
 	if code, _, stderr := runCLI(t, "sweep", "run", big, "--out", out, "--shard", "0/1", "--quiet"); code != 0 {
 		t.Fatalf("sweep run: exit %d: %s", code, stderr)
@@ -44,10 +35,7 @@ func TestSweepMergeRefusesForeignAndCorruptUnits(t *testing.T) {
 	if err != nil || len(ents) == 0 {
 		t.Fatalf("no unit files: %v", err)
 	}
-	big4 := filepath.Join(out, "units", ents[0].Name())
-	if err := os.Truncate(big4, 1<<40); err != nil { // sparse: no disk used
-		t.Skipf("no sparse files here: %v", err)
-	}
+	big4 := boundedreadtest.Sparse(t, filepath.Join(out, "units", ents[0].Name()))
 	start := time.Now()
 	code, _, stderr = runCLI(t, "sweep", "merge", small, "--out", out)
 	if code != 2 || !strings.Contains(stderr, big4) || !strings.Contains(stderr, "MiB") {

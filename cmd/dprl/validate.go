@@ -10,6 +10,7 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/bounds"
+	"github.com/dprl/dprl/internal/membudget"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
@@ -113,6 +114,9 @@ func checkInputFile(flag, path string) error {
 	data, err := strictdecode.ReadFile(path)
 	if err != nil {
 		return badInput("%s: %v", flag, err)
+	}
+	if err := membudget.CheckConfigYAML(data); err != nil {
+		return badInput("%s: %s: %v", flag, path, err) // before a node tree is built
 	}
 	var doc yaml.Node
 	if err := strictdecode.Decode(data, "yaml", &doc); err != nil {

@@ -89,10 +89,11 @@ type SpecPlanner interface {
 }
 
 // SpecEnv is an environment a SpecPlanner family accepts in env.name, with the names of its
-// env.params (for `dprl list`).
+// env.params and its description (for `dprl list`).
 type SpecEnv struct {
 	Name   string
 	Params []string
+	Desc   string
 }
 
 // SpecEnvLister is a SpecPlanner that lists its environments, the reference environment (the

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
 // within fails the test if f has not returned within d. On a timeout it opens the write end
@@ -50,10 +52,7 @@ func TestUnitFileSizeBound(t *testing.T) {
 	dir := t.TempDir()
 	p := plan(t, r, 2, 2)
 	runAll(t, p, dir)
-	big := unitPath(dir, p.Units()[1].ID())
-	if err := os.Truncate(big, 1<<40); err != nil { // sparse: no disk used
-		t.Skipf("no sparse files here: %v", err)
-	}
+	big := boundedreadtest.Sparse(t, unitPath(dir, p.Units()[1].ID()))
 	within(t, 30*time.Second, "", func() {
 		if miss := Missing(p, dir); len(miss) != 1 || miss[0] != 1 {
 			t.Errorf("Missing = %v, want [1] (the oversized unit file)", miss)
@@ -91,9 +90,7 @@ func TestUnitFileNotRegular(t *testing.T) {
 	if err := os.Remove(fifo); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	boundedreadtest.FIFO(t, fifo)
 	within(t, 30*time.Second, fifo, func() {
 		if miss := Missing(p, dir); len(miss) != 1 || miss[0] != 2 {
 			t.Errorf("Missing = %v, want [2] (the FIFO)", miss)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dprl/dprl/internal/membudget"
 )
 
 // SuiteKey is the top-level key of a family's configuration block that selects one of the
@@ -31,6 +33,9 @@ func WithSuite(suite string, block []byte) []byte {
 // (def when absent; when def is "" and missing is not, an error "<key>: <missing>") and the re-encoded rest (data itself
 // when the key is absent, so comments and layout survive).
 func splitKey(data []byte, key, def, missing string) (value string, rest []byte, err error) {
+	if err := membudget.CheckConfigYAML(data); err != nil {
+		return "", nil, fmt.Errorf("config: %w", err) // before the node tree is built
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return "", nil, fmt.Errorf("config: %w", err)

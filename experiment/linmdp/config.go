@@ -220,6 +220,9 @@ func (c *Config) Validate() error {
 			if epsilonFree(a) || strings.HasPrefix(a, "practical-") {
 				continue
 			}
+			if err := checkAgent(env, c, Cell{Env: e.Name, Agent: a}); err != nil {
+				return fmt.Errorf("agents: %s on %s: %w", a, e.Name, err) // before it is built
+			}
 			for _, eps := range c.Epsilons {
 				if _, err := newAgent(env, c, Cell{Env: e.Name, Agent: a, Epsilon: eps}, 1, &rng.Seed{}); err != nil {
 					return fmt.Errorf("agents: %s at ε = %g on %s: %w", a, eps, e.Name, err)

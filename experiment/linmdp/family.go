@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
@@ -30,17 +27,8 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
 // the agents (each private agent's calibration is fixed by its name) and the calibrations.
 func (f Family) Catalogue(w io.Writer) {
-	envs := map[string]string{
-		"latentriver":   "E2 LatentRiver(m, M): d = m latent levels, N = mM states, A = 3 (spec §6.4); default m=5, M=10, H=20",
-		"riverswim":     "E1 RiverSwim-OneHot(n): tabular chain with one-hot features, d = 2n (spec §6.3); default n=6, H=20",
-		"randomsimplex": "E3 seeded random simplex linear MDP (N, A, d, seed; spec §6.5)",
-		"twostate100":   "TwoState-100: 2 states, 100 actions with random sign features, d = 10",
-		"file":          "a linear MDP (features, mu, theta, init) from a JSON/YAML file",
-	}
 	l := engine.Listing{Family: FamilyName, Title: "linear MDPs (Ngo, Vietri & Wu 2022 Alg. 1; Luyo et al. 2021 §4 Alg. 2; dprl's practical agents)"}
-	for _, e := range f.SpecEnvs() {
-		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
-	}
+	l.Envs = engine.EnvEntries(f.SpecEnvs())
 	for _, n := range AgentNames() {
 		d := agentDescriptions[n]
 		if c := AgentCalibration(n); c != "" {
@@ -76,57 +64,38 @@ var agentDescriptions = map[string]string{
 	"practical-lsvi-theory":   "practical-lsvi with the theory constants (c_β = 1)",
 }
 
-// Describe implements engine.Describer.
-func (Family) Describe(repro string) string {
-	switch repro {
-	case "linear-mdp":
-		return "linear MDPs: LSVI-UCB vs Ngo et al. (low switching) and Luyo et al. (batched) private LSVI-UCB, regret vs K at several ε"
-	case "practical-linear-mdp":
-		return "dprl's practical private LSVI-UCB (practical-lsvi, no regret proof) vs Ngo et al., Luyo et al. and non-private twins on E2, ε grid (--long: 10 seeds + LSVI-UCB)"
-	}
-	return ""
+// repros are the family's reproductions: practical-linear-mdp takes --long.
+var repros = engine.Repros{
+	"linear-mdp": {Describe: "linear MDPs: LSVI-UCB vs Ngo et al. (low switching) and Luyo et al. (batched) private LSVI-UCB, regret vs K at several ε"},
+	"practical-linear-mdp": {Describe: "dprl's practical private LSVI-UCB (practical-lsvi, no regret proof) vs Ngo et al., Luyo et al. and non-private twins on E2, ε grid (--long: 10 seeds + LSVI-UCB)",
+		Options: []engine.Option{engine.LongOption("10 seeds and LSVI-UCB (refit every episode) in every block")}},
 }
+
+// Describe implements engine.Describer.
+func (Family) Describe(repro string) string { return repros.Describe(repro) }
 
 // Options implements engine.Optioner: practical-linear-mdp --long.
-func (Family) Options(repro string) []engine.Option {
-	if repro != "practical-linear-mdp" {
-		return nil
-	}
-	return []engine.Option{{Name: "long", Bool: true, Default: "false", Usage: "10 seeds and LSVI-UCB (refit every episode) in every block"}}
-}
+func (Family) Options(repro string) []engine.Option { return repros.Options(repro) }
 
-// ApplyOptions implements engine.Optioner.
+// ApplyOptions implements engine.Optioner: --long makes every block long (Suite.long).
 func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	v, ok := set["long"]
-	if !ok {
-		return block, nil
-	}
-	long, err := strconv.ParseBool(v)
-	if err != nil {
-		return nil, fmt.Errorf("--long: %w", err)
-	}
-	if !long {
-		return block, nil
-	}
-	s, err := ParseSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	s.long()
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(s)
+	return engine.ApplyBool(block, set, "long", func(block []byte, long bool) ([]byte, error) {
+		if !long {
+			return block, nil
+		}
+		s, err := ParseSuite(block)
+		if err != nil {
+			return nil, err
+		}
+		s.long()
+		return engine.MarshalValid(s)
+	})
 }
 
 // Plan implements engine.Family: block is a Suite or a single Config (strict decode,
 // validated).
 func (Family) Plan(block []byte, source string) (engine.Plan, error) {
-	s, err := ParseSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	return newSuitePlan(s, nil)
+	return engine.PlanBlock(block, ParseSuite, planSuite)
 }
 
 // Reproductions implements engine.Reproducer: `linear-mdp` is the embedded
@@ -144,27 +113,18 @@ func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error)
 		return nil, err
 	}
 	for _, b := range s.Blocks {
-		if episodes != 0 {
-			b.Episodes = episodes
-		}
-		if seeds != nil {
-			b.Seeds = seeds
-		}
+		engine.ResizeFields(episodes, seeds, &b.Seeds, &b.Episodes)
 	}
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(s)
+	return engine.MarshalValid(s)
 }
 
 // PlanSuite plans an already parsed and validated suite (flags applied).
 func PlanSuite(s *Suite) (*engine.Planned, error) {
-	p, err := newSuitePlan(s, nil)
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewPlanned(FamilyName, p)
+	return engine.PlanWith(FamilyName, planSuite, s)
 }
+
+// planSuite plans a suite with its own summary extras (newSuitePlan).
+func planSuite(s *Suite) (*suitePlan, error) { return newSuitePlan(s, nil) }
 
 // suitePlan is a suite planned into units: block-major, then cell-major, then seed.
 type suitePlan struct {
@@ -254,12 +214,12 @@ func (p *suitePlan) Name() string { return p.suite.Name }
 func (p *suitePlan) Units() []engine.Unit { return p.units }
 
 // Run implements engine.Plan: the environment's stream is seed/env and the agent's seed/agent
-// (as before the engine).
+// (as before the engine; runOne).
 func (p *suitePlan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	r := p.refs[i]
 	b := &p.blocks[r.block]
 	cell := b.tmpl.Cells[r.cell].Cell
-	sr, err := runOne(ctx, b.envs[cell.Env], b.cfg, cell, st.Seed, b.tmpl.Checkpoints)
+	sr, err := runOne(ctx, b.envs[cell.Env], b.cfg, cell, st, b.tmpl.Checkpoints)
 	if err != nil {
 		return err // the engine names the unit (cell and seed)
 	}
@@ -283,7 +243,7 @@ func (p *suitePlan) results(c *engine.Collection, extra []rundir.Input) ([]*Resu
 	for _, b := range p.blocks {
 		res := *b.tmpl
 		res.Workers, res.Seconds = c.Workers, c.Seconds
-		res.Inputs = rundir.MergeInputs(rundir.MergeInputs(rundir.MergeInputs(nil, b.cfg.Inputs), extra), b.tmpl.Inputs)
+		res.Inputs = rundir.MergeAll(b.cfg.Inputs, extra, b.tmpl.Inputs)
 		res.Cells = make([]CellResult, len(b.tmpl.Cells))
 		for ci, cr := range b.tmpl.Cells {
 			res.Cells[ci] = CellResult{Cell: cr.Cell, Runs: make([]SeedResult, len(b.cfg.Seeds))}

@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/engine/enginetest"
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 )
 
 const smallConfig = `
@@ -47,14 +50,8 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1, err := Run(context.Background(), cfg, Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r3, err := Run(context.Background(), cfg, Options{Workers: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := enginetest.RunWorkers(t, func(w int) (*Result, error) { return Run(context.Background(), cfg, Options{Workers: w}) }, 1, 3)
+	r1, r3 := rs[0], rs[1]
 	if !reflect.DeepEqual(r1.Cells, r3.Cells) {
 		t.Fatal("results differ between 1 and 3 workers")
 	}
@@ -98,10 +95,7 @@ func TestConfigBadInput(t *testing.T) {
 		{"seeds: [1, 2]", "seeds: []", "seeds"},
 		{"p: 0.05", "p: 0.05\nbogus: 1", "bogus"},
 	} {
-		data := strings.Replace(smallConfig, c.from, c.to, 1)
-		if _, err := ParseConfig([]byte(data)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q → %q: err = %v, want mention of %q", c.from, c.to, err, c.want)
-		}
+		cfgfiletest.Refused(t, func(b []byte) error { _, err := ParseConfig(b); return err }, smallConfig, c.from, c.to, c.want)
 	}
 	cfg, _ := ParseConfig([]byte(smallConfig))
 	if _, err := Run(context.Background(), cfg, Options{Workers: 0}); err == nil {

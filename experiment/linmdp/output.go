@@ -84,10 +84,7 @@ func sanitize(s string) string {
 // Summaries computes the per-cell statistics.
 func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 	K := r.Config.Episodes
-	x := make([]float64, len(r.Checkpoints))
-	for i, k := range r.Checkpoints {
-		x[i] = float64(k)
-	}
+	x := report.EpisodeAxis(r.Checkpoints)
 	var out []CellSummary
 	var bands []report.Band
 	for _, c := range r.Cells {
@@ -162,12 +159,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	groupCell := map[string]Cell{}
 	var order []string
 	for i, c := range r.Cells {
-		names := make([]string, len(c.Runs))
-		runs := make([][]float64, len(c.Runs))
-		for j, sr := range c.Runs {
-			names[j] = fmt.Sprintf("seed_%d", sr.Seed)
-			runs[j] = sr.Cum
-		}
+		names, runs := report.SeedColumns(len(c.Runs), func(j int) (uint64, []float64) { return c.Runs[j].Seed, c.Runs[j].Cum })
 		rel := filepath.Join("curves", sanitize(c.Cell.Env+"_"+c.Cell.Beta+"_"+c.Cell.Label)+".csv")
 		path, err := rundir.Within(dir, rel)
 		if err != nil {
@@ -205,12 +197,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		title := fmt.Sprintf("%s: %s, β %s, K=%d, %d seeds, %s", cfg.Name, env, groupCell[g].Beta, cfg.Episodes, len(cfg.Seeds), ci)
 		curves := groups[g]
 		if nl, ok := r.NoLearning[env]; ok && nl > 0 {
-			ref := make([]float64, len(x))
-			for i, k := range x {
-				ref[i] = nl * k
-			}
-			curves = append(curves, report.Curve{Label: fmt.Sprintf("no learning (uniform policy, %.4g/episode)", nl), X: x,
-				Band: report.Band{Mean: ref}, Style: report.StyleReference})
+			curves = append(curves, report.NoLearningCurve(x, nl))
 		}
 		path, err := rundir.Within(dir, name)
 		if err != nil {

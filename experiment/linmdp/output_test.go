@@ -3,31 +3,20 @@ package linmdp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/linmdp"
 )
 
 // fileOf returns the file form of m.
 func fileOf(m *model.MDP) model.File {
 	return model.File{Name: m.Name, Horizon: m.H, Features: m.Phi, Mu: m.Mu, Theta: m.Theta, Init: m.Init}
-}
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // zeroResult is a result whose every curve has zero regret at every checkpoint.
@@ -56,28 +45,19 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // a reason instead of failing on NaN (today `reproduce linear-mdp` crashes), and a one-seed run
 // claims no confidence interval anywhere.
 func TestZeroRegretNoNaN(t *testing.T) {
-	for _, seeds := range []int{1, 2} {
-		r := zeroResult(t, seeds)
-		dir := t.TempDir()
-		_, summary, err := r.Write(dir, nil)
-		if err != nil {
-			t.Fatalf("%d seeds: %v", seeds, err)
-		}
-		m := readJSON(t, filepath.Join(dir, "manifest.json"))
-		c0 := m["cells"].([]any)[0].(map[string]any)
-		u, _ := c0["undefined"].(map[string]any)
-		if c0["growth_exponent_last_decade"] != nil || u["growth_exponent_last_decade"] == nil {
-			t.Errorf("%d seeds: growth %v, undefined %v: want null with a reason", seeds, c0["growth_exponent_last_decade"], u)
-		}
+	rundirtest.WriteEach(t, []int{1, 2}, func(seeds int, dir string) (string, error) {
+		_, summary, err := zeroResult(t, seeds).Write(dir, nil)
+		return summary, err
+	}, func(seeds int, m map[string]any, summary string) {
+		c0 := rundirtest.Entry(t, m, "cells", 0)
+		rundirtest.CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), c0, "growth_exponent_last_decade")
 		if seeds == 1 {
-			if c0["final_regret_ci95_lo"] != nil || u["final_regret_ci95_lo"] == nil {
-				t.Errorf("one seed: CI lo %v, want null with a reason", c0["final_regret_ci95_lo"])
-			}
+			rundirtest.CheckUndefined(t, "one seed", c0, "final_regret_ci95_lo")
 			if !strings.Contains(summary, "n=1, no CI") || strings.Contains(summary, "95% CI]") {
 				t.Errorf("one-seed summary claims a CI")
 			}
 		}
-	}
+	})
 }
 
 // TestManifestHonestLinMDP: provenance (commit "unknown" under go test), the SHA-256 of the
@@ -106,19 +86,13 @@ func TestManifestHonestLinMDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envPath := filepath.Join(tmp, "rs.json")
-	if err := os.WriteFile(envPath, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	envPath := rundirtest.WriteFile(t, tmp, "rs.json", data)
 	cfgText := strings.NewReplacer(
 		"{name: E2s, kind: latentriver, m: 3, copies: 10, horizon: 6}", "{name: F, kind: file, path: "+envPath+", horizon: 9}",
 		"agents: [lsvi-ucb, rare-switch, ngo, ngo-printed, rare-switch-reg, luyo-batched, luyo-zcdp, batch-twin, luyo-nonbatched]", "agents: [lsvi-ucb]",
 		"episodes: 300", "episodes: 20",
 	).Replace(smallConfig)
-	cfgPath := filepath.Join(tmp, "c.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfgText), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := rundirtest.WriteFile(t, tmp, "c.yaml", []byte(cfgText))
 	suite, err := LoadSuite(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -127,35 +101,15 @@ func TestManifestHonestLinMDP(t *testing.T) {
 	if _, _, err := RunSuite(context.Background(), suite, Options{Workers: 1}, out, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{filepath.Join(out, "manifest.json"), filepath.Join(out, "small", "manifest.json")} {
-		man := readJSON(t, path)
-		if man["git_commit"] != "unknown" || man["dprl_version"] == nil || man["go_version"] == nil {
-			t.Errorf("%s: provenance %v %v %v", path, man["git_commit"], man["dprl_version"], man["go_version"])
+	for _, dir := range []string{out, filepath.Join(out, "small")} {
+		man := rundirtest.ReadManifest(t, dir)
+		rundirtest.CheckProvenance(t, man)
+		if roles := rundirtest.HashedRoles(man); !roles["config"] || !roles["env"] {
+			t.Errorf("%s: inputs %v lack the config or env file hash", dir, man["inputs"])
 		}
-		roles := map[string]bool{}
-		inputs, _ := man["inputs"].([]any)
-		for _, x := range inputs {
-			e := x.(map[string]any)
-			if len(e["sha256"].(string)) == 64 {
-				roles[e["role"].(string)] = true
-			}
-		}
-		if !roles["config"] || !roles["env"] {
-			t.Errorf("%s: inputs %v lack the config or env file hash", path, man["inputs"])
-		}
-		files, _ := man["files"].([]any)
-		mst, _ := os.Stat(path)
-		for _, f := range files {
-			st, err := os.Stat(filepath.Join(filepath.Dir(path), f.(string)))
-			if err != nil || st.ModTime().After(mst.ModTime()) {
-				t.Errorf("%s: file %v missing or newer than the manifest", path, f)
-			}
-		}
-		if len(files) == 0 {
-			t.Errorf("%s lists no files", path)
-		}
+		rundirtest.CheckFiles(t, dir, man)
 	}
-	bm := readJSON(t, filepath.Join(out, "small", "manifest.json"))
+	bm := rundirtest.ReadJSON(t, filepath.Join(out, "small", "manifest.json"))
 	c := bm["config"].(map[string]any)
 	env := c["envs"].([]any)[0].(map[string]any)
 	if env["horizon"] != 4.0 {

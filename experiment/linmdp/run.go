@@ -6,7 +6,9 @@ import (
 	"math"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
@@ -289,6 +291,9 @@ func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 		c.CBeta = b.CBeta
 		if b.MatchCBeta > 0 {
 			env := envs[c.Env]
+			if err := checkAgent(env, cfg, *c); err != nil {
+				return nil, nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
+			}
 			probe, err := newAgent(env, cfg, *c, 1, &rng.Seed{})
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
@@ -305,19 +310,24 @@ func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 	return res, envs, nil
 }
 
-func runOne(ctx context.Context, env *model.MDP, cfg *Config, cell Cell, seed uint64, cps []int) (SeedResult, error) {
-	root := rng.NewSeed(seed)
-	as := root.Child("agent")
+// runOne runs one cell for one seed through the one episode loop (protocol.Run): the agent's
+// streams are st.Agent(), the users draw in turn from the run's environment stream st.Env()
+// (engine.SharedEnv), as before the engine.
+func runOne(ctx context.Context, env *model.MDP, cfg *Config, cell Cell, st engine.Streams, cps []int) (SeedResult, error) {
+	as := st.Agent()
 	ag, err := newAgent(env, cfg, cell, cell.CBeta, &as)
 	if err != nil {
 		return SeedResult{}, err
 	}
-	tr, err := agents.Run(ctx, env, ag, cfg.Episodes, root.Child("env").Rand())
-	if err != nil {
+	K := cfg.Episodes
+	sess, _, _ := agents.NewSession(env, ag, cell.Agent, K)
+	regret := make([]float64, K)
+	if err := protocol.Run(ctx, sess, protocol.Options{Episodes: K, Users: st.Episodes(engine.SharedEnv),
+		Each: func(k int, r float64) { regret[k-1] = r }}); err != nil {
 		return SeedResult{}, err
 	}
-	K := cfg.Episodes
-	sr := SeedResult{Seed: seed, Updates: len(tr.Updates), Info: tr.Info}
+	tr := agents.Trace{Regret: regret, Updates: ag.Updates(), Info: ag.Info()}
+	sr := SeedResult{Seed: st.Seed, Updates: len(tr.Updates), Info: tr.Info}
 	cum := 0.0
 	j := 0
 	for k, r := range tr.Regret {

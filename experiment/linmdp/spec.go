@@ -106,23 +106,15 @@ func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 	return e, nil
 }
 
+// seededSpec is how the family translates the common part of a RunSpec.
+var seededSpec = engine.SeededSpec{Family: "linmdp", MinEpisodes: 10, Why: "the experiment seeds every agent's noise",
+	Calibrations: []string{calibration.Exact, calibration.Paper, calibration.ZCDP}, Note: "; each agent's calibration is fixed by its name, dprl list"}
+
 // specConfig translates a RunSpec into a Config (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
-	if err := s.MinEpisodes("linmdp", 10); err != nil {
-		return nil, err
-	}
-	env, err := specEnv(s)
+	env, calib, err := engine.SeededPrelude(s, seededSpec, specEnv)
 	if err != nil {
 		return nil, err
-	}
-	if err := s.SeededOnly("linmdp", "the experiment seeds every agent's noise"); err != nil {
-		return nil, err
-	}
-	calib := s.Privacy.Calibration
-	if calib != "" {
-		if calib, err = calibration.Canonical("privacy.calibration", calib, calibration.Exact, calibration.Paper, calibration.ZCDP); err != nil {
-			return nil, fmt.Errorf("%w (family linmdp; each agent's calibration is fixed by its name, dprl list)", err)
-		}
 	}
 	known := map[string]bool{}
 	for _, n := range agentNames {
@@ -162,9 +154,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 
 // SpecEnvs implements engine.SpecEnvLister.
 func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "latentriver", Params: []string{"m", "copies", "horizon"}},
-		{Name: "riverswim", Params: []string{"n", "horizon"}},
-		{Name: "randomsimplex", Params: []string{"n", "a", "d", "horizon", "seed"}},
-		{Name: "twostate100", Params: []string{"horizon", "seed"}},
-		{Name: "file"}}
+	return []engine.SpecEnv{
+		{Name: "latentriver", Params: []string{"m", "copies", "horizon"},
+			Desc: "E2 LatentRiver(m, M): d = m latent levels, N = mM states, A = 3 (spec §6.4); default m=5, M=10, H=20"},
+		{Name: "riverswim", Params: []string{"n", "horizon"},
+			Desc: "E1 RiverSwim-OneHot(n): tabular chain with one-hot features, d = 2n (spec §6.3); default n=6, H=20"},
+		{Name: "randomsimplex", Params: []string{"n", "a", "d", "horizon", "seed"}, Desc: "E3 seeded random simplex linear MDP (N, A, d, seed; spec §6.5)"},
+		{Name: "twostate100", Params: []string{"horizon", "seed"}, Desc: "TwoState-100: 2 states, 100 actions with random sign features, d = 10"},
+		{Name: "file", Desc: "a linear MDP (features, mu, theta, init) from a JSON/YAML file"}}
 }

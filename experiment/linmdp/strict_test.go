@@ -3,11 +3,16 @@ package linmdp
 import (
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 )
 
 // TestParseStrictAndExplicitZeros: a second YAML document is rejected (the block form used to
 // be probed non-strictly), and an explicit zero multiplier or empty tie-break (read as unset)
 // is refused with the allowed range, in a single configuration and in a suite's blocks.
+// parseSuite is ParseSuite's error (cfgfiletest.Refused).
+func parseSuite(b []byte) error { _, err := ParseSuite(b); return err }
+
 func TestParseStrictAndExplicitZeros(t *testing.T) {
 	suite := "name: s\nblocks:\n" + indent(smallConfig)
 	for _, c := range []struct{ doc, from, to, want string }{
@@ -17,13 +22,7 @@ func TestParseStrictAndExplicitZeros(t *testing.T) {
 		{suite, "{name: tuned, match_c_beta: 0.2}", "{name: tuned, c_beta: 0, match_c_beta: 0.2}", "blocks[0].beta_modes[1].c_beta"},
 		{smallConfig, "p: 0.05", "p: 0.05\np: 0.05", "already defined"},
 	} {
-		if !strings.Contains(c.doc, c.from) {
-			t.Fatalf("config lacks %q", c.from)
-		}
-		_, err := ParseSuite([]byte(strings.Replace(c.doc, c.from, c.to, 1)))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q → %q: error %v, want one containing %q", c.from, c.to, err, c.want)
-		}
+		cfgfiletest.Refused(t, parseSuite, c.doc, c.from, c.to, c.want)
 	}
 	for _, doc := range []string{smallConfig + "---\n" + smallConfig, suite + "---\nname: t\n"} {
 		if _, err := ParseSuite([]byte(doc)); err == nil || !strings.Contains(err.Error(), "more than one YAML document") {

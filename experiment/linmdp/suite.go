@@ -32,20 +32,12 @@ func DefaultSuite() (*Suite, error) { return ParseSuite(defaultConfig) }
 // LoadSuite reads a suite (or a single Config) from a file of at most 64 MiB and records the
 // file, with the SHA-256 of the bytes parsed, as an input of every block.
 func LoadSuite(path string) (*Suite, error) {
-	data, err := cfgfile.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	s, err := ParseSuite(data)
-	if err != nil {
-		return nil, err
-	}
-	in := rundir.HashBytes("config", path, data)
-	s.Inputs = []rundir.Input{in}
-	for _, b := range s.Blocks {
-		b.Inputs = []rundir.Input{in}
-	}
-	return s, nil
+	return cfgfile.Load(path, "config", ParseSuite, func(s *Suite, in rundir.Input) {
+		s.Inputs = []rundir.Input{in}
+		for _, b := range s.Blocks {
+			b.Inputs = []rundir.Input{in}
+		}
+	})
 }
 
 // ParseSuite parses a suite (name + blocks) or, if the document has no blocks field, a single

@@ -14,11 +14,11 @@ import (
 
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
-	"github.com/dprl/dprl/rng"
 )
 
 //go:embed configs/linear-mixture.yaml
@@ -141,16 +141,7 @@ func DefaultConfig() (*Config, error) { return ParseConfig(defaultConfig) }
 // LoadConfig reads a configuration file (at most 64 MiB) and records it, with the SHA-256 of
 // the bytes parsed, as an input of the run.
 func LoadConfig(path string) (*Config, error) {
-	b, err := cfgfile.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("linear-mixture config: %w", err)
-	}
-	c, err := ParseConfig(b)
-	if err != nil {
-		return nil, err
-	}
-	c.Inputs = []rundir.Input{rundir.HashBytes("config", path, b)}
-	return c, nil
+	return cfgfile.Load(path, "linear-mixture config", ParseConfig, func(c *Config, in rundir.Input) { c.Inputs = []rundir.Input{in} })
 }
 
 // ParseConfig parses (strictly: unknown fields, duplicate keys and a second document are
@@ -245,6 +236,9 @@ func (c *Config) Validate() error {
 	}
 	var envs []*model.MDP
 	for i, e := range c.Envs {
+		if err := e.checkEnv(fmt.Sprintf("envs[%d]", i)); err != nil {
+			return err // before the environment is built
+		}
 		m, err := e.Build(1, c.Episodes)
 		if err != nil {
 			return fmt.Errorf("envs[%d]: %w", i, err)
@@ -352,9 +346,10 @@ func (e EnvConfig) riverSwimStates() int {
 	return e.States
 }
 
-// Build constructs the environment; HardToLearn's hidden signs are drawn from seed.
+// Build constructs the environment; HardToLearn's hidden signs (and a base mixture's kernels)
+// are drawn from the environment stream of seed (engine.Streams.Env).
 func (e EnvConfig) Build(seed uint64, K int) (*model.MDP, error) {
-	r := rng.NewSeed(seed).Child("env").Rand()
+	r := engine.Streams{Seed: seed}.Env().Rand()
 	switch e.Kind {
 	case "two-state-hard":
 		return model.TwoStateHard(e.Dim, e.Horizon, e.Q, e.Rho, nil)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 )
 
 func TestDefaultConfig(t *testing.T) {
@@ -26,13 +28,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"delta: ", "delta: 2 #", "delta"},
 		{"beta_mults:", "bogus: 1\nbeta_mults:", "bogus"},
 	} {
-		if !strings.Contains(base, c.from) {
-			t.Fatalf("embedded config lacks %q", c.from)
-		}
-		_, err := ParseConfig([]byte(strings.Replace(base, c.from, c.to, 1)))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q → %q: error %v, want one naming %q", c.from, c.to, err, c.want)
-		}
+		cfgfiletest.Refused(t, parseConfig, base, c.from, c.to, c.want)
 	}
 }
 

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // FamilyName is the linear mixture family's name in configurations (`family: linmix`).
@@ -30,13 +29,6 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
 // the algorithm/mode agents and the calibrations.
 func (f Family) Catalogue(w io.Writer) {
-	envs := map[string]string{
-		"two-state-hard": "S={x0,x1}, A={±1}^{d-1}, P(x1|x0,a)=q+⟨μ,a⟩ (linear-mixture spec §7.1; default d=5, H=10, q=0.1, ρ=0.5)",
-		"hard-to-learn":  "Zhou, Gu & Szepesvári (2021) instance as in the public LDP-UCRL-VTR code: S=H+2, A=2^{d-1}, seeded",
-		"riverswim":      "RiverSwim viewed as a linear mixture, d=S²A (spec §7.2)",
-		"base-mixture":   "mixture of d seeded base kernels (spec §7.3)",
-		"file":           "a linear mixture MDP from JSON/YAML (e.g. model/linmix/testdata/tiny.yaml)",
-	}
 	algorithms := map[string]string{
 		"ucrl-vtr":         "UCRL-VTR (Ayoub et al.; private versions Luyo et al. Alg. 1, Cor. 5/6 constants)",
 		"ucrl-vtr+":        "UCRL-VTR+ (variance-aware; private versions Luyo et al. Alg. 3, RECONSTRUCTED in the spec §4, Cor. 10/11)",
@@ -46,9 +38,7 @@ func (f Family) Catalogue(w io.Writer) {
 	}
 	modes := map[string]string{"none": ", non-private", "jdp": ", (ε,δ)-JDP (central noise)", "ldp": ", (ε,δ)-LDP (user-side noise)"}
 	l := engine.Listing{Family: FamilyName, Title: "linear mixture MDPs (Luyo et al. 2021 Alg. 1, 3; Zhou 2022; dprl's practical agent)"}
-	for _, e := range f.SpecEnvs() {
-		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
-	}
+	l.Envs = engine.EnvEntries(f.SpecEnvs())
 	for _, n := range AgentNames() {
 		alg, mode, _ := strings.Cut(n, "/")
 		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: algorithms[alg] + modes[mode]})
@@ -63,52 +53,39 @@ func (f Family) Catalogue(w io.Writer) {
 	l.Write(w)
 }
 
-// Describe implements engine.Describer.
-func (Family) Describe(repro string) string {
-	switch repro {
-	case "linear-mixture":
-		return "linear mixture MDPs: UCRL-VTR vs private UCRL-VTR (JDP, LDP, Laplace), UCRL-VTR+, LinOpt-VI/PO on TwoStateHard and HardToLearn"
-	case "practical-linear-mixture":
-		return "linear mixtures: dprl's practical private UCRL-VTR (JDP/LDP, Gaussian factorisation counters, exact GDP) vs the papers' agents and baselines (--long: the K = 2·10⁵ LDP goal)"
-	case "practical-linear-mixture-long":
-		return "practical-linear-mixture --long: the K = 2·10⁵ LDP goal run"
-	}
-	return ""
-}
-
-// Options implements engine.Optioner: practical-linear-mixture --long (the embedded
+// repros are the family's reproductions: practical-linear-mixture takes --long (the embedded
 // practical-linear-mixture-long configuration).
-func (Family) Options(repro string) []engine.Option {
-	if repro != "practical-linear-mixture" {
-		return nil
-	}
-	return []engine.Option{{Name: "long", Bool: true, Default: "false", EmbeddedOnly: true,
-		Usage: "the K = 2·10⁵ LDP goal run (the embedded practical-linear-mixture-long configuration)"}}
+var repros = engine.Repros{
+	"linear-mixture": {Describe: "linear mixture MDPs: UCRL-VTR vs private UCRL-VTR (JDP, LDP, Laplace), UCRL-VTR+, LinOpt-VI/PO on TwoStateHard and HardToLearn"},
+	"practical-linear-mixture": {Describe: "linear mixtures: dprl's practical private UCRL-VTR (JDP/LDP, Gaussian factorisation counters, exact GDP) vs the papers' agents and baselines (--long: the K = 2·10⁵ LDP goal)",
+		Options: []engine.Option{{Name: "long", Bool: true, Default: "false", EmbeddedOnly: true,
+			Usage: "the K = 2·10⁵ LDP goal run (the embedded practical-linear-mixture-long configuration)"}}},
+	"practical-linear-mixture-long": {Describe: "practical-linear-mixture --long: the K = 2·10⁵ LDP goal run"},
 }
 
-// ApplyOptions implements engine.Optioner.
+// Describe implements engine.Describer.
+func (Family) Describe(repro string) string { return repros.Describe(repro) }
+
+// Options implements engine.Optioner: practical-linear-mixture --long.
+func (Family) Options(repro string) []engine.Option { return repros.Options(repro) }
+
+// ApplyOptions implements engine.Optioner: practical-linear-mixture --long is the embedded
+// practical-linear-mixture-long configuration.
 func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	v, ok := set["long"]
-	if !ok || repro != "practical-linear-mixture" {
+	if repro != "practical-linear-mixture" {
 		return block, nil
 	}
-	long, err := strconv.ParseBool(v)
-	if err != nil {
-		return nil, fmt.Errorf("--long: %w", err)
-	}
-	if long {
+	return engine.ApplyBool(block, set, "long", func(block []byte, long bool) ([]byte, error) {
+		if !long {
+			return block, nil
+		}
 		return append([]byte(nil), practicalLongConfig...), nil
-	}
-	return block, nil
+	})
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated).
 func (Family) Plan(block []byte, source string) (engine.Plan, error) {
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	return newPlan(cfg)
+	return engine.PlanBlock(block, ParseConfig, newPlan)
 }
 
 // Reproductions implements engine.Reproducer: `linear-mixture` is the embedded
@@ -126,25 +103,13 @@ func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	if episodes != 0 {
-		cfg.Episodes = episodes
-	}
-	if seeds != nil {
-		cfg.Seeds = seeds
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(cfg)
+	engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
+	return engine.MarshalValid(cfg)
 }
 
 // PlanConfig plans an already parsed and validated configuration (flags applied).
 func PlanConfig(cfg *Config) (*engine.Planned, error) {
-	p, err := newPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewPlanned(FamilyName, p)
+	return engine.PlanWith(FamilyName, newPlan, cfg)
 }
 
 // plan is a linear mixture experiment planned into (curve, seed) units, curve-major.
@@ -154,6 +119,7 @@ type plan struct {
 	checkpoints []int
 	envIn       []rundir.Input
 	units       []engine.Unit
+	fileDims    map[int]envDims // dimensions of the file environments (memory estimate)
 }
 
 // unitSpec is the resolved configuration of one cell (its digest, with the seed, is the unit
@@ -176,7 +142,7 @@ type unitResult struct {
 	Cum       []float64
 	Diag      agents.Diagnostics
 	Constants agents.Constants
-	Guarantee *agents.PracticalGuarantee
+	Guarantee *ledger.Report
 }
 
 func newPlan(cfg *Config) (*plan, error) {
@@ -197,6 +163,14 @@ func newPlan(cfg *Config) (*plan, error) {
 			}
 			p.envIn = append(p.envIn, in)
 			envSHA[i] = in.SHA256
+			m, err := e.Build(1, cfg.Episodes)
+			if err != nil {
+				return nil, fmt.Errorf("envs[%d]: %w", i, err)
+			}
+			if p.fileDims == nil {
+				p.fileDims = map[int]envDims{}
+			}
+			p.fileDims[i] = fileDims(m)
 		}
 	}
 	for _, cv := range curves {
@@ -219,16 +193,17 @@ func (p *plan) Name() string { return p.cfg.Name }
 // Units implements engine.Plan.
 func (p *plan) Units() []engine.Unit { return p.units }
 
-// episoder is what a unit needs from an agent.
+// episoder is what a unit needs from an agent: its contract and its counters.
 type episoder interface {
-	Episode() (float64, error)
+	Session() (protocol.Session, *agents.Evaluator)
 	Diagnostics() agents.Diagnostics
 }
 
 // Run implements engine.Plan: unit i is curve i / len(seeds), seed i mod len(seeds). The
 // environment is built from the seed and the agent's randomness is the unit's root stream
-// (rng.NewSeed(seed), as before the engine); different curves share the users' streams
-// (common random numbers).
+// (rng.NewSeed(seed), as before the engine); the agent runs through the one episode loop
+// (protocol.Run), user k playing from Users().Index(k), so different curves share the users'
+// streams (common random numbers).
 func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	cv := p.curves[i/len(p.cfg.Seeds)]
 	K := p.cfg.Episodes
@@ -246,13 +221,13 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 		}
 		g := pa.Guarantee()
 		ur.Guarantee = &g
-		ur.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Mode == "none",
+		ur.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Model == ledger.None,
 			NoiseKind: "gaussian"}
-		if g.Mode == "none" {
+		if g.Model == ledger.None {
 			ur.Constants.NoiseKind = "none"
 		}
-		if g.Sigma > 0 {
-			ur.Constants.SigmaMat, ur.Constants.SigmaVec = []float64{g.Sigma}, []float64{g.Sigma}
+		if sg := g.Sigma(); sg > 0 {
+			ur.Constants.SigmaMat, ur.Constants.SigmaVec = []float64{sg}, []float64{sg}
 		}
 		practical = pa
 		a = pa
@@ -267,24 +242,17 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 	cps := p.checkpoints
 	ur.Cum = make([]float64, len(cps))
 	cum, next := 0.0, 0
-	for k := 1; k <= K; k++ {
-		r, err := a.Episode()
-		if err != nil {
-			return err
-		}
-		cum += r
-		if k == cps[next] {
-			ur.Cum[next] = cum
-			next++
-		}
-		if k%1000 == 0 {
-			rec.Advance(1000)
-			if ctx.Err() != nil {
-				return ctx.Err()
+	sess, _ := a.Session()
+	if err := protocol.Run(ctx, sess, protocol.Options{Episodes: K, Users: st.Episodes(engine.FromOne), Every: 1000, Progress: rec.Advance,
+		Each: func(k int, r float64) {
+			cum += r
+			if k == cps[next] {
+				ur.Cum[next] = cum
+				next++
 			}
-		}
+		}}); err != nil {
+		return err
 	}
-	rec.Advance(int64(K % 1000))
 	ur.Diag = a.Diagnostics()
 	if practical != nil {
 		_, b := practical.Width()
@@ -298,7 +266,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, error) {
 	n := len(p.cfg.Seeds)
 	res := &Result{Config: p.cfg, Checkpoints: p.checkpoints, Workers: c.Workers, Seconds: c.Seconds}
-	res.Inputs = rundir.MergeInputs(rundir.MergeInputs(rundir.MergeInputs(nil, p.cfg.Inputs), extra), p.envIn)
+	res.Inputs = rundir.MergeAll(p.cfg.Inputs, extra, p.envIn)
 	for ci, tmpl := range p.curves {
 		cv := *tmpl
 		cv.Runs = make([][]float64, n)

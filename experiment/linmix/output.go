@@ -273,10 +273,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	for i, s := range r.Config.Seeds {
 		names[i] = fmt.Sprintf("seed%d", s)
 	}
-	x := make([]float64, len(r.Checkpoints))
-	for i, k := range r.Checkpoints {
-		x[i] = float64(k)
-	}
+	x := report.EpisodeAxis(r.Checkpoints)
 	groups := map[string][]report.Curve{}
 	finals := map[string][]float64{}
 	uniform := map[string]float64{}
@@ -317,12 +314,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	for _, g := range order {
 		curves := groups[g]
 		if u := uniform[g]; u > 0 {
-			ref := make([]float64, len(x))
-			for i, k := range x {
-				ref[i] = u * k
-			}
-			curves = append(curves, report.Curve{Label: fmt.Sprintf("no learning (uniform policy, %.4g/episode)", u), X: x,
-				Band: report.Band{Mean: ref}, Style: report.StyleReference})
+			curves = append(curves, report.NoLearningCurve(x, u))
 		}
 		path, err := rundir.Within(dir, g)
 		if err != nil {

@@ -3,11 +3,13 @@ package linmix
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/linmix"
 )
 
@@ -25,19 +27,6 @@ curves:
   - {algorithm: ucrl-vtr, mode: none}
   - {algorithm: ucrl-vtr, mode: jdp, epsilons: [0.5]}
 `
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // zeroResult is a result whose curves have zero regret at every checkpoint.
 func zeroResult(t *testing.T, seeds int) *Result {
@@ -63,23 +52,16 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // TestZeroRegretNoNaN: zero-regret curves write valid JSON (growth exponent null with a
 // reason) and one seed claims no confidence interval.
 func TestZeroRegretNoNaN(t *testing.T) {
-	for _, seeds := range []int{1, 2} {
-		r := zeroResult(t, seeds)
-		dir := t.TempDir()
-		_, summary, err := r.Write(dir, nil)
-		if err != nil {
-			t.Fatalf("%d seeds: %v", seeds, err)
-		}
-		m := readJSON(t, filepath.Join(dir, "manifest.json"))
-		c0 := m["curves"].([]any)[0].(map[string]any)
-		u, _ := c0["undefined"].(map[string]any)
-		if c0["growth_exponent"] != nil || u["growth_exponent"] == nil {
-			t.Errorf("%d seeds: growth %v undefined %v, want null with a reason", seeds, c0["growth_exponent"], u)
-		}
+	rundirtest.WriteEach(t, []int{1, 2}, func(seeds int, dir string) (string, error) {
+		_, summary, err := zeroResult(t, seeds).Write(dir, nil)
+		return summary, err
+	}, func(seeds int, m map[string]any, summary string) {
+		c0 := rundirtest.Entry(t, m, "curves", 0)
+		rundirtest.CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), c0, "growth_exponent")
 		if seeds == 1 && (c0["final_ci95_lo"] != nil || !strings.Contains(summary, "n=1, no CI")) {
 			t.Errorf("one seed: CI %v; summary must say n=1, no CI", c0["final_ci95_lo"])
 		}
-	}
+	})
 }
 
 // TestManifestHonestLinMix: provenance, input hashes (config, model file), the file's H, no
@@ -100,16 +82,10 @@ func TestManifestHonestLinMix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	envPath := filepath.Join(tmp, "m.json")
-	if err := os.WriteFile(envPath, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	envPath := rundirtest.WriteFile(t, tmp, "m.json", data)
 	text := strings.Replace(tinyConfig, "{kind: two-state-hard, dim: 3, horizon: 3, q: 0.1, rho: 0.5}", "{kind: file, file: "+envPath+", horizon: 9, dim: 7, q: 0.3}", 1)
 	text = strings.Replace(text, "{algorithm: ucrl-vtr, mode: none}", "{algorithm: ucrl-vtr, mode: none, calibration: laplace, epsilons: [3]}", 1)
-	cfgPath := filepath.Join(tmp, "c.yaml")
-	if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := rundirtest.WriteFile(t, tmp, "c.yaml", []byte(text))
 	cfg, err := LoadConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -122,17 +98,9 @@ func TestManifestHonestLinMix(t *testing.T) {
 	if _, _, err := res.Write(dir, nil); err != nil {
 		t.Fatal(err)
 	}
-	man := readJSON(t, filepath.Join(dir, "manifest.json"))
-	if man["git_commit"] != "unknown" || man["dprl_version"] == nil || man["go_version"] == nil {
-		t.Errorf("provenance: %v %v %v", man["git_commit"], man["dprl_version"], man["go_version"])
-	}
-	roles := map[string]bool{}
-	inputs, _ := man["inputs"].([]any)
-	for _, x := range inputs {
-		e := x.(map[string]any)
-		roles[e["role"].(string)] = len(e["sha256"].(string)) == 64
-	}
-	if !roles["config"] || !roles["env"] {
+	man := rundirtest.ReadManifest(t, dir)
+	rundirtest.CheckProvenance(t, man)
+	if roles := rundirtest.HashedRoles(man); !roles["config"] || !roles["env"] {
 		t.Errorf("inputs %v lack the config or env hash", man["inputs"])
 	}
 	c := man["config"].(map[string]any)
@@ -144,18 +112,8 @@ func TestManifestHonestLinMix(t *testing.T) {
 	if np["calibration"] != nil || np["epsilons"] != nil {
 		t.Errorf("non-private curve records %v", np)
 	}
-	files, _ := man["files"].([]any)
-	mst, _ := os.Stat(filepath.Join(dir, "manifest.json"))
-	has := map[string]bool{}
-	for _, f := range files {
-		has[f.(string)] = true
-		st, err := os.Stat(filepath.Join(dir, f.(string)))
-		if err != nil || st.ModTime().After(mst.ModTime()) {
-			t.Errorf("file %v missing or newer than the manifest", f)
-		}
-	}
-	if !has["summary.md"] || !has["summary.claims.json"] {
-		t.Errorf("files %v lack the summaries", files)
+	if has := rundirtest.CheckFiles(t, dir, man); !has["summary.md"] || !has["summary.claims.json"] {
+		t.Errorf("files %v lack the summaries", man["files"])
 	}
 	if _, _, err := res.Write(dir, nil); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("rewrite into an earlier run: err = %v", err)

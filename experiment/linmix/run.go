@@ -10,6 +10,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // Curve is one (environment, agent configuration) pair run over all seeds.
@@ -22,9 +23,9 @@ type Curve struct {
 	// Agent is the agent configuration.
 	Agent agents.Config `json:"-"`
 	// Practical, if non-nil, makes this a practical-vtr curve (dprl's own agent) and Guarantee
-	// is its accountant's statement.
-	Practical *agents.PracticalConfig    `json:"practical,omitempty"`
-	Guarantee *agents.PracticalGuarantee `json:"guarantee,omitempty"`
+	// is its privacy ledger's report.
+	Practical *agents.PracticalConfig `json:"practical,omitempty"`
+	Guarantee *ledger.Report          `json:"guarantee,omitempty"`
 	// Algorithm, Mode, Calibration, Epsilon, BetaMult, ShiftMult echo Agent for the manifest.
 	Algorithm   string  `json:"algorithm"`
 	Mode        string  `json:"mode"`

@@ -109,29 +109,24 @@ func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 	if err = s.IntParams(ints...); err != nil {
 		return e, err
 	}
+	if err := e.checkEnv("env"); err != nil {
+		return e, err // before the environment is built
+	}
 	if _, err := e.Build(s.Seeds[0], s.Episodes); err != nil {
 		return e, s.EnvError(err)
 	}
 	return e, nil
 }
 
+// seededSpec is how the family translates the common part of a RunSpec.
+var seededSpec = engine.SeededSpec{Family: "linmix", MinEpisodes: 10, Why: "its experiments build the agents' seeded form",
+	Calibrations: []string{calibration.Paper, calibration.Laplace, calibration.ZCDP}}
+
 // specConfig translates a RunSpec into a Config (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
-	if err := s.MinEpisodes("linmix", 10); err != nil {
-		return nil, err
-	}
-	env, err := specEnv(s)
+	env, calib, err := engine.SeededPrelude(s, seededSpec, specEnv)
 	if err != nil {
 		return nil, err
-	}
-	if err := s.SeededOnly("linmix", "its experiments build the agents' seeded form"); err != nil {
-		return nil, err
-	}
-	calib := s.Privacy.Calibration
-	if calib != "" {
-		if calib, err = calibration.Canonical("privacy.calibration", calib, calibration.Paper, calibration.Laplace, calibration.ZCDP); err != nil {
-			return nil, fmt.Errorf("%w (family linmix)", err)
-		}
 	}
 	if calib == calibration.Paper {
 		calib = "" // the family's default, spelled as in the reproductions' curves
@@ -180,9 +175,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 
 // SpecEnvs implements engine.SpecEnvLister.
 func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "two-state-hard", Params: []string{"dim", "horizon", "q", "rho"}},
-		{Name: "hard-to-learn", Params: []string{"dim", "horizon"}},
-		{Name: "riverswim", Params: []string{"states", "horizon"}},
-		{Name: "base-mixture", Params: []string{"states", "actions", "dim", "horizon"}},
-		{Name: "file"}}
+	return []engine.SpecEnv{
+		{Name: "two-state-hard", Params: []string{"dim", "horizon", "q", "rho"},
+			Desc: "S={x0,x1}, A={±1}^{d-1}, P(x1|x0,a)=q+⟨μ,a⟩ (linear-mixture spec §7.1; default d=5, H=10, q=0.1, ρ=0.5)"},
+		{Name: "hard-to-learn", Params: []string{"dim", "horizon"},
+			Desc: "Zhou, Gu & Szepesvári (2021) instance as in the public LDP-UCRL-VTR code: S=H+2, A=2^{d-1}, seeded"},
+		{Name: "riverswim", Params: []string{"states", "horizon"}, Desc: "RiverSwim viewed as a linear mixture, d=S²A (spec §7.2)"},
+		{Name: "base-mixture", Params: []string{"states", "actions", "dim", "horizon"}, Desc: "mixture of d seeded base kernels (spec §7.3)"},
+		{Name: "file", Desc: "a linear mixture MDP from JSON/YAML (e.g. model/linmix/testdata/tiny.yaml)"}}
 }

@@ -1,23 +1,18 @@
 package linmix
 
 import (
-	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
 // planSpecYAML parses a RunSpec document (family linmix) and plans it.
 func planSpecYAML(t *testing.T, doc string) (engine.Plan, error) {
 	t.Helper()
-	s, err := engine.ParseRunSpec([]byte(doc), FamilyName)
-	if err != nil {
-		return nil, err
-	}
-	return Family{}.PlanSpec(s, "test")
+	return enginetest.PlanSpecYAML(t, Family{}, FamilyName, doc)
 }
 
 // TestPlanSpec: valid specs plan agents × ε × seeds units; bad inputs give errors naming the
@@ -58,19 +53,7 @@ func TestPlanSpec(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := planSpecYAML(t, c.doc)
-			if c.want != "" {
-				t.Log(err)
-				if err == nil || !strings.Contains(err.Error(), c.want) {
-					t.Fatalf("error %v, want one containing %q", err, c.want)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := len(p.Units()); n != c.units {
-				t.Fatalf("%d units, want %d", n, c.units)
-			}
+			enginetest.CheckPlan(t, p, err, c.units, c.want, strings.Contains)
 		})
 	}
 }
@@ -110,25 +93,5 @@ func TestPlanSpecRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := engine.NewPlanned(FamilyName, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(pl.Units()); n != 4 {
-		t.Fatalf("%d units, want 4", n)
-	}
-	dir := t.TempDir()
-	if _, err := engine.Execute(context.Background(), pl, engine.Local{Workers: 2}, engine.RunOptions{Dir: dir}); err != nil {
-		t.Fatal(err)
-	}
-	csvs, err := filepath.Glob(filepath.Join(dir, "curves", "*", "*.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(csvs) == 0 {
-		t.Fatalf("no curves/*/*.csv in %s", dir)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
-		t.Fatal(err)
-	}
+	enginetest.RunLocal(t, FamilyName, p, 4, filepath.Join("curves", "*", "*.csv"))
 }

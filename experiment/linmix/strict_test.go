@@ -3,12 +3,17 @@ package linmix
 import (
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 )
 
 // TestParseConfigStrictAndExplicitZeros: a second YAML document and duplicate keys are
 // rejected, and a field whose zero means "default" (shift_mult: 0 used to become 1, a
 // practical curve's budget: 0 the agent's 1, states: 0 RiverSwim's 5) is refused when set to
 // zero explicitly, with the allowed range; an unknown calibration names the vocabulary.
+// parseConfig is ParseConfig's error (cfgfiletest.Refused).
+func parseConfig(b []byte) error { _, err := ParseConfig(b); return err }
+
 func TestParseConfigStrictAndExplicitZeros(t *testing.T) {
 	base := string(DefaultConfigYAML())
 	prac := "  - {algorithm: practical-vtr, mode: jdp, epsilons: [1], practical: {budget: 0}}\n"
@@ -21,13 +26,7 @@ func TestParseConfigStrictAndExplicitZeros(t *testing.T) {
 		{"calibration: laplace", "calibration: strict", "allowed: paper, laplace, zcdp"},
 		{"points: 400", "points: 400\npoints: 400", "already defined"},
 	} {
-		if !strings.Contains(base, c.from) {
-			t.Fatalf("embedded config lacks %q", c.from)
-		}
-		_, err := ParseConfig([]byte(strings.Replace(base, c.from, c.to, 1)))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q → %q: error %v, want one containing %q", c.from, c.to, err, c.want)
-		}
+		cfgfiletest.Refused(t, parseConfig, base, c.from, c.to, c.want)
 	}
 	if _, err := ParseConfig([]byte(base + "---\n" + base)); err == nil || !strings.Contains(err.Error(), "more than one YAML document") {
 		t.Errorf("two documents: %v", err)

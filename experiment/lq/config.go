@@ -62,16 +62,7 @@ type Config struct {
 // LoadConfig reads a configuration file (at most 64 MiB) and records it, with the SHA-256 of
 // the bytes parsed, as an input of the run.
 func LoadConfig(path string) (*Config, error) {
-	data, err := cfgfile.Read(path)
-	if err != nil {
-		return nil, fmt.Errorf("lq experiment: %w", err)
-	}
-	c, err := ParseConfig(data)
-	if err != nil {
-		return nil, err
-	}
-	c.Inputs = []rundir.Input{rundir.HashBytes("config", path, data)}
-	return c, nil
+	return cfgfile.Load(path, "lq experiment", ParseConfig, func(c *Config, in rundir.Input) { c.Inputs = []rundir.Input{in} })
 }
 
 // DefaultConfig returns the embedded configuration of `dprl reproduce lq`.
@@ -123,12 +114,8 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.Calibration = cal
-	seen := map[uint64]bool{}
-	for _, s := range c.Seeds {
-		if seen[s] {
-			return fmt.Errorf("seeds: %d listed twice", s)
-		}
-		seen[s] = true
+	if s, dup := bounds.Repeated(c.Seeds); dup {
+		return fmt.Errorf("seeds: %d listed twice", s)
 	}
 	if _, err := accounting.ParseNeighbouring(c.Neighbouring); err != nil {
 		return fmt.Errorf("neighbouring: %w", err)

@@ -8,9 +8,6 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
-	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
@@ -36,10 +33,6 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family: LQ-E1 and system files, the paper's agents and dprl's
 // practical ones, and the calibrations.
 func (f Family) Catalogue(w io.Writer) {
-	envs := map[string]string{
-		"lq-e1": "reference LQ system LQ-E1: n=2, d=1, H=10, Rademacher noise ‖w‖=0.2 (lq spec §5.1); the default",
-		"file":  "an LQ system from a YAML/JSON file (model/lq Config, e.g. model/lq/testdata/lqe1.yaml; system: PATH in a configuration)",
-	}
 	descs := map[string]string{
 		"ofu-rl":                     "OFU-RL with changing regularizers, non-private baseline (λI, exact statistics; ε = ∞)",
 		"private-ofu-rl":             "Private-OFU-RL (Alg. 1): two binary-tree counters with Gaussian noise, (ε,δ)-JDP, private confidence radius (spec fix), pair scaling",
@@ -48,9 +41,7 @@ func (f Family) Catalogue(w io.Writer) {
 		agents.PracticalNoiseOffName: "practical-ofu-rl's non-private twin",
 	}
 	l := engine.Listing{Family: FamilyName, Title: "linear-quadratic control (Chowdhury, Zhou & Shroff 2022; dprl's practical agents)"}
-	for _, e := range f.SpecEnvs() {
-		l.Envs = append(l.Envs, engine.Entry{Name: e.Name, Params: strings.Join(e.Params, ", "), Desc: envs[e.Name]})
-	}
+	l.Envs = engine.EnvEntries(f.SpecEnvs())
 	for _, n := range AgentNames() {
 		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: descs[n]})
 	}
@@ -84,115 +75,74 @@ func (Family) Options(repro string) []engine.Option {
 
 // ApplyOptions implements engine.Optioner.
 func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	suite, rest, err := splitSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	if suite {
-		b, err := PracticalSuite{}.ApplyOptions(repro, rest, set)
-		return engine.WithSuite(PracticalSuiteName, b), err
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := set["extended"]; ok {
-		if cfg.RunExtended, err = strconv.ParseBool(v); err != nil {
-			return nil, fmt.Errorf("--extended: %w", err)
+	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+		return PracticalSuite{}.ApplyOptions(repro, rest, set)
+	}, func(block []byte) ([]byte, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
 		}
-	}
-	if v, ok := set["multiplier"]; ok {
-		m, err := strconv.ParseFloat(v, 64)
-		if err != nil || !(m > 0) || m > bounds.MaxMultiplier {
-			return nil, fmt.Errorf("--multiplier: must be in %s, got %q", bounds.MultiplierRange, v)
+		if v, ok := set["extended"]; ok {
+			if cfg.RunExtended, err = strconv.ParseBool(v); err != nil {
+				return nil, fmt.Errorf("--extended: %w", err)
+			}
 		}
-		cfg.WidthMultiplier = m
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(cfg)
+		if v, ok := set["multiplier"]; ok {
+			m, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(m > 0) || m > bounds.MaxMultiplier {
+				return nil, fmt.Errorf("--multiplier: must be in %s, got %q", bounds.MultiplierRange, v)
+			}
+			cfg.WidthMultiplier = m
+		}
+		return engine.MarshalValid(cfg)
+	})
 }
 
 // Plan implements engine.Family: block is a Config (strict decode, validated); the main sweep.
 func (Family) Plan(block []byte, source string) (engine.Plan, error) {
-	suite, rest, err := splitSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	if suite {
+	return practicalSuite.Plan(block, func(rest []byte) (engine.Plan, error) {
 		return PracticalSuite{}.Plan(rest, source)
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	return newPlan(cfg, cfg.RunExtended)
+	}, func(block []byte) (engine.Plan, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
+		}
+		return newPlan(cfg, cfg.RunExtended)
+	})
 }
 
 // Reproductions implements engine.Reproducer: `lq` is the embedded configs/lq-e1.yaml.
 func (Family) Reproductions() map[string][]byte {
-	out := map[string][]byte{"lq": append([]byte(nil), embedded...)}
-	for name, block := range (PracticalSuite{}).Reproductions() {
-		out[name] = engine.WithSuite(PracticalSuiteName, block)
-	}
-	return out
+	return practicalSuite.AddReproductions(map[string][]byte{"lq": append([]byte(nil), embedded...)}, PracticalSuite{}.Reproductions())
 }
 
-// splitSuite reports whether block is a practical-suite block (`suite: practical`) and returns
-// the block without the key; another suite name is an error naming the allowed one.
-func splitSuite(block []byte) (bool, []byte, error) {
-	suite, rest, err := engine.SplitSuite(block)
-	switch {
-	case err != nil:
-		return false, nil, err
-	case suite == "":
-		return false, block, nil
-	case suite == PracticalSuiteName:
-		return true, rest, nil
-	}
-	return false, nil, fmt.Errorf("suite: unknown suite %q of family lq (allowed: %s, or omit it for the paper's suite)", suite, PracticalSuiteName)
-}
+// practicalSuite is the practical suite's schema of an LQ block (`suite: practical`; a block
+// without the key is the paper's suite, Config).
+var practicalSuite = engine.NamedSuite{Family: FamilyName, Name: PracticalSuiteName, Default: "the paper's suite"}
 
 // Resize implements engine.Resizer: K and seeds of the sweep the block runs (the main one, or
 // the extended one with run_extended).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	suite, rest, err := splitSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	if suite {
-		b, err := PracticalSuite{}.Resize(rest, episodes, seeds)
-		return engine.WithSuite(PracticalSuiteName, b), err
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	k, sd := &cfg.Episodes, &cfg.Seeds
-	if cfg.RunExtended {
-		k, sd = &cfg.Extended.Episodes, &cfg.Extended.Seeds
-	}
-	if episodes != 0 {
-		*k = episodes
-	}
-	if seeds != nil {
-		*sd = seeds
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(cfg)
+	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+		return PracticalSuite{}.Resize(rest, episodes, seeds)
+	}, func(block []byte) ([]byte, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.RunExtended {
+			engine.ResizeFields(episodes, seeds, &cfg.Extended.Seeds, &cfg.Extended.Episodes)
+		} else {
+			engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
+		}
+		return engine.MarshalValid(cfg)
+	})
 }
 
 // PlanConfig plans an already parsed and validated configuration (flags applied): the main
 // sweep, or the extended sweep when extended is set.
 func PlanConfig(cfg *Config, extended bool) (*engine.Planned, error) {
-	p, err := newPlan(cfg, extended)
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewPlanned(FamilyName, p)
+	return engine.PlanWith(FamilyName, func(cfg *Config) (*plan, error) { return newPlan(cfg, extended) }, cfg)
 }
 
 // plan is an LQ experiment planned into (curve, seed) units, curve-major.
@@ -287,6 +237,9 @@ func newPlan(cfg *Config, extended bool) (*plan, error) {
 			p.units = append(p.units, engine.Unit{Cell: s.Label, Spec: spec, Seed: seed, Cost: int64(p.K)})
 		}
 	}
+	if err := checkLeast(p.memoryEstimate(), len(p.units), p.K); err != nil {
+		return nil, err // before the zero line (K values, seconds at large K) is computed
+	}
 	p.zero = ZeroLine(sys, p.K)
 	return p, nil
 }
@@ -303,21 +256,15 @@ func (p *plan) Name() string {
 func (p *plan) Units() []engine.Unit { return p.units }
 
 // Run implements engine.Plan: unit i is curve i / len(seeds), seed i mod len(seeds); the
-// agent's randomness is the unit's root stream (rng.NewSeed(seed), as before the engine).
+// agent runs through the one episode loop with the unit's streams (runStreams: the paths of
+// the unit's root stream used before the engine).
 func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	sp := p.specs[i/len(p.seeds)]
 	ac := p.cfg.agentConfig(sp.Epsilon, p.K, sp.Neighbouring)
-	var reported int64
-	r, err := agents.Run(ctx, p.sys, ac, st.Root(), func(k int) {
-		if k%256 == 0 {
-			rec.Advance(int64(k) - reported)
-			reported = int64(k)
-		}
-	})
+	r, err := agents.RunWith(ctx, p.sys, ac, runStreams(st), rec.Advance)
 	if err != nil {
 		return err // the engine names the unit (cell and seed)
 	}
-	rec.Advance(int64(p.K) - reported)
 	sr := SeedRun{Seed: st.Seed, Diag: r.Diag, Cum: make([]float64, p.K)}
 	c := 0.0
 	for k, v := range r.Regret {
@@ -339,7 +286,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, error) {
 	res := &Result{Config: p.cfg, Extended: p.extended, Episodes: p.K, Seeds: p.seeds, ReportAt: p.reportAt,
 		System: p.sys.Name, Horizon: p.sys.H, Zero: p.zero, Workers: c.Workers, Seconds: c.Seconds}
-	res.Inputs = rundir.MergeInputs(rundir.MergeInputs(rundir.MergeInputs(nil, p.cfg.Inputs), extra), p.sysIn)
+	res.Inputs = rundir.MergeAll(p.cfg.Inputs, extra, p.sysIn)
 	n := len(p.seeds)
 	for ci, sp := range p.specs {
 		cr := CurveResult{Spec: sp, Constants: p.consts[ci], Runs: make([]SeedRun, n)}

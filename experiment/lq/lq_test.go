@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
 func smallConfig(t *testing.T) *Config {
@@ -26,14 +28,8 @@ func smallConfig(t *testing.T) *Config {
 // TestWorkersBitIdentical: the same seeds give bit-identical curves for 1 and 3 workers.
 func TestWorkersBitIdentical(t *testing.T) {
 	c := smallConfig(t)
-	a, err := Run(context.Background(), c, Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := Run(context.Background(), c, Options{Workers: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := enginetest.RunWorkers(t, func(w int) (*Result, error) { return Run(context.Background(), c, Options{Workers: w}) }, 1, 3)
+	a, b := rs[0], rs[1]
 	for i := range a.Curves {
 		for j := range a.Curves[i].Runs {
 			x, y := a.Curves[i].Runs[j].Cum, b.Curves[i].Runs[j].Cum

@@ -3,28 +3,15 @@ package lq
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/lq"
 )
-
-func readJSON(t *testing.T, path string) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
 
 // zeroResult is a result where every curve and the zero line have zero regret.
 func zeroResult(t *testing.T, seeds int) *Result {
@@ -47,23 +34,15 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // TestZeroRegretNoNaN: zero regret everywhere (so the zero-line deviation is 0/0) writes valid
 // JSON and a figure; one seed prints no spread and no band.
 func TestZeroRegretNoNaN(t *testing.T) {
-	for _, seeds := range []int{1, 2} {
-		r := zeroResult(t, seeds)
-		dir := t.TempDir()
-		summary, err := r.Write(dir, "test", nil)
-		if err != nil {
-			t.Fatalf("%d seeds: %v", seeds, err)
-		}
-		m := readJSON(t, filepath.Join(dir, "manifest.json"))
-		run := m["curves"].([]any)[0].(map[string]any)["runs"].([]any)[0].(map[string]any)
-		u, _ := run["undefined"].(map[string]any)
-		if run["zero_line_max_rel_dev"] != nil || u["zero_line_max_rel_dev"] == nil {
-			t.Errorf("%d seeds: deviation %v, undefined %v: want null with a reason", seeds, run["zero_line_max_rel_dev"], u)
-		}
+	rundirtest.WriteEach(t, []int{1, 2}, func(seeds int, dir string) (string, error) {
+		return zeroResult(t, seeds).Write(dir, "test", nil)
+	}, func(seeds int, m map[string]any, summary string) {
+		run := rundirtest.Entry(t, rundirtest.Entry(t, m, "curves", 0), "runs", 0)
+		rundirtest.CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), run, "zero_line_max_rel_dev")
 		if seeds == 1 && (!strings.Contains(summary, "n=1") || strings.Contains(summary, "± 0.00")) {
 			t.Errorf("one-seed summary prints a spread")
 		}
-	}
+	})
 }
 
 // TestManifestHonestLQ: provenance, the system file's SHA-256, the settings actually used (the
@@ -75,10 +54,7 @@ func TestManifestHonestLQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sysPath := filepath.Join(tmp, "sys.json")
-	if err := os.WriteFile(sysPath, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sysPath := rundirtest.WriteFile(t, tmp, "sys.json", data)
 	c := smallConfig(t)
 	c.Episodes, c.Seeds, c.System = 10, []uint64{1}, sysPath
 	c.Search.MaxIter = 5
@@ -90,31 +66,16 @@ func TestManifestHonestLQ(t *testing.T) {
 	if _, err := res.Write(dir, "ignored", nil); err != nil {
 		t.Fatal(err)
 	}
-	man := readJSON(t, filepath.Join(dir, "manifest.json"))
-	if man["git_commit"] != "unknown" || man["dprl_version"] == nil || man["go_version"] == nil {
-		t.Errorf("provenance %v %v %v", man["git_commit"], man["dprl_version"], man["go_version"])
-	}
-	ok := false
-	inputs, _ := man["inputs"].([]any)
-	for _, x := range inputs {
-		e := x.(map[string]any)
-		ok = ok || (e["role"] == "system" && len(e["sha256"].(string)) == 64)
-	}
-	if !ok {
+	man := rundirtest.ReadManifest(t, dir)
+	rundirtest.CheckProvenance(t, man)
+	if !rundirtest.HashedRoles(man)["system"] {
 		t.Errorf("inputs %v lack the system file hash", man["inputs"])
 	}
 	cfg := man["config"].(map[string]any)
 	if _, has := cfg["extended"]; has {
 		t.Errorf("main run records the unused extended block: %v", cfg["extended"])
 	}
-	mst, _ := os.Stat(filepath.Join(dir, "manifest.json"))
-	files, _ := man["files"].([]any)
-	for _, f := range files {
-		st, err := os.Stat(filepath.Join(dir, f.(string)))
-		if err != nil || st.ModTime().After(mst.ModTime()) {
-			t.Errorf("file %v missing or newer than the manifest", f)
-		}
-	}
+	rundirtest.CheckFiles(t, dir, man)
 	if _, err := res.Write(dir, "", nil); err == nil || !strings.Contains(err.Error(), "--force") {
 		t.Errorf("rewrite into an earlier run: err = %v", err)
 	}

@@ -118,12 +118,8 @@ func (c *PracticalExpConfig) Validate() error {
 	if len(c.LongSeeds) > bounds.MaxSeeds {
 		return fmt.Errorf("long_seeds: at most %d seeds, got %d", bounds.MaxSeeds, len(c.LongSeeds))
 	}
-	seen := map[uint64]bool{}
-	for _, s := range c.Seeds {
-		if seen[s] {
-			return fmt.Errorf("seeds: %d listed twice", s)
-		}
-		seen[s] = true
+	if s, dup := bounds.Repeated(c.Seeds); dup {
+		return fmt.Errorf("seeds: %d listed twice", s)
 	}
 	if len(c.Agents) > len(AgentNames()) {
 		return fmt.Errorf("agents: at most %d agents, got %d", len(AgentNames()), len(c.Agents))

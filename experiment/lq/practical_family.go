@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/counter"
-	"github.com/dprl/dprl/rng"
 )
 
 // PracticalSuiteName is the practical suite's name in an LQ configuration block
@@ -39,46 +37,45 @@ func (PracticalSuite) Listing() engine.Listing {
 		"  suite: practical in a configuration block (agents: selects some of " + strings.Join(AgentNames(), ", ") + "; omitted: all)."}}
 }
 
+// practicalRepros are the suite's reproductions: practical-lq takes --long, and its figure's
+// y axis is logarithmic by default.
+var practicalRepros = engine.Repros{"practical-lq": {
+	Describe: "dprl's practical Private-OFU-RL (practical-ofu-rl, no regret proof) vs the paper's Private-OFU-RL and OFU-RL on LQ-E1, ε grid (--long: 5 seeds)",
+	Options:  []engine.Option{engine.LongOption("run the long seeds (5 seeds; long: true)"), {Name: "log-y", Default: "log"}}}}
+
 // Describe describes the suite's reproductions (engine.Describer of the LQ family).
-func (PracticalSuite) Describe(repro string) string {
-	if repro == "practical-lq" {
-		return "dprl's practical Private-OFU-RL (practical-ofu-rl, no regret proof) vs the paper's Private-OFU-RL and OFU-RL on LQ-E1, ε grid (--long: 5 seeds)"
-	}
-	return ""
-}
+func (PracticalSuite) Describe(repro string) string { return practicalRepros.Describe(repro) }
 
 // Options returns the options of the suite's reproductions (engine.Optioner of the LQ
-// family): practical-lq --long, and its figure's logarithmic y axis by default.
-func (PracticalSuite) Options(repro string) []engine.Option {
-	if repro != "practical-lq" {
-		return nil
-	}
-	return []engine.Option{{Name: "long", Bool: true, Default: "false", Usage: "run the long seeds (5 seeds; long: true)"},
-		{Name: "log-y", Default: "log"}}
-}
+// family): practical-lq --long and --log-y.
+func (PracticalSuite) Options(repro string) []engine.Option { return practicalRepros.Options(repro) }
 
 // ApplyOptions applies --long to a suite block (long: true or false). The block is edited as
 // YAML, so that the fields whose zero value means a default stay omitted.
 func (PracticalSuite) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	v, ok := set["long"]
-	if !ok {
-		return block, nil
-	}
-	long, err := strconv.ParseBool(v)
+	return engine.ApplyBool(block, set, "long", func(block []byte, long bool) ([]byte, error) {
+		return editPracticalYAML(block, func(m map[string]any, _ *PracticalExpConfig) {
+			delete(m, "long")
+			if long {
+				m["long"] = true
+			}
+		})
+	})
+}
+
+// editPracticalYAML parses and validates a suite block, applies edit to its YAML mapping (the
+// parsed configuration beside it), and returns the edited block, validated again. The block is
+// edited as YAML, so that the fields whose zero value means a default stay omitted.
+func editPracticalYAML(block []byte, edit func(m map[string]any, cfg *PracticalExpConfig)) ([]byte, error) {
+	cfg, err := ParsePracticalExpConfig(block)
 	if err != nil {
-		return nil, fmt.Errorf("--long: %w", err)
-	}
-	if _, err := ParsePracticalExpConfig(block); err != nil {
 		return nil, err
 	}
 	var m map[string]any
 	if err := yaml.Unmarshal(block, &m); err != nil {
 		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
 	}
-	delete(m, "long")
-	if long {
-		m["long"] = true
-	}
+	edit(m, cfg)
 	out, err := yaml.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -91,11 +88,7 @@ func (PracticalSuite) ApplyOptions(repro string, block []byte, set map[string]st
 
 // Plan plans a suite block: a PracticalExpConfig (strict decode, validated).
 func (PracticalSuite) Plan(block []byte, source string) (engine.Plan, error) {
-	cfg, err := ParsePracticalExpConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	return newPracticalPlan(cfg)
+	return engine.PlanBlock(block, ParsePracticalExpConfig, newPracticalPlan)
 }
 
 // Reproductions returns the suite's embedded reproductions: `practical-lq` is
@@ -109,40 +102,22 @@ func (PracticalSuite) Reproductions() map[string][]byte {
 // dropped). The block is edited as YAML, so that the fields whose zero value means a default
 // stay omitted.
 func (PracticalSuite) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	cfg, err := ParsePracticalExpConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := yaml.Unmarshal(block, &m); err != nil {
-		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
-	}
-	if episodes != 0 {
-		m["episodes"] = episodes
-		m["paper_episodes"] = min(cfg.PaperEpisodes, episodes)
-		m["ofu_episodes"] = min(cfg.OFUEpisodes, episodes)
-	}
-	if seeds != nil {
-		m["seeds"] = seeds
-		delete(m, "long_seeds")
-	}
-	out, err := yaml.Marshal(m)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := ParsePracticalExpConfig(out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return editPracticalYAML(block, func(m map[string]any, cfg *PracticalExpConfig) {
+		if episodes != 0 {
+			m["episodes"] = episodes
+			m["paper_episodes"] = min(cfg.PaperEpisodes, episodes)
+			m["ofu_episodes"] = min(cfg.OFUEpisodes, episodes)
+		}
+		if seeds != nil {
+			m["seeds"] = seeds
+			delete(m, "long_seeds")
+		}
+	})
 }
 
 // PlanPractical plans an already parsed and validated configuration (flags applied).
 func PlanPractical(cfg *PracticalExpConfig) (*engine.Planned, error) {
-	p, err := newPracticalPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewPlanned(FamilyName, p)
+	return engine.PlanWith(FamilyName, newPracticalPlan, cfg)
 }
 
 // practicalSpec is one curve of the practical reproduction before it runs.
@@ -250,6 +225,9 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	for _, s := range p.specs {
 		maxK = max(maxK, s.K)
 	}
+	if err := checkLeast(p.memoryEstimate(), len(p.specs)*len(p.seeds), maxK); err != nil {
+		return nil, err // before the zero line (K values, seconds at large K) is computed
+	}
 	p.zero = ZeroLine(sys, maxK)
 	// One BLT fit shared by every practical run (the capacity is the same for all).
 	if cfg.Counter == "blt" && (cfg.runs(agents.PracticalName) || cfg.runs(agents.PracticalNoiseOffName)) {
@@ -308,17 +286,13 @@ func (p *practicalPlan) Name() string {
 // Units implements engine.Plan.
 func (p *practicalPlan) Units() []engine.Unit { return p.units }
 
-// Run implements engine.Plan: unit i is curve i / len(seeds) for seed i mod len(seeds); all
-// its randomness comes from rng.NewSeed(seed), as before the engine.
+// Run implements engine.Plan: unit i is curve i / len(seeds) for seed i mod len(seeds); the
+// agent runs through the one episode loop with the unit's streams (runStreams,
+// practicalRunStreams: the paths of the unit's root stream used before the engine).
 func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	sp := p.specs[i/len(p.seeds)]
 	cfg := p.cfg
 	t0 := time.Now()
-	tick := func(k int) {
-		if k%1024 == 0 {
-			rec.Advance(1024)
-		}
-	}
 	var u practicalUnit
 	var regret []float64
 	switch sp.agent {
@@ -326,7 +300,7 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 		ac := agents.DefaultConfig(sp.eps, sp.K)
 		ac.Delta = cfg.Delta
 		ac.Search.NumRandomStarts, ac.Search.MaxIter = cfg.Search.RandomStarts, cfg.Search.MaxIter
-		r, err := agents.Run(ctx, p.sys, ac, rng.NewSeed(st.Seed), tick)
+		r, err := agents.RunWith(ctx, p.sys, ac, runStreams(st), rec.Advance)
 		if err != nil {
 			return err // the engine names the unit (cell and seed)
 		}
@@ -338,13 +312,13 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 		if !ac.Theory {
 			ac.BLT = p.blt
 		}
-		r, err := agents.RunPractical(ctx, p.sys, ac, rng.NewSeed(st.Seed), tick)
+		r, err := agents.RunPracticalWith(ctx, p.sys, ac, practicalRunStreams(st), rec.Advance)
 		if err != nil {
 			return err
 		}
 		regret, u.PracticalDiag = r.Regret, &r.Diag
-		if rep := r.Report; rep.Private {
-			u.Guarantee = fmt.Sprintf("(ε=%.4g, δ=%g)-JDP replace-one, μ=%.4g-GDP, σ=%.4g, B=%g", rep.Epsilon, rep.Delta, rep.Mu, rep.Sigma, rep.Budget)
+		if rep := r.Report; rep.Private() {
+			u.Guarantee = fmt.Sprintf("(ε=%.4g, δ=%g)-JDP replace-one, μ=%.4g-GDP, σ=%.4g, B=%g", rep.Epsilon, rep.Delta, rep.Mu, rep.Sigma(), rep.Entries[0].Inputs["budget"])
 		} else {
 			u.Guarantee = "non-private"
 		}
@@ -404,7 +378,7 @@ func (p *practicalPlan) Collect(c *engine.Collection) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	inputs := rundir.MergeInputs(rundir.MergeInputs(nil, c.Inputs), p.sysIn)
+	inputs := rundir.MergeAll(c.Inputs, p.sysIn)
 	if p.spec && inputs == nil {
 		inputs = []rundir.Input{} // not the embedded configuration
 	}

@@ -8,23 +8,14 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 	model "github.com/dprl/dprl/model/lq"
 )
 
-// practicalSpecOf returns a validated RunSpec of family practical-lq (defaults applied).
+// practicalSpecOf returns a validated RunSpec of family practical-lq (defaults applied; K = 50).
 func practicalSpecOf(t *testing.T, s engine.RunSpec) *engine.RunSpec {
 	t.Helper()
-	s.Family = FamilyName
-	if s.Episodes == 0 {
-		s.Episodes = 50
-	}
-	if s.Seeds == nil {
-		s.Seeds = []uint64{1, 2}
-	}
-	if err := s.Validate(); err != nil {
-		t.Fatalf("spec %+v: %v", s, err)
-	}
-	return &s
+	return enginetest.Spec(t, FamilyName, s, 50)
 }
 
 // TestPracticalPlanSpec: valid RunSpecs plan the requested agents × ε × seeds; bad inputs are
@@ -65,18 +56,7 @@ func TestPracticalPlanSpec(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := PracticalSuite{}.PlanSpec(practicalSpecOf(t, c.spec), "test")
-			if c.units == 0 {
-				if err == nil || !strings.HasPrefix(err.Error(), c.field) {
-					t.Fatalf("error %v, want one naming %s", err, c.field)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := len(p.Units()); n != c.units {
-				t.Errorf("%d units, want %d", n, c.units)
-			}
+			enginetest.CheckPlan(t, p, err, c.units, c.field, strings.HasPrefix)
 		})
 	}
 }

@@ -93,5 +93,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 
 // SpecEnvs implements engine.SpecEnvLister.
 func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "lq-e1"}, {Name: "file"}}
+	return []engine.SpecEnv{
+		{Name: "lq-e1", Desc: "reference LQ system LQ-E1: n=2, d=1, H=10, Rademacher noise ‖w‖=0.2 (lq spec §5.1); the default"},
+		{Name: "file", Desc: "an LQ system from a YAML/JSON file (model/lq Config, e.g. model/lq/testdata/lqe1.yaml; system: PATH in a configuration)"}}
 }

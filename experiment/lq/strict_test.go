@@ -3,6 +3,8 @@ package lq
 import (
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 )
 
 // TestParseStrictAndExplicitZeros: a second YAML document and duplicate keys are rejected,
@@ -21,12 +23,7 @@ func TestParseStrictAndExplicitZeros(t *testing.T) {
 		{prac, "references: 4", "references: 0", "references: must be in [1, 64]", parsePractical},
 		{prac, "budget: 4", "budget: 0", "budget: must be in (0,", parsePractical},
 	} {
-		if !strings.Contains(c.doc, c.from) {
-			t.Fatalf("config lacks %q", c.from)
-		}
-		if err := c.parse([]byte(strings.Replace(c.doc, c.from, c.to, 1))); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%q → %q: error %v, want one containing %q", c.from, c.to, err, c.want)
-		}
+		cfgfiletest.Refused(t, c.parse, c.doc, c.from, c.to, c.want)
 	}
 	for _, c := range []struct {
 		doc   string

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
@@ -39,48 +38,33 @@ func (Suite) Listing() engine.Listing {
 	return l
 }
 
+// repros are the suite's reproductions: practical-tabular takes --long.
+var repros = engine.Repros{"practical-tabular": {
+	Describe: "dprl's own practical private tabular agents (practical-jdp/ldp/psrl-jdp) vs UCBVI and the papers' DP-UCBVI, RiverSwim + Garnets, ε grid (--long: LDP at K = 10⁶)",
+	Options:  []engine.Option{engine.LongOption("run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes (long: true)")}}}
+
 // Describe describes the suite's reproductions (engine.Describer of the tabular family).
-func (Suite) Describe(repro string) string {
-	if repro == "practical-tabular" {
-		return "dprl's own practical private tabular agents (practical-jdp/ldp/psrl-jdp) vs UCBVI and the papers' DP-UCBVI, RiverSwim + Garnets, ε grid (--long: LDP at K = 10⁶)"
-	}
-	return ""
-}
+func (Suite) Describe(repro string) string { return repros.Describe(repro) }
 
 // Options returns the options of the suite's reproductions (engine.Optioner of the tabular
 // family): practical-tabular --long.
-func (Suite) Options(repro string) []engine.Option {
-	if repro != "practical-tabular" {
-		return nil
-	}
-	return []engine.Option{{Name: "long", Bool: true, Default: "false", Usage: "run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes (long: true)"}}
-}
+func (Suite) Options(repro string) []engine.Option { return repros.Options(repro) }
 
 // ApplyOptions applies --long to a suite block (long: true or false).
 func (Suite) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	v, ok := set["long"]
-	if !ok {
-		return block, nil
-	}
-	long, err := strconv.ParseBool(v)
-	if err != nil {
-		return nil, fmt.Errorf("--long: %w", err)
-	}
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Long = long
-	return yaml.Marshal(cfg)
+	return engine.ApplyBool(block, set, "long", func(block []byte, long bool) ([]byte, error) {
+		cfg, err := ParseConfig(block)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Long = long
+		return yaml.Marshal(cfg)
+	})
 }
 
 // Plan plans a suite block: a Config (strict decode, validated).
 func (Suite) Plan(block []byte, source string) (engine.Plan, error) {
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	return newPlan(cfg)
+	return engine.PlanBlock(block, ParseConfig, newPlan)
 }
 
 // Reproductions returns the suite's embedded reproductions: `practical-tabular` is
@@ -96,25 +80,13 @@ func (Suite) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	if episodes != 0 {
-		cfg.Episodes, cfg.LDPEpisodes, cfg.Garnet.Episodes = episodes, episodes, episodes
-	}
-	if seeds != nil {
-		cfg.Seeds = seeds
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	return yaml.Marshal(cfg)
+	engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes, &cfg.LDPEpisodes, &cfg.Garnet.Episodes)
+	return engine.MarshalValid(cfg)
 }
 
 // PlanConfig plans an already parsed and validated configuration (flags applied).
 func PlanConfig(cfg *Config) (*engine.Planned, error) {
-	p, err := newPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return engine.NewPlanned(FamilyName, p)
+	return engine.PlanWith(FamilyName, newPlan, cfg)
 }
 
 // plan is the experiment planned into (curve, seed) units, curve-major; a curve's seeds are
@@ -203,13 +175,13 @@ func (p *plan) Name() string { return p.cfg.Name }
 // Units implements engine.Plan.
 func (p *plan) Units() []engine.Unit { return p.units }
 
-// Run implements engine.Plan: one curve for one seed (runSeed; all randomness from
-// rng.NewSeed(seed), as before the engine).
+// Run implements engine.Plan: one curve for one seed (runSeed; all randomness from the
+// unit's engine.Streams, the paths used before the engine).
 func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	ci := p.index[i][0]
 	cv := p.curves[ci]
 	// The environment is shared read-only by the units of a curve.
-	r, privacy, private, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, p.cfg.Noise == "secure", st.Seed, rec.Advance)
+	r, privacy, private, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, p.cfg.Noise == "secure", st, rec.Advance)
 	if err != nil {
 		return err // the engine names the unit (cell and seed)
 	}
@@ -250,7 +222,7 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 		return "", err
 	}
 	res.Output = c.Options
-	res.Inputs = rundir.MergeInputs(rundir.MergeInputs(nil, p.cfg.Inputs), c.Inputs)
+	res.Inputs = rundir.MergeAll(p.cfg.Inputs, c.Inputs)
 	man, summary, err := res.Write(c.Dir, c.Command)
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)

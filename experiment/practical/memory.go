@@ -95,7 +95,9 @@ func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
 	var stats int64
 	switch p.Model {
 	case agents.LDP:
-		stats = 2*fD + release // the user's report and the server's sum
+		// The user's report, the server's sum, and the vector each episode's message is
+		// encoded into (a new one per episode: one in flight, one being reclaimed).
+		stats = 4*fD + release
 	case agents.JDP:
 		capacity := max(counter.Schedule{Every: p.BatchEvery}.Batches(K-1), 1)
 		var cnt int64

@@ -248,13 +248,6 @@ func (r *Result) groups() []string {
 	return g
 }
 
-// NoLearningLabel is the legend of the no-learning reference line of a regret figure: the
-// cumulative regret of the uniformly random policy (perEpisode per episode), which is what an
-// agent that never learns (initial Q̃ ≡ H, random ties) incurs.
-func NoLearningLabel(perEpisode float64) string {
-	return fmt.Sprintf("no learning (uniform policy, %.4g/episode)", perEpisode)
-}
-
 // Write stores the run in dir: curves/<group>/<label>.csv, one regret figure per group with
 // 95 % bands and the no-learning reference line (y axis per r.Output.LogY), the
 // privacy-cost-vs-ε figure, summary.md, and manifest.json (last, through
@@ -279,15 +272,8 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 				return nil, "", err
 			}
 			cps := Checkpoints(cv.Episodes)
-			x := make([]float64, len(cps))
-			for i, k := range cps {
-				x[i] = float64(k)
-			}
-			runs := make([][]float64, len(cv.Runs))
-			names := make([]string, len(cv.Runs))
-			for i, s := range cv.Runs {
-				runs[i], names[i] = s.Cum, fmt.Sprintf("seed_%d", s.Seed)
-			}
+			x := report.EpisodeAxis(cps)
+			names, runs := report.SeedColumns(len(cv.Runs), func(i int) (uint64, []float64) { return cv.Runs[i].Seed, cv.Runs[i].Cum })
 			rel := filepath.Join("curves", group, safe(cv.Label)+".csv")
 			if err := os.MkdirAll(filepath.Join(dir, "curves", group), 0o755); err != nil {
 				return nil, "", err
@@ -307,11 +293,7 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 			}
 		}
 		if u := r.Uniform[group]; u > 0 && len(refX) > 0 {
-			ref := make([]float64, len(refX))
-			for i, k := range refX {
-				ref[i] = u * k
-			}
-			curves = append(curves, report.Curve{Label: NoLearningLabel(u), X: refX, Band: report.Band{Mean: ref}, Style: report.StyleReference})
+			curves = append(curves, report.NoLearningCurve(refX, u))
 		}
 		name := "regret-" + group
 		if err := report.PlotCurves(filepath.Join(dir, name), fmt.Sprintf("%s: cumulative regret, mean ± 95%% CI", group), "episode", "cumulative regret", curves,
@@ -397,15 +379,4 @@ func (r *Result) privacyCostCurves() ([]report.Curve, error) {
 	return pc, nil
 }
 
-func safe(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '.', r == '_':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
+func safe(s string) string { return rundir.FileName(s) }

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/report"
 )
 
 // TestDefaultConfig: the embedded configuration parses, validates, and states the issue's
@@ -77,14 +79,7 @@ func TestBadConfig(t *testing.T) {
 		{"  seeds: [1]\n", "  seeds: []\n", "garnet.seeds"},
 		{"name: tiny", "name: tiny\nbogus: 1", "bogus"},
 	} {
-		y := strings.Replace(tinyYAML, c.old, c.new, 1)
-		if y == tinyYAML {
-			t.Fatalf("%s: replacement %q not found", c.field, c.old)
-		}
-		_, err := ParseConfig([]byte(y))
-		if err == nil || !strings.Contains(err.Error(), c.field) {
-			t.Errorf("%s: error %v", c.field, err)
-		}
+		cfgfiletest.Refused(t, func(b []byte) error { _, err := ParseConfig(b); return err }, tinyYAML, c.old, c.new, c.field)
 	}
 	if _, err := LoadConfig(filepath.Join(t.TempDir(), "missing.yaml")); err == nil {
 		t.Error("missing config file accepted")
@@ -275,7 +270,7 @@ func TestWriteOutputOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if u := res.Uniform[g]; !(u > 0) || !strings.Contains(string(svg), NoLearningLabel(u)) {
+		if u := res.Uniform[g]; !(u > 0) || !strings.Contains(string(svg), report.NoLearningLabel(u)) {
 			t.Errorf("regret-%s.svg: no no-learning line (uniform %v per episode)", g, u)
 		}
 	}

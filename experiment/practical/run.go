@@ -3,17 +3,15 @@ package practical
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"runtime"
-	"slices"
 	"time"
 
+	"github.com/dprl/dprl/agents/protocol"
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
-	"github.com/dprl/dprl/rng"
 )
 
 // Curve is one (environment, agent, ε) configuration run over seeds.
@@ -163,24 +161,25 @@ func (c *Config) seedsOf(cv *Curve) []uint64 {
 	return c.Seeds
 }
 
-// learner unifies the papers' agents and the practical agents for the runner.
+// learner is one curve's agent for one seed: its contract (protocol.Session) and the
+// accountant's statement.
 type learner struct {
-	policy  func() (*model.Policy, error)
-	observe func(t *model.Trajectory) error
+	sess    protocol.Session
+	ev      *agents.Evaluator
 	privacy string
 	private bool
 }
 
 // build builds the learner of one curve for one seed; secure selects the agents' deployment
 // noise source (crypto-seeded noise.Secure) instead of noise seeded from the run seed.
-func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, seed uint64) (*learner, error) {
-	root := rng.NewSeed(seed)
-	src := func(name string) noise.Source { return noise.NewSeeded(root.Child("noise").Child(name).Rand()) }
+func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine.Streams) (*learner, error) {
+	src := func(name string) noise.Source { return noise.NewSeeded(st.Noise(name).Rand()) }
 	practicalNoise := src("practical")
 	if secure {
 		// nil is the agents' deployment default: a crypto-seeded noise.Secure source.
 		src, practicalNoise = nil, nil
 	}
+	tie := st.Agent().Child("tie").Rand()
 	if _, err := agents.LookupPractical(cv.Agent); err == nil {
 		cfg, err := agents.DefaultPracticalConfig(cv.Agent, cv.Epsilon, delta)
 		if err != nil {
@@ -190,17 +189,15 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, seed uint
 		// the environment, declared by its file): otherwise the statistics are per step.
 		cfg.Privacy.Pool = m.Homogeneous()
 		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
-			Tie: root.Child("agent").Child("tie").Rand(), Posterior: root.Child("agent").Child("posterior").Rand(), Noise: practicalNoise})
+			Tie: tie, Posterior: st.Agent().Child("posterior").Rand(), Noise: practicalNoise})
 		if err != nil {
 			return nil, err
 		}
-		return &learner{policy: ag.Server.Policy, observe: func(t *model.Trajectory) error {
-			msg, err := ag.Client.Encode(t)
-			if err != nil {
-				return err
-			}
-			return ag.Server.Receive(msg)
-		}, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
+		sess, ev, err := ag.Session(cv.Agent, m, K)
+		if err != nil {
+			return nil, err
+		}
+		return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
 	}
 	info, err := agents.Lookup(cv.Agent)
 	if err != nil {
@@ -208,76 +205,44 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, seed uint
 	}
 	priv := agents.PrivacyConfig{Model: info.Model, Epsilon: cv.Epsilon, Calibration: agents.Strict, Beta: 0.1, EMode: agents.EPractical, EScale: 1}
 	ag, err := agents.New(m.S, m.A, m.H, K, agents.Config{Algorithm: info.Algorithm, Privacy: priv, Bonus: agents.PracticalBonus()},
-		agents.Streams{Tie: root.Child("agent").Child("tie").Rand(), Noise: src})
+		agents.Streams{Tie: tie, Noise: src})
 	if err != nil {
 		return nil, err
 	}
-	return &learner{policy: ag.Server.Policy, observe: func(t *model.Trajectory) error {
-		return ag.Server.Receive(ag.Client.Encode(t))
-	}, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
+	sess, ev, err := ag.Session(cv.Agent, m, K)
+	if err != nil {
+		return nil, err
+	}
+	return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
 }
 
-// runSeed runs one curve for one seed. All agents of a seed face the same users.
-// advance receives the episodes done; privacy and private are the accountant's statement.
-// secure selects the Secure noise source (build).
-func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, secure bool, seed uint64, advance func(int64)) (out SeedRun, privacy string, private bool, err error) {
+// runSeed runs one curve for one seed through the one episode loop (protocol.Run; user k
+// plays from Users().Index(k−1), so all agents of a seed face the same users). advance
+// receives the episodes done; privacy and private are the accountant's statement. secure
+// selects the Secure noise source (build).
+func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, secure bool, st engine.Streams, advance func(int64)) (out SeedRun, privacy string, private bool, err error) {
 	K := cv.Episodes
 	start := time.Now()
-	var ln *learner
-	ln, err = build(m, cv, K, delta, secure, seed)
+	ln, err := build(m, cv, K, delta, secure, st)
 	if err != nil {
 		return SeedRun{}, "", false, err
 	}
 	cps := Checkpoints(K)
-	out = SeedRun{Seed: seed, Cum: make([]float64, 0, len(cps))}
-	reg := model.NewRegret(m)
-	users := rng.NewSeed(seed).Child("users")
-	pcg := rand.NewPCG(0, 0)
-	user := rand.New(pcg)
-	traj := model.NewTrajectory(m.H)
-	prev := model.NewDeterministic(m.S, m.H)
-	last, cum, tail := 0.0, 0.0, 0.0
-	next, reported := 0, 0
-	for k := 0; k < K; k++ {
-		if k%4096 == 0 && k > 0 {
-			advance(int64(k - reported))
-			reported = k
-			if err := ctx.Err(); err != nil {
-				return SeedRun{}, "", false, err
+	out = SeedRun{Seed: st.Seed, Cum: make([]float64, 0, len(cps))}
+	cum, tail, next := 0.0, 0.0, 0
+	if err := protocol.Run(ctx, ln.sess, protocol.Options{Episodes: K, Users: st.Episodes(engine.FromZero), Every: 4096, Progress: advance,
+		Each: func(k int, regret float64) {
+			cum += regret
+			if k > K-K/10 {
+				tail += regret
 			}
-		}
-		pol, err := ln.policy()
-		if err != nil {
-			return SeedRun{}, "", false, fmt.Errorf("episode %d: %w", k+1, err)
-		}
-		same := k > 0
-		for h := range pol.Act {
-			if !slices.Equal(pol.Act[h], prev.Act[h]) {
-				same = false
-				copy(prev.Act[h], pol.Act[h])
+			if k == cps[next] {
+				out.Cum = append(out.Cum, cum)
+				next++
 			}
-		}
-		if !same {
-			last = reg.Of(pol)
-		}
-		cum += last
-		if k >= K-K/10 {
-			tail += last
-		}
-		if k+1 == cps[next] {
-			out.Cum = append(out.Cum, cum)
-			next++
-		}
-		if k == K-1 {
-			break // episode K's data is never released
-		}
-		users.Index(uint64(k)).Reseed(pcg)
-		m.Rollout(pol, user, traj)
-		if err := ln.observe(traj); err != nil {
-			return SeedRun{}, "", false, fmt.Errorf("episode %d: %w", k+1, err)
-		}
+		}}); err != nil {
+		return SeedRun{}, "", false, err
 	}
-	advance(int64(K - reported))
 	out.Final = cum
 	out.LastDecile = tail / float64(K/10)
 	out.EpisodesPerSecond = float64(K) / time.Since(start).Seconds()

@@ -6,22 +6,13 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
-// specOf returns a validated RunSpec (the defaults applied, as ParseRunSpec does).
+// specOf returns a validated RunSpec (the defaults applied, as ParseRunSpec does; K = 40).
 func specOf(t *testing.T, s engine.RunSpec) *engine.RunSpec {
 	t.Helper()
-	s.Family = FamilyName
-	if s.Episodes == 0 {
-		s.Episodes = 40
-	}
-	if s.Seeds == nil {
-		s.Seeds = []uint64{1, 2}
-	}
-	if err := s.Validate(); err != nil {
-		t.Fatalf("spec %+v: %v", s, err)
-	}
-	return &s
+	return enginetest.Spec(t, FamilyName, s, 40)
 }
 
 // TestPlanSpec: valid RunSpecs plan agents × ε × seeds units; bad inputs are refused with an
@@ -59,18 +50,7 @@ func TestPlanSpec(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Suite{}.PlanSpec(specOf(t, c.spec), "test")
-			if c.units == 0 {
-				if err == nil || !strings.HasPrefix(err.Error(), c.field) {
-					t.Fatalf("error %v, want one naming %s", err, c.field)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := len(p.Units()); n != c.units {
-				t.Errorf("%d units, want %d", n, c.units)
-			}
+			enginetest.CheckPlan(t, p, err, c.units, c.field, strings.HasPrefix)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 )
 
 func TestProvenanceFromBuildInfo(t *testing.T) {
@@ -42,10 +44,7 @@ func TestProvenanceFromBuildInfo(t *testing.T) {
 }
 
 func TestHashFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "m.json")
-	if err := os.WriteFile(p, []byte("abc"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := rundirtest.WriteFile(t, t.TempDir(), "m.json", []byte("abc"))
 	in, err := HashFile("env", p)
 	if err != nil {
 		t.Fatal(err)

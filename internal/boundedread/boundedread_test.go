@@ -9,9 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
 // within fails the test if f does not return within 5 s (a FIFO would block forever).
@@ -55,13 +56,7 @@ func TestReadFileRegular(t *testing.T) {
 
 // TestReadFileSparse: a 4 GiB sparse file is refused from its size alone, without reading it.
 func TestReadFileSparse(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "sparse")
-	if err := os.WriteFile(p, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(p, 1<<40); err != nil {
-		t.Skipf("no sparse files here: %v", err)
-	}
+	p := boundedreadtest.Sparse(t, filepath.Join(t.TempDir(), "sparse"))
 	within(t, func() {
 		if _, err := ReadFile(p, DefaultLimit); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "64 MiB") {
 			t.Errorf("err = %v, want ErrTooLarge naming 64 MiB", err)
@@ -73,10 +68,7 @@ func TestReadFileSparse(t *testing.T) {
 // are refused promptly, naming the kind of file.
 func TestReadFileNotRegular(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifo := boundedreadtest.FIFO(t, filepath.Join(dir, "fifo"))
 	sock := filepath.Join(dir, "sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {

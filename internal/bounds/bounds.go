@@ -82,3 +82,38 @@ func Limits() []Limit {
 		{"multipliers", "in " + MultiplierRange, "bonus and confidence-width multipliers (never the noise)"},
 	}
 }
+
+// Product multiplies non-negative dimensions, stopping as soon as the product exceeds limit
+// (so it cannot overflow): it returns the product and true when it is at most limit, or a
+// description ("more than limit", the product, or the negative dimension) and false — what a
+// model's size check (CheckSize) says before it allocates the tables the product sizes.
+func Product(limit uint64, factors ...int) (string, bool) {
+	p := uint64(1)
+	for _, f := range factors {
+		if f < 0 {
+			return fmt.Sprintf("a negative dimension %d", f), false
+		}
+		if f != 0 && p > limit/uint64(f) {
+			return fmt.Sprintf("more than %d", limit), false
+		}
+		p *= uint64(f)
+	}
+	if p > limit {
+		return fmt.Sprint(p), false
+	}
+	return fmt.Sprint(p), true
+}
+
+// Repeated returns the first value of vs equal to an earlier one (a seed listed twice, which
+// would count one run twice in every mean), and whether there is one.
+func Repeated[T comparable](vs []T) (T, bool) {
+	seen := make(map[T]bool, len(vs))
+	for _, v := range vs {
+		if seen[v] {
+			return v, true
+		}
+		seen[v] = true
+	}
+	var zero T
+	return zero, false
+}

@@ -80,3 +80,15 @@ func InvQuad(l []float64, d int, x, tmp []float64) float64 {
 	}
 	return s
 }
+
+// Dot returns ⟨a, b⟩ (b at least as long as a), summed in index order.
+func Dot(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += v * b[i]
+	}
+	return s
+}
+
+// Norm returns the Euclidean norm ‖a‖₂ = √⟨a, a⟩.
+func Norm(a []float64) float64 { return math.Sqrt(Dot(a, a)) }

@@ -1,19 +1,15 @@
 package linmdp
 
 import (
-	"math"
-	"os"
 	"testing"
+
+	"github.com/dprl/dprl/model/internal/modeltest"
 )
 
 // FuzzParse: Parse never panics or exhausts memory, in either format, and whatever it accepts
 // is within the size limits and has optimal values in [0, H] (rewards in [0, 1]).
 func FuzzParse(f *testing.F) {
-	tiny, err := os.ReadFile("testdata/tiny.yaml")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(tiny, "yaml")
+	modeltest.AddFile(f, "testdata/tiny.yaml", "yaml")
 	// Homogeneous and per-step μ, θ, in both formats.
 	f.Add([]byte(`{"name": "tiny", "horizon": 3, "features": [[[1, 0], [0, 1]], [[1, 0], [0.5, 0.5]]],
 		"mu": [[[1, 0], [0, 1]]], "theta": [[0, 1]], "init": [1, 0]}`), "json")
@@ -34,9 +30,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("V_1 has %d entries, want %d", len(v), m.N)
 		}
 		for _, v := range V[0] {
-			if !(v >= -1e-9 && v <= float64(m.H)+1e-9) || math.IsNaN(v) {
-				t.Fatalf("V*_1 = %v outside [0, H = %d]", v, m.H)
-			}
+			modeltest.CheckValue(t, v, m.H)
 		}
 	})
 }

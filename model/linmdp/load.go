@@ -2,10 +2,7 @@ package linmdp
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
-	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
@@ -34,12 +31,11 @@ type File struct {
 
 // Load reads a linear MDP from a .json, .yaml or .yml file.
 func Load(path string) (*MDP, error) {
-	data, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
+	data, err := strictdecode.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	m, err := Parse(data, format)
+	m, err := Parse(data, strictdecode.FormatOf(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

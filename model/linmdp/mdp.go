@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dprl/dprl/internal/smallmat"
 )
 
 // Tolerances used by the construction-time checks.
@@ -194,7 +196,7 @@ func New(name string, phi [][][]float64, mu [][][]float64, theta [][]float64, in
 			}
 			triangle += math.Sqrt(n2)
 		}
-		if mn := norm(mass); mn > sqd*(1+NormTol) {
+		if mn := smallmat.Norm(mass); mn > sqd*(1+NormTol) {
 			return nil, fmt.Errorf("linmdp: ‖mu[%d](S)‖₂ = %g, must be <= √d = %g", h, mn, sqd)
 		}
 		if !nonneg && triangle > sqd*(1+NormTol) {
@@ -207,14 +209,14 @@ func New(name string, phi [][][]float64, mu [][][]float64, theta [][]float64, in
 			trans[h][s] = make([]sparse, A)
 			for a := 0; a < A; a++ {
 				f := phi[s][a]
-				r := dot(f, theta[h])
+				r := smallmat.Dot(f, theta[h])
 				if r < -NormTol || r > 1+NormTol {
 					return nil, fmt.Errorf("linmdp: reward r_%d(%d,%d) = %g, must be in [0, 1]", h+1, s, a, r)
 				}
 				rewards[h][s][a] = min(max(r, 0), 1)
 				tot := 0.0
 				for s2 := 0; s2 < N; s2++ {
-					q := dot(f, mu[h][s2])
+					q := smallmat.Dot(f, mu[h][s2])
 					if q < -ProbTol {
 						return nil, fmt.Errorf("linmdp: P_%d(%d|%d,%d) = %g is negative", h+1, s2, s, a, q)
 					}
@@ -243,16 +245,6 @@ func New(name string, phi [][][]float64, mu [][][]float64, theta [][]float64, in
 	return m, nil
 }
 
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }
-
 // Homogeneous reports whether the model is the same at every step.
 func (m *MDP) Homogeneous() bool { return m.homog }
 
@@ -266,7 +258,7 @@ func (m *MDP) Step(h, s, a int, r *rand.Rand) int { return m.trans[h][s][a].samp
 func (m *MDP) InitialState(r *rand.Rand) int { return m.init.sample(r) }
 
 // P returns P_h(s'|s,a) computed from the factorisation.
-func (m *MDP) P(h, s, a, s2 int) float64 { return max(dot(m.Phi[s][a], m.Mu[h][s2]), 0) }
+func (m *MDP) P(h, s, a, s2 int) float64 { return max(smallmat.Dot(m.Phi[s][a], m.Mu[h][s2]), 0) }
 
 // backup returns w = θ_h + Σ_{s'} μ_h(s') V(s'), so that Q_h(s,a) = ⟨φ(s,a), w⟩.
 func (m *MDP) backup(h int, v []float64, w []float64) {
@@ -295,7 +287,7 @@ func (m *MDP) OptimalValues() (V [][]float64, pi [][]int) {
 		for s := 0; s < m.N; s++ {
 			best, ba := math.Inf(-1), 0
 			for a := 0; a < m.A; a++ {
-				if q := dot(m.Phi[s][a], w); q > best {
+				if q := smallmat.Dot(m.Phi[s][a], w); q > best {
 					best, ba = q, a
 				}
 			}
@@ -315,7 +307,7 @@ func (m *MDP) Evaluate(pi [][]int) [][]float64 {
 		m.backup(h, V[h+1], w)
 		V[h] = make([]float64, m.N)
 		for s := 0; s < m.N; s++ {
-			V[h][s] = dot(m.Phi[s][pi[h][s]], w)
+			V[h][s] = smallmat.Dot(m.Phi[s][pi[h][s]], w)
 		}
 	}
 	return V

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/internal/smallmat"
 )
 
 func close9(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
@@ -114,7 +116,7 @@ func TestTwoState100(t *testing.T) {
 	}
 	for s := 0; s < 2; s++ {
 		for a := 0; a < 100; a++ {
-			if n := norm(m.Phi[s][a]); math.Abs(n-1) > 1e-12 {
+			if n := smallmat.Norm(m.Phi[s][a]); math.Abs(n-1) > 1e-12 {
 				t.Fatalf("‖φ(%d,%d)‖ = %g, want 1", s, a, n)
 			}
 			want := 0.0

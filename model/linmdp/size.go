@@ -1,6 +1,10 @@
 package linmdp
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dprl/dprl/internal/bounds"
+)
 
 // Size limits, checked before the tables they bound are allocated (New, RandomSimplex, the
 // file loader), so that no input can exhaust memory or keep the constructor looping for long.
@@ -31,28 +35,9 @@ func CheckSize(N, A, D, steps, H int) error {
 		{"transition tables steps·N·A·N", []int{steps, N, A, N}, MaxEntries, "2^26 entries"},
 		{"construction work steps·N·A·N·d", []int{steps, N, A, N, D}, MaxWork, "2^32 operations"},
 	} {
-		if n, ok := boundedProduct(c.limit, c.factors...); !ok {
+		if n, ok := bounds.Product(c.limit, c.factors...); !ok {
 			return fmt.Errorf("linmdp: %s = %s exceeds the limit %s (N=%d, A=%d, d=%d, steps=%d, H=%d)", c.what, n, c.unit, N, A, D, steps, H)
 		}
 	}
 	return nil
-}
-
-// boundedProduct multiplies non-negative factors, stopping as soon as the product exceeds
-// limit (so it cannot overflow); it returns the product, or "> limit" and false.
-func boundedProduct(limit uint64, factors ...int) (string, bool) {
-	p := uint64(1)
-	for _, f := range factors {
-		if f < 0 {
-			return fmt.Sprintf("a negative dimension %d", f), false
-		}
-		if f != 0 && p > limit/uint64(f) {
-			return fmt.Sprintf("more than %d", limit), false
-		}
-		p *= uint64(f)
-	}
-	if p > limit {
-		return fmt.Sprint(p), false
-	}
-	return fmt.Sprint(p), true
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/dprl/dprl/internal/bounds"
 )
 
 // HypercubeAction returns the vector a ∈ {−1,+1}^{n} of action index idx: a_i = +1 if bit i
@@ -155,7 +157,7 @@ func BaseMixture(S, A, d, H int, seed *rand.Rand) (*MDP, error) {
 	if H < 1 || H > 10000 {
 		return nil, fmt.Errorf("base-mixture: horizon = %d, want 1..10000", H)
 	}
-	if n, ok := boundedProduct(MaxEntries, d, S, A, S); !ok {
+	if n, ok := bounds.Product(MaxEntries, d, S, A, S); !ok {
 		return nil, fmt.Errorf("base-mixture: base kernels dim·states·actions·states = %s exceeds the limit 2^26 entries (states=%d, actions=%d, dim=%d)", n, S, A, d)
 	}
 	if err := CheckSize(S, A, H, d, S*A, 3*S*A); err != nil {

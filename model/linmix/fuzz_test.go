@@ -1,19 +1,15 @@
 package linmix
 
 import (
-	"math"
-	"os"
 	"testing"
+
+	"github.com/dprl/dprl/model/internal/modeltest"
 )
 
 // FuzzParse: Parse never panics or exhausts memory, in either format and with either reward
 // form, and whatever it accepts is within the size limits and has V*_1(s_1) in [0, H].
 func FuzzParse(f *testing.F) {
-	tiny, err := os.ReadFile("testdata/tiny.yaml")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(tiny, "yaml")
+	modeltest.AddFile(f, "testdata/tiny.yaml", "yaml")
 	// The reward form and the reward-feature form, one or H vectors, Bernoulli rewards, JSON.
 	f.Add([]byte(`{"states": 2, "actions": 1, "horizon": 2, "dim": 1, "start": 1,
 		"psi": [{"s": 0, "a": 0, "next": 1, "vec": [1]}, {"s": 1, "a": 0, "next": 0, "vec": [1]}],
@@ -32,8 +28,6 @@ func FuzzParse(f *testing.F) {
 		if err := CheckSize(m.NumStates(), m.NumActions(), m.Horizon(), m.Dim(), m.RewardDim(), len(m.next)); err != nil {
 			t.Fatalf("accepted a model beyond the limits: %v", err)
 		}
-		if v := m.VStar(); !(v >= -1e-9 && v <= float64(m.Horizon())+1e-9) || math.IsNaN(v) {
-			t.Fatalf("V*_1 = %v outside [0, H = %d]", v, m.Horizon())
-		}
+		modeltest.CheckValue(t, m.VStar(), m.Horizon())
 	})
 }

@@ -17,6 +17,8 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/dprl/dprl/internal/smallmat"
 )
 
 // MDP is a finite-horizon linear mixture MDP with a fixed initial state. It is immutable after
@@ -108,7 +110,7 @@ func New(sp Spec) (*MDP, error) {
 			return nil, err
 		}
 		m.w = append(m.w, append([]float64(nil), w...))
-		m.cw = math.Max(m.cw, norm(w))
+		m.cw = math.Max(m.cw, smallmat.Norm(w))
 	}
 	// Bucket ψ rows by (s,a), rejecting duplicates.
 	buckets := make([][]PsiEntry, S*A)
@@ -144,7 +146,7 @@ func New(sp Spec) (*MDP, error) {
 		for sa := 0; sa < S*A; sa++ {
 			sum := 0.0
 			for e := m.off[sa]; e < m.off[sa+1]; e++ {
-				v := dot(m.vec[e*d:(e+1)*d], m.w[h])
+				v := smallmat.Dot(m.vec[e*d:(e+1)*d], m.w[h])
 				if v < -probTol || v > 1+probTol {
 					return nil, fmt.Errorf("linmix: P_%d(%d|s=%d,a=%d) = ⟨ψ, w⟩ = %g, want a probability in [0,1]", h, m.next[e], sa/A, sa%A, v)
 				}
@@ -180,7 +182,7 @@ func New(sp Spec) (*MDP, error) {
 		if err := finite(f, fmt.Sprintf("phi[%d]", sa)); err != nil {
 			return nil, err
 		}
-		if n := norm(f); n > 1+probTol {
+		if n := smallmat.Norm(f); n > 1+probTol {
 			return nil, fmt.Errorf("linmix: ‖phi[%d]‖ = %g, want ≤ 1", sa, n)
 		}
 		m.phi = append(m.phi, f...)
@@ -195,7 +197,7 @@ func New(sp Spec) (*MDP, error) {
 		m.thr = append(m.thr, append([]float64(nil), th...))
 		r := make([]float64, S*A)
 		for sa := range r {
-			v := dot(m.phi[sa*m.d2:(sa+1)*m.d2], th)
+			v := smallmat.Dot(m.phi[sa*m.d2:(sa+1)*m.d2], th)
 			if v < -probTol || v > 1+probTol {
 				return nil, fmt.Errorf("linmix: mean reward r_%d(s=%d,a=%d) = %g, want [0,1]", h, sa/A, sa%A, v)
 			}
@@ -260,7 +262,7 @@ func (m *MDP) checkNormalisation() error {
 			for j := 0; j < d; j++ {
 				x[j] += sign * m.vec[e*d+j]
 			}
-			if v := norm(x); v > 1+probTol {
+			if v := smallmat.Norm(x); v > 1+probTol {
 				return fmt.Errorf("linmix: ‖ψ_v(s=%d,a=%d)‖ = %g > 1 for a 0/1 vector v (Luyo Asm. 2 normalisation)", sa/m.a, sa%m.a, v)
 			}
 		}
@@ -276,16 +278,6 @@ func finite(x []float64, what string) error {
 	}
 	return nil
 }
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i, v := range a {
-		s += v * b[i]
-	}
-	return s
-}
-
-func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }
 
 // Name returns the environment's label.
 func (m *MDP) Name() string { return m.name }
@@ -315,7 +307,7 @@ func (m *MDP) Cw() float64 { return m.cw }
 func (m *MDP) ThetaRNorm() float64 {
 	x := 0.0
 	for _, t := range m.thr {
-		x = math.Max(x, norm(t))
+		x = math.Max(x, smallmat.Norm(t))
 	}
 	return x
 }

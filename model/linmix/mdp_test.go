@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/internal/smallmat"
 )
 
 // uniformValue evaluates the uniform random policy exactly.
@@ -71,7 +73,7 @@ func TestNormalisationAtVertices(t *testing.T) {
 		for s := 0; s < 2; s++ {
 			for a := 0; a < m.NumActions(); a++ {
 				m.PsiV(s, a, v, x)
-				if n := norm(x); n > 1+1e-12 {
+				if n := smallmat.Norm(x); n > 1+1e-12 {
 					t.Fatalf("‖ψ_v(%d,%d)‖ = %v > 1 at v = %v", s, a, n, v)
 				}
 				// ⟨ψ_v, w⟩ = (P v)(s,a).
@@ -79,7 +81,7 @@ func TestNormalisationAtVertices(t *testing.T) {
 				for t2 := 0; t2 < 2; t2++ {
 					want += m.Prob(0, s, a, t2) * v[t2]
 				}
-				if got := dot(x, m.W(0)); math.Abs(got-want) > 1e-12 {
+				if got := smallmat.Dot(x, m.W(0)); math.Abs(got-want) > 1e-12 {
 					t.Fatalf("⟨ψ_v, w⟩ = %v, want (Pv) = %v", got, want)
 				}
 			}

@@ -1,6 +1,10 @@
 package linmix
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dprl/dprl/internal/bounds"
+)
 
 // Size limits, checked before the tables they bound are allocated (New, the file loader), so
 // that no input can exhaust memory or keep the constructor looping for long.
@@ -29,28 +33,9 @@ func CheckSize(S, A, H, d, d2, nPsi int) error {
 		{"per-step rewards horizon·states·actions", []int{H, S, A}},
 		{"optimal values (horizon+1)·states", []int{H + 1, S}},
 	} {
-		if n, ok := boundedProduct(MaxEntries, c.factors...); !ok {
+		if n, ok := bounds.Product(MaxEntries, c.factors...); !ok {
 			return fmt.Errorf("linmix: %s = %s exceeds the limit 2^26 entries (states=%d, actions=%d, horizon=%d, dim=%d, reward_dim=%d, %d psi rows)", c.what, n, S, A, H, d, d2, nPsi)
 		}
 	}
 	return nil
-}
-
-// boundedProduct multiplies non-negative factors, stopping as soon as the product exceeds
-// limit (so it cannot overflow); it returns the product, or a description and false.
-func boundedProduct(limit uint64, factors ...int) (string, bool) {
-	p := uint64(1)
-	for _, f := range factors {
-		if f < 0 {
-			return fmt.Sprintf("a negative dimension %d", f), false
-		}
-		if f != 0 && p > limit/uint64(f) {
-			return fmt.Sprintf("more than %d", limit), false
-		}
-		p *= uint64(f)
-	}
-	if p > limit {
-		return fmt.Sprint(p), false
-	}
-	return fmt.Sprint(p), true
 }

@@ -3,6 +3,7 @@ package lq
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -255,11 +256,11 @@ func TestJoinSplit(t *testing.T) {
 	a := []float64{1, 2, 3, 4}
 	b := []float64{5, 6}
 	th := Join(a, b, 2, 1)
-	if want := []float64{1, 3, 2, 4, 5, 6}; !equal(th, want) {
+	if want := []float64{1, 3, 2, 4, 5, 6}; !slices.Equal(th, want) {
 		t.Fatalf("Join = %v, want %v", th, want)
 	}
 	a2, b2 := Split(th, 2, 1)
-	if !equal(a, a2) || !equal(b, b2) {
+	if !slices.Equal(a, a2) || !slices.Equal(b, b2) {
 		t.Fatal("Split ∘ Join != id")
 	}
 	// x' = Θᵀ z = A x + B u.
@@ -277,18 +278,6 @@ func TestJoinSplit(t *testing.T) {
 			t.Fatalf("Θᵀz = %v, Ax+Bu = %v", v, next[j])
 		}
 	}
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestNoise(t *testing.T) {
@@ -353,7 +342,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equal(s.Theta, LQE1().Theta) || s.H != 10 || s.Cw != 0.2 {
+	if !slices.Equal(s.Theta, LQE1().Theta) || s.H != 10 || s.Cw != 0.2 {
 		t.Fatalf("loaded %+v", s)
 	}
 	js := `{"A": [[0.6, 0.2], [0, 0.5]], "B": [[0], [0.4]], "Q": [[1,0],[0,1]], "R": [[1]], "horizon": 10, "cw": 0.2, "gamma": 0.3}`

@@ -4,10 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
-	"strings"
+	"slices"
 
-	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/strictdecode"
 
 	"go.yaml.in/yaml/v3"
@@ -72,14 +70,7 @@ func CheckSize(prefix string, S, A, H int) error {
 }
 
 // Load reads an MDP from a .json, .yaml or .yml file.
-func Load(path string) (*MDP, error) {
-	data, err := boundedread.ReadFile(path, boundedread.DefaultLimit)
-	if err != nil {
-		return nil, err
-	}
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	return Parse(data, format)
-}
+func Load(path string) (*MDP, error) { return strictdecode.Load(path, Parse) }
 
 // Parse reads an MDP in the File format; format is "json", "yaml" or "yml".
 func Parse(data []byte, format string) (*MDP, error) {
@@ -210,7 +201,7 @@ func Marshal(m *MDP, format string) ([]byte, error) {
 	}
 	homog := true
 	for h := 1; h < m.H; h++ {
-		if !equal(m.P[h], m.P[0]) || !equal(m.R[h], m.R[0]) {
+		if !slices.Equal(m.P[h], m.P[0]) || !slices.Equal(m.R[h], m.R[0]) {
 			homog = false
 		}
 	}
@@ -246,16 +237,4 @@ func Marshal(m *MDP, format string) ([]byte, error) {
 		return json.MarshalIndent(f, "", "  ")
 	}
 	return yaml.Marshal(f)
-}
-
-func equal(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

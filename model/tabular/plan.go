@@ -1,5 +1,7 @@
 package tabular
 
+import "github.com/dprl/dprl/internal/smallmat"
+
 // Values holds V_h(s) for h = 0..H (V[H] ≡ 0) and, for optimal planning, Q_h(s,a).
 type Values struct {
 	// V[h][s], h = 0..H; V[H] is all zeros.
@@ -29,7 +31,7 @@ func (m *MDP) Optimal() *Values {
 		for s := 0; s < S; s++ {
 			best := 0.0
 			for a := 0; a < A; a++ {
-				q := m.Reward(h, s, a) + dot(m.Trans(h, s, a), next)
+				q := m.Reward(h, s, a) + smallmat.Dot(m.Trans(h, s, a), next)
 				v.Q[h][s*A+a] = q
 				if a == 0 || q > best {
 					best = q
@@ -39,14 +41,6 @@ func (m *MDP) Optimal() *Values {
 		}
 	}
 	return v
-}
-
-func dot(p, v []float64) float64 {
-	x := 0.0
-	for i, pi := range p {
-		x += pi * v[i]
-	}
-	return x
 }
 
 // Policy is a step-dependent policy. A deterministic policy sets Act[h][s]; a stochastic one
@@ -91,13 +85,13 @@ func (m *MDP) evaluateInto(p *Policy, V [][]float64) {
 		for s := 0; s < S; s++ {
 			if p.Act != nil {
 				a := p.Act[h][s]
-				V[h][s] = m.Reward(h, s, a) + dot(m.Trans(h, s, a), next)
+				V[h][s] = m.Reward(h, s, a) + smallmat.Dot(m.Trans(h, s, a), next)
 				continue
 			}
 			x := 0.0
 			for a := 0; a < A; a++ {
 				if pa := p.Prob[h][s*A+a]; pa != 0 {
-					x += pa * (m.Reward(h, s, a) + dot(m.Trans(h, s, a), next))
+					x += pa * (m.Reward(h, s, a) + smallmat.Dot(m.Trans(h, s, a), next))
 				}
 			}
 			V[h][s] = x

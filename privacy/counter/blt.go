@@ -2,6 +2,7 @@ package counter
 
 import (
 	"fmt"
+	"iter"
 	"math"
 
 	"github.com/dprl/dprl/privacy/noise"
@@ -46,21 +47,33 @@ func (p BLTParams) Coefficients(n int) []float64 {
 	if n <= 0 {
 		return nil
 	}
-	c := make([]float64, n)
+	c := make([]float64, 1, n)
 	c[0] = 1
-	pow := make([]float64, len(p.Omega)) // ω_i^{k−1}
-	for i := range pow {
-		pow[i] = 1
-	}
-	for k := 1; k < n; k++ {
-		s := 0.0
-		for i, th := range p.Theta {
-			s += th * pow[i]
-			pow[i] *= p.Omega[i]
-		}
-		c[k] = s
+	for ck := range p.encoder(n) {
+		c = append(c, ck)
 	}
 	return c
+}
+
+// encoder yields c_1, …, c_{n−1} of the encoder C (c_k = Σ_i θ_i ω_i^{k−1}) without storing
+// them, in the one order of summation every use of the coefficients shares.
+func (p BLTParams) encoder(n int) iter.Seq[float64] {
+	return func(yield func(float64) bool) {
+		pow := make([]float64, len(p.Omega)) // ω_i^{k−1}
+		for i := range pow {
+			pow[i] = 1
+		}
+		for k := 1; k < n; k++ {
+			s := 0.0
+			for i, th := range p.Theta {
+				s += th * pow[i]
+				pow[i] *= p.Omega[i]
+			}
+			if !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // DecoderCoefficients returns b_0, …, b_{n−1} of the decoder B = A·C⁻¹ (lower-triangular
@@ -112,16 +125,7 @@ func (p BLTParams) encoderSumSquares(n int) float64 {
 		return 0
 	}
 	ss := 1.0 // c_0 = 1
-	pow := make([]float64, len(p.Omega))
-	for i := range pow {
-		pow[i] = 1
-	}
-	for k := 1; k < n; k++ {
-		s := 0.0
-		for i, th := range p.Theta {
-			s += th * pow[i]
-			pow[i] *= p.Omega[i]
-		}
+	for s := range p.encoder(n) {
 		ss += s * s
 	}
 	return ss

@@ -83,18 +83,8 @@ func (c *GaussianTree) Insert(x []float64) error {
 		return err
 	}
 	c.t++
-	i := bits.TrailingZeros(uint(c.t))
-	a, ah := c.alpha[i], c.alphaHat[i]
-	copy(a, xr)
+	a, ah := mergeLevels(c.alpha, c.alphaHat, c.prefix, xr, c.t)
 	p := c.prefix
-	// Levels j < i are exactly the 1-bits of t−1 below i: they merge into level i.
-	for j := 0; j < i; j++ {
-		aj, ahj := c.alpha[j], c.alphaHat[j]
-		for k := range a {
-			a[k] += aj[k]
-			p[k] -= ahj[k]
-		}
-	}
 	c.draw(c.z)
 	for k, v := range a {
 		ah[k] = v + c.z[k]

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/counter/countertest"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -42,24 +43,9 @@ var secureCounters = []struct {
 }
 
 // secureRun feeds the elements x(t, k) to a fresh counter keyed with key and returns every
-// release.
-func secureRun(f func(counter.GaussianConfig, noise.Source) (counter.GaussianCounter, error), cfg counter.GaussianConfig, key [32]byte, x func(t, k int) float64) ([][]float64, error) {
-	c, err := f(cfg, noise.NewSecureFromKey(key))
-	if err != nil {
-		return nil, err
-	}
-	var out [][]float64
-	e := make([]float64, cfg.Dim)
-	for t := 0; t < cfg.Capacity; t++ {
-		for k := range e {
-			e[k] = x(t, k)
-		}
-		if err := c.Insert(e); err != nil {
-			return nil, err
-		}
-		out = append(out, append([]float64(nil), c.Prefix()...))
-	}
-	return out, nil
+// release (countertest.SecureRun).
+func secureRun(f countertest.Factory, cfg counter.GaussianConfig, key [32]byte, x func(t, k int) float64) ([][]float64, error) {
+	return countertest.SecureRun(f, cfg, key, x)
 }
 
 func minScaleOf(cfg counter.GaussianConfig) float64 {

@@ -78,16 +78,7 @@ func (p BLTParams) RoundingGain(n int) float64 {
 		return 1 + math.Abs(1-c1) + (c1 - cLast)
 	}
 	g, prev := 1.0, 1.0
-	pow := make([]float64, len(p.Omega))
-	for i := range pow {
-		pow[i] = 1
-	}
-	for k := 1; k < n; k++ {
-		s := 0.0
-		for i, th := range p.Theta {
-			s += th * pow[i]
-			pow[i] *= p.Omega[i]
-		}
+	for s := range p.encoder(n) {
 		g += math.Abs(s - prev)
 		prev = s
 	}

@@ -106,6 +106,23 @@ func (c *Tree) NodesInPrefix() int { return bits.OnesCount(uint(c.t)) }
 // NodesCreated returns the number of noisy nodes created so far (instrumentation for tests).
 func (c *Tree) NodesCreated() int { return c.created }
 
+// mergeLevels starts level i = trailing zeros of t of a binary tree at insertion t with the
+// element x: the levels j < i, exactly the 1-bits of t−1 below i, merge into α_i and their
+// noisy nodes α̂_j leave the prefix p. It returns α_i and α̂_i (the node to noise and add to p).
+func mergeLevels(alpha, alphaHat [][]float64, p, x []float64, t int) (a, ah []float64) {
+	i := bits.TrailingZeros(uint(t))
+	a, ah = alpha[i], alphaHat[i]
+	copy(a, x)
+	for j := 0; j < i; j++ {
+		aj, ahj := alpha[j], alphaHat[j]
+		for k := range a {
+			a[k] += aj[k]
+			p[k] -= ahj[k]
+		}
+	}
+	return a, ah
+}
+
 // Prefix implements Counter.
 func (c *Tree) Prefix() []float64 { return c.prefix }
 
@@ -118,18 +135,8 @@ func (c *Tree) Insert(x []float64) error {
 		return fmt.Errorf("counter: capacity %d exhausted: the calibration does not cover more insertions", c.cfg.Capacity)
 	}
 	c.t++
-	i := bits.TrailingZeros(uint(c.t))
-	a, ah := c.alpha[i], c.alphaHat[i]
-	copy(a, x)
+	a, ah := mergeLevels(c.alpha, c.alphaHat, c.prefix, x, c.t)
 	p := c.prefix
-	// Levels j < i are exactly the 1-bits of t−1 below i: they merge into level i.
-	for j := 0; j < i; j++ {
-		aj, ahj := c.alpha[j], c.alphaHat[j]
-		for k := range a {
-			a[k] += aj[k]
-			p[k] -= ahj[k]
-		}
-	}
 	node, scale := c.cfg.Node, c.cfg.CoordScale
 	switch {
 	case node.Off():

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
 // TestLoadFIFO: a FIFO in the place of regret_long.csv, a curve CSV or config.resolved.yaml is
@@ -24,9 +26,7 @@ func TestLoadFIFO(t *testing.T) {
 		if err := os.MkdirAll(filepath.Dir(fifo), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		boundedreadtest.FIFO(t, fifo)
 		done := make(chan error, 1)
 		go func() { _, err := Load([]string{run}, Options{}); done <- err }()
 		select {

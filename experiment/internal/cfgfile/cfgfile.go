@@ -13,15 +13,37 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/membudget"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // Read reads a configuration file of at most strictdecode.MaxFileSize bytes.
 func Read(path string) ([]byte, error) { return strictdecode.ReadFile(path) }
 
+// Load reads the configuration file path (Read; a read error is prefixed with what) and
+// parses it with parse, then records the file, with the SHA-256 of the bytes parsed, as an
+// input of the run (role "config") with record.
+func Load[C any](path, what string, parse func([]byte) (C, error), record func(C, rundir.Input)) (C, error) {
+	var zero C
+	data, err := Read(path)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	c, err := parse(data)
+	if err != nil {
+		return zero, err
+	}
+	record(c, rundir.HashBytes("config", path, data))
+	return c, nil
+}
+
 // Decode decodes one YAML (or JSON, which is YAML) document strictly into v and returns the
 // key paths present in the document (see Keys).
 func Decode(data []byte, v any) (Keys, error) {
+	if err := membudget.CheckConfigYAML(data); err != nil {
+		return nil, err // before the node tree is built (a list of millions of seeds)
+	}
 	if err := strictdecode.Decode(data, "yaml", v); err != nil {
 		return nil, err
 	}

@@ -21,10 +21,7 @@ import (
 func CheckLoader(t *testing.T, load func(path string) error, limit, valid string) {
 	t.Helper()
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "model.yaml")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fifo := FIFO(t, filepath.Join(dir, "model.yaml"))
 	if err := within(t, load, fifo); err == nil || !strings.Contains(err.Error(), "named pipe") || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("FIFO: err = %v, want a refusal naming the file as a named pipe", err)
 	}
@@ -35,19 +32,39 @@ func CheckLoader(t *testing.T, load func(path string) error, limit, valid string
 	if err := within(t, load, sub); err == nil || !strings.Contains(err.Error(), "directory") {
 		t.Errorf("directory: err = %v, want a refusal naming a directory", err)
 	}
-	big := filepath.Join(dir, "big.yaml")
-	if err := os.WriteFile(big, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(big, 1<<40); err != nil {
-		t.Skipf("no sparse files here: %v", err)
-	}
+	big := Sparse(t, filepath.Join(dir, "big.yaml"))
 	if err := within(t, load, big); err == nil || !strings.Contains(err.Error(), limit) {
 		t.Errorf("1 TiB file: err = %v, want a refusal naming the %s limit", err, limit)
 	}
 	if err := within(t, load, valid); err != nil {
 		t.Errorf("%s: %v", valid, err)
 	}
+}
+
+// FIFO makes a named pipe at path (no writer: a reader that opens it blocks) and returns path.
+func FIFO(t *testing.T, path string) string {
+	t.Helper()
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Sparse makes the file at path (created if need be) a 1 TiB sparse file, which uses no disk,
+// and returns path; it skips the test where the file system has no sparse files.
+func Sparse(t *testing.T, path string) string {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 1<<40); err != nil {
+		t.Skipf("no sparse files here: %v", err)
+	}
+	return path
 }
 
 func within(t *testing.T, load func(string) error, path string) error {

@@ -398,30 +398,34 @@ func gridOf(cfg counter.GaussianConfig) float64 {
 	return noise.GaussianGranularity(cfg.Sigma * m)
 }
 
+// SecureRun feeds the elements x(t, k) (t < cfg.Capacity, k < cfg.Dim) to a fresh counter of f
+// with a Secure source keyed with key and returns every release.
+func SecureRun(f Factory, cfg counter.GaussianConfig, key [32]byte, x func(t, k int) float64) ([][]float64, error) {
+	c, err := f(cfg, noise.NewSecureFromKey(key))
+	if err != nil {
+		return nil, err
+	}
+	var out [][]float64
+	e := make([]float64, cfg.Dim)
+	for t := 0; t < cfg.Capacity; t++ {
+		for k := range e {
+			e[k] = x(t, k)
+		}
+		if err := c.Insert(e); err != nil {
+			return nil, err
+		}
+		out = append(out, append([]float64(nil), c.Prefix()...))
+	}
+	return out, nil
+}
+
 // CheckSecure checks that with a Secure source data enter only through their rounding to the
 // grid, and that the variances still match (1 000 runs).
 func CheckSecure(f Factory) error {
 	cfg := counter.GaussianConfig{Dim: 2, Capacity: 12, Sigma: 3, CoordScale: []float64{1, 2}}
 	gamma := gridOf(cfg)
 	key := [32]byte{7}
-	run := func(x func(t, k int) float64) ([][]float64, error) {
-		c, err := f(cfg, noise.NewSecureFromKey(key))
-		if err != nil {
-			return nil, err
-		}
-		var out [][]float64
-		e := make([]float64, cfg.Dim)
-		for t := 0; t < cfg.Capacity; t++ {
-			for k := range e {
-				e[k] = x(t, k)
-			}
-			if err := c.Insert(e); err != nil {
-				return nil, err
-			}
-			out = append(out, append([]float64(nil), c.Prefix()...))
-		}
-		return out, nil
-	}
+	run := func(x func(t, k int) float64) ([][]float64, error) { return SecureRun(f, cfg, key, x) }
 	raw := func(t, k int) float64 { return 0.3 + 0.37*float64(t) - 1.1*float64(k) + gamma*0.49*float64(t%3-1) }
 	a, err := run(raw)
 	if err != nil {

@@ -1,0 +1,184 @@
+package protocol_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/dprl/dprl/agents/protocol"
+)
+
+// edge are floats whose bits a text encoding could lose.
+var edge = []float64{math.Copysign(0, -1), 5e-324, math.MaxFloat64, -math.SmallestNonzeroFloat64, 1.0 / 3, 0.1, -2.5e-17, 1e21, 123456789.123456789}
+
+func header(f protocol.Family, k protocol.Kind, d protocol.Dims) protocol.Header {
+	return protocol.Header{Schema: protocol.SchemaVersion, Family: f, Agent: "test-agent", Kind: k, Dims: d}
+}
+
+// sample returns one valid report of each type (H, S, A, n, d, blocks as given), with the edge
+// floats and random ones.
+func sample(H, S, A, n, d int, blocks []int) []protocol.Report {
+	r := rand.New(rand.NewPCG(1, 2))
+	f := func(i int) float64 {
+		if i < len(edge) {
+			return edge[i]
+		}
+		return r.NormFloat64() * 30
+	}
+	tr := &protocol.Trajectory{Header: header(protocol.Tabular, protocol.KindTrajectory, protocol.Dims{Horizon: H, States: S, Actions: A})}
+	for h := 0; h <= H; h++ {
+		tr.States = append(tr.States, r.IntN(S))
+	}
+	for h := 0; h < H; h++ {
+		tr.Actions, tr.Rewards = append(tr.Actions, r.IntN(A)), append(tr.Rewards, f(h))
+	}
+	lv := &protocol.Leaves{Header: header(protocol.LinMix, protocol.KindTrajectory, protocol.Dims{Horizon: H, Steps: H - 1, Regressors: []int{d, 2}})}
+	for h := 0; h < H-1; h++ {
+		x0, x1 := make([]float64, d), make([]float64, 2)
+		for i := range x0 {
+			x0[i] = f(h*d + i)
+		}
+		x1[0], x1[1] = f(h), -f(h+1)
+		lv.X, lv.Y = append(lv.X, [][]float64{x0, x1}), append(lv.Y, []float64{f(h), f(h + 2)})
+	}
+	pa := &protocol.Path{Header: header(protocol.LQ, protocol.KindTrajectory, protocol.Dims{Horizon: H, StateDim: n, InputDim: d})}
+	for h := 0; h <= H; h++ {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = f(h + i)
+		}
+		pa.States = append(pa.States, x)
+	}
+	for h := 0; h < H; h++ {
+		u := make([]float64, d)
+		for i := range u {
+			u[i] = f(2*h + i)
+		}
+		pa.Inputs = append(pa.Inputs, u)
+	}
+	pr := &protocol.Privatized{Header: header(protocol.Tabular, protocol.KindPrivatized, protocol.Dims{Horizon: H, States: S, Actions: A, Blocks: blocks})}
+	for _, b := range blocks {
+		v := make([]float64, b)
+		for i := range v {
+			v[i] = f(i)
+		}
+		pr.Blocks = append(pr.Blocks, v)
+	}
+	return []protocol.Report{tr, lv, pa, pr}
+}
+
+// floatsOf returns every float of r in order (to compare bits, -0 included).
+func floatsOf(r protocol.Report) []float64 {
+	var out []float64
+	switch r := r.(type) {
+	case *protocol.Trajectory:
+		out = r.Rewards
+	case *protocol.Leaves:
+		for h := range r.X {
+			for _, x := range r.X[h] {
+				out = append(out, x...)
+			}
+			out = append(out, r.Y[h]...)
+		}
+	case *protocol.Path:
+		for _, x := range append(append([][]float64{}, r.States...), r.Inputs...) {
+			out = append(out, x...)
+		}
+	case *protocol.Privatized:
+		for _, b := range r.Blocks {
+			out = append(out, b...)
+		}
+	}
+	return out
+}
+
+// TestRoundTripEveryType: every report type decodes, from JSON and from binary, to exactly the
+// report encoded (every float bit for bit, −0 and subnormals included).
+func TestRoundTripEveryType(t *testing.T) {
+	for _, r := range sample(5, 4, 3, 3, 4, []int{7, 1, 12}) {
+		for name, enc := range map[string]func(protocol.Report) ([]byte, error){"json": protocol.EncodeJSON, "binary": protocol.EncodeBinary} {
+			b, err := enc(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := protocol.Decode(b, r.Head())
+			if err != nil {
+				t.Fatalf("%s %T: %v", name, r, err)
+			}
+			if !reflect.DeepEqual(got, r) {
+				t.Fatalf("%s %T: round trip changed the report", name, r)
+			}
+			a, z := floatsOf(r), floatsOf(got)
+			for i := range a {
+				if math.Float64bits(a[i]) != math.Float64bits(z[i]) {
+					t.Fatalf("%s %T: float %d: %g (%x) became %g (%x)", name, r, i, a[i], math.Float64bits(a[i]), z[i], math.Float64bits(z[i]))
+				}
+			}
+		}
+	}
+}
+
+// typical are reports of the reproductions' sizes: a RiverSwim trajectory (H = 20), a
+// practical-ldp report on RiverSwim (84 numbers), a DP-UCBVI LDP report on RiverSwim at H = 20
+// (1 920 numbers), practical-vtr leaves (TwoStateHard d = 5, H = 10) and an LQ-E1 path.
+func typical() map[string]protocol.Report {
+	rs := sample(20, 6, 2, 2, 1, []int{84})
+	big := sample(20, 6, 2, 2, 1, []int{240, 1440, 240})
+	lv := sample(10, 6, 2, 2, 5, nil)[1].(*protocol.Leaves)
+	lv.Header.Dims.Regressors = lv.Header.Dims.Regressors[:1]
+	for h := range lv.X {
+		lv.X[h], lv.Y[h] = lv.X[h][:1], lv.Y[h][:1]
+	}
+	lqp := sample(10, 6, 2, 2, 1, nil)[2]
+	return map[string]protocol.Report{"trajectory H=20": rs[0], "practical-ldp RiverSwim": rs[3], "dp-ucbvi-ldp RiverSwim H=20": big[3],
+		"practical-vtr leaves": lv, "LQ-E1 path": lqp}
+}
+
+// TestBinaryPays measures the two encodings on reports of the reproductions' sizes: the binary
+// one must be at least 2× smaller for privatised reports (their numbers are full-precision
+// noise: ≈ 19 characters of JSON against 8 bytes), which is what justifies keeping it.
+func TestBinaryPays(t *testing.T) {
+	for name, r := range typical() {
+		j, err := protocol.EncodeJSON(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := protocol.EncodeBinary(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := float64(len(j)) / float64(len(b))
+		t.Logf("%-28s JSON %6d bytes, binary %6d bytes (%.2f×)", name, len(j), len(b), ratio)
+		if _, ok := r.(*protocol.Privatized); ok && ratio < 2 {
+			t.Errorf("%s: binary is only %.2f× smaller than JSON", name, ratio)
+		}
+	}
+}
+
+// BenchmarkCodec measures encoding and decoding (with validation) of the typical reports.
+func BenchmarkCodec(b *testing.B) {
+	for name, r := range typical() {
+		for enc, f := range map[string]func(protocol.Report) ([]byte, error){"json": protocol.EncodeJSON, "binary": protocol.EncodeBinary} {
+			data, err := f(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(name+"/"+enc+"/encode", func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					if _, err := f(r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/"+enc+"/decode", func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for i := 0; i < b.N; i++ {
+					if _, err := protocol.Decode(data, r.Head()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,104 @@
+// Package enginetest holds the checks the families' tests share about how a family plans the
+// shared run schema (engine.RunSpec) and runs a plan through the engine.
+package enginetest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dprl/dprl/experiment/engine"
+)
+
+// PlanSpecYAML parses a RunSpec document of family and plans it with f.
+func PlanSpecYAML(t *testing.T, f engine.SpecPlanner, family, doc string) (engine.Plan, error) {
+	t.Helper()
+	s, err := engine.ParseRunSpec([]byte(doc), family)
+	if err != nil {
+		return nil, err
+	}
+	return f.PlanSpec(s, "test")
+}
+
+// Spec returns s of family, validated, with the defaults of a test: K = episodes when s has
+// none, and seeds 1 and 2 when s has none.
+func Spec(t *testing.T, family string, s engine.RunSpec, episodes int) *engine.RunSpec {
+	t.Helper()
+	s.Family = family
+	if s.Episodes == 0 {
+		s.Episodes = episodes
+	}
+	if s.Seeds == nil {
+		s.Seeds = []uint64{1, 2}
+	}
+	if err := s.Validate(); err != nil {
+		t.Fatalf("spec %+v: %v", s, err)
+	}
+	return &s
+}
+
+// CheckPlan checks one case of a table of RunSpecs: with want empty, planning succeeded with
+// units units; otherwise it failed with an error whose text matches want (match is
+// strings.Contains or strings.HasPrefix, to name the field).
+func CheckPlan(t *testing.T, p engine.Plan, err error, units int, want string, match func(s, want string) bool) {
+	t.Helper()
+	if want != "" {
+		t.Log(err)
+		if err == nil || !match(err.Error(), want) {
+			t.Fatalf("error %v, want one matching %q", err, want)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Units()); n != units {
+		t.Fatalf("%d units, want %d", n, units)
+	}
+}
+
+// RunLocal plans p for family, checks it has units units, runs it on this machine (two
+// workers) into a new directory and checks the directory holds the curves (csvGlob, relative
+// to it) and the manifest. It returns the directory.
+func RunLocal(t *testing.T, family string, p engine.Plan, units int, csvGlob string) string {
+	t.Helper()
+	pl, err := engine.NewPlanned(family, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(pl.Units()); n != units {
+		t.Fatalf("%d units, want %d", n, units)
+	}
+	dir := t.TempDir()
+	if _, err := engine.Execute(context.Background(), pl, engine.Local{Workers: 2}, engine.RunOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	csvs, err := filepath.Glob(filepath.Join(dir, csvGlob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(csvs) == 0 {
+		t.Fatalf("no %s in %s", csvGlob, dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// RunWorkers runs one configuration with each worker count (run(workers)) and returns the
+// results in order (to compare them: results must not depend on the number of workers); an
+// error fails the test.
+func RunWorkers[R any](t *testing.T, run func(workers int) (R, error), workers ...int) []R {
+	t.Helper()
+	out := make([]R, len(workers))
+	for i, w := range workers {
+		r, err := run(w)
+		if err != nil {
+			t.Fatalf("%d workers: %v", w, err)
+		}
+		out[i] = r
+	}
+	return out
+}
