@@ -137,9 +137,9 @@ func appendRows(b []byte, rows [][]float64) []byte {
 // Decode decodes a report (JSON or binary) addressed to a curator that expects header want,
 // and validates it (Report.Validate). It refuses, with an error naming the field, a message
 // larger than MaxBytes(want), an unknown schema version, a header other than want — in
-// particular kind trajectory for a curator that accepts only privatized reports, before any
-// of the payload is read — unknown fields, and every size, range or non-finite number that
-// Validate refuses.
+// particular kind trajectory for a curator that accepts only privatized reports, before the
+// payload is decoded into a report — unknown or duplicate fields, trailing data, and every
+// size, range or non-finite number that Validate refuses.
 func Decode(data []byte, want Header) (Report, error) {
 	if max := MaxBytes(want); len(data) > max {
 		return nil, fieldf("size", "%d bytes, more than the %d a report of these dimensions can take", len(data), max)

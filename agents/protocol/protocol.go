@@ -21,8 +21,10 @@
 // compile; and Decode refuses a report whose header says kind trajectory for a curator that
 // expects privatized reports (the only way bytes from the network become a report).
 //
-// Run (loop.go) is the one episode loop of every family: the experiment runners, the agents'
-// own tests and the audits' learning checks all drive agents through it.
+// Run (loop.go) is the one episode loop of every family: the experiment runners and the
+// agents' own run helpers (agents/linmdp.Run, agents/lq.Run, RunPractical) drive agents
+// through it; linmix's Agent.Episode, which its audits use to feed neighbouring users, is one
+// step of the same contract.
 //
 // This package imports no model, agent or experiment package (only internal/strictdecode);
 // the families implement the contract in their own packages (agents/<family>/protocol.go), and
