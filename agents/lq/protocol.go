@@ -328,7 +328,6 @@ func (e *Evaluator) Regret(_ int, ep *Episode) (float64, error) {
 type PracticalEvaluator struct {
 	sys     *lq.System
 	thetaOK bool
-	k       int
 	Diag    PracticalDiagnostics
 }
 

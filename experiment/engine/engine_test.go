@@ -382,3 +382,6 @@ func BenchmarkUnitFile(b *testing.B) {
 		}
 	}
 }
+
+// writeUnit writes the unit file atomically, without a plan record (as older dprl did).
+func writeUnit(dir, id string, v any) error { return writePlanUnit(dir, id, "", v) }

@@ -143,9 +143,6 @@ func complete(dir string, u Unit) bool {
 	return err == nil
 }
 
-// writeUnit writes the unit file atomically, without a plan record.
-func writeUnit(dir, id string, v any) error { return writePlanUnit(dir, id, "", v) }
-
 // writePlanUnit writes the unit file atomically; plan is the digest of the plan being run.
 func writePlanUnit(dir, id, plan string, v any) error {
 	data, err := encodeUnit(id, plan, v)

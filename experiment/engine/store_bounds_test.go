@@ -131,13 +131,13 @@ func TestMergeRefusesUnitsOfAnotherPlan(t *testing.T) {
 	dir = t.TempDir()
 	runAll(t, small, dir)
 	stray := big.Units()[len(big.Units())-1]
-	data, err := os.ReadFile(unitPath(t.TempDir(), stray.ID()))
-	if err == nil {
+	if _, err := os.ReadFile(unitPath(t.TempDir(), stray.ID())); err == nil {
 		t.Fatal("unexpected file")
 	}
 	other := t.TempDir()
 	runAll(t, big, other)
-	if data, err = os.ReadFile(unitPath(other, stray.ID())); err != nil {
+	data, err := os.ReadFile(unitPath(other, stray.ID()))
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(unitPath(dir, stray.ID()), data, 0o644); err != nil {

@@ -29,7 +29,7 @@ func TestGuard(t *testing.T) {
 		}
 		return nil
 	})
-	defer SetGuard(prev)
+	defer func() { SetGuard(prev) }()
 	if err := WriteBytes(dst, []byte("new"), 0o644); !errors.Is(err, errNo) {
 		t.Errorf("WriteBytes: %v, want the guard's error", err)
 	}
