@@ -142,7 +142,14 @@ func nameFields(err error, data []byte) error {
 	for _, m := range te.Errors {
 		if sm := yamlLine.FindStringSubmatch(m); sm != nil {
 			line, _ := strconv.Atoi(sm[1])
-			if path := pathAtLine(&doc, line, ""); path != "" {
+			path := ""
+			if fm := unknownField.FindStringSubmatch(sm[2]); fm != nil {
+				path = keyAtLine(&doc, line, fm[1], "")
+			}
+			if path == "" {
+				path = pathAtLine(&doc, line, "")
+			}
+			if path != "" {
 				if len(path) > 60 {
 					path = path[:60] + "…"
 				}
@@ -158,6 +165,42 @@ func nameFields(err error, data []byte) error {
 		msgs = append(msgs[:3], fmt.Sprintf("and %d more", len(msgs)-3))
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// unknownField matches yaml.v3's message for a key the target type does not have.
+var unknownField = regexp.MustCompile(`^field (\S+) not found in type`)
+
+// keyAtLine returns the path of the mapping key called key on line, or "".
+func keyAtLine(n *yaml.Node, line int, key, prefix string) string {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if p := keyAtLine(c, line, key, prefix); p != "" {
+				return p
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if prefix != "" {
+				p = prefix + "." + k.Value
+			}
+			if k.Value == key && k.Line == line {
+				return p
+			}
+			if deeper := keyAtLine(v, line, key, p); deeper != "" {
+				return deeper
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if p := keyAtLine(c, line, key, fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 // pathAtLine returns the path (a.b[2].c) of the deepest value of n that starts on line, or "".

@@ -126,3 +126,24 @@ func TestTypeErrorsNameTheField(t *testing.T) {
 		t.Errorf("err = %v, want messages naming episodes and curves[1].epsilon", err)
 	}
 }
+
+// TestUnknownKeysNameTheirPath: an unknown key is reported under its own path, also when it
+// shares a line with other keys (a flow mapping).
+func TestUnknownKeysNameTheirPath(t *testing.T) {
+	var v struct {
+		Privacy struct {
+			Epsilons []float64 `yaml:"epsilons"`
+		} `yaml:"privacy"`
+		Curves []struct {
+			Agent string `yaml:"agent"`
+		} `yaml:"curves"`
+	}
+	for doc, want := range map[string]string{
+		"privacy: {epsilons: [1], bogus: 1}\n":  "privacy.bogus: field bogus not found",
+		"curves:\n  - agent: u\n    bogus: 2\n": "curves[0].bogus: field bogus not found",
+	} {
+		if err := Decode([]byte(doc), "yaml", &v); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: err = %v, want %q", doc, err, want)
+		}
+	}
+}
