@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/report"
 )
 
@@ -40,10 +41,14 @@ func TestRunMetaAndLongRegret(t *testing.T) {
 // `dprl reproduce practical-tabular|practical-lq` writes meta.json, config.resolved.yaml and
 // regret_long.csv (the per-seed columns of curves/**.csv in long format) before its manifest,
 // the same bytes with 1 and 2 workers. practical-tabular takes --log-y (validated before any
-// compute) and its regret figures carry the no-learning reference line.
+// compute) and its regret figures carry the no-learning reference line. The quick suite checks
+// practical-tabular; practical-lq is a long check (DPRL_LONG=1).
 func TestReproduceMetaAndLongRegret(t *testing.T) {
 	for _, repro := range []string{"practical-tabular", "practical-lq"} {
 		t.Run(repro, func(t *testing.T) {
+			if repro != "practical-tabular" {
+				longtest.Skip(t, "practical-lq's meta and long regret with 1 and 2 workers")
+			}
 			dir := t.TempDir()
 			outs := []string{filepath.Join(dir, "a"), filepath.Join(dir, "b")}
 			for i, out := range outs {
