@@ -1,12 +1,11 @@
 package linmdp
 
 import (
-	"math"
+	"fmt"
+	"github.com/dprl/dprl/internal/privacytest"
 	"testing"
 
 	"github.com/dprl/dprl/privacy/accounting"
-	"github.com/dprl/dprl/privacy/counter"
-	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // TestPracticalReleaseSlack: with the Secure source (the deployment default) on a real-valued
@@ -27,24 +26,7 @@ func TestPracticalReleaseSlack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := a.Report()
-			e, ok := r.Entry(ledger.EntryCounter)
-			if !ok || !e.Secure {
-				t.Fatalf("%s: no Secure counter entry in %+v", kind, r)
-			}
-			k, _ := counter.NewRegistry().Lookup(kind)
-			c, _ := k.Build(counter.GaussianConfig{Dim: 1, Capacity: e.Releases}, nil)
-			want := counter.SecureReleaseSlack(c.(interface{ RoundingGain() float64 }).RoundingGain(), e.Releases, e.Dim)
-			if (kind == "tree") != (want == 0) || math.Abs(e.ReleaseSlack-want) > 1e-12*want {
-				t.Errorf("%s batched=%v: slack %g, want %g", kind, batched, e.ReleaseSlack, want)
-			}
-			gauss := e.RoundedSensitivity * e.Factor / e.Sigma
-			if math.Abs(r.Mu-(gauss+e.ReleaseSlack)) > 1e-12*r.Mu {
-				t.Errorf("%s batched=%v: reported μ %.12g, want Δ·factor/σ + slack = %.12g", kind, batched, r.Mu, gauss+e.ReleaseSlack)
-			}
-			if r.Mu > target.Mu*(1+1e-12) || !r.PrivateAtNominal {
-				t.Errorf("%s batched=%v: μ %.12g exceeds the nominal %.12g (private %v)", kind, batched, r.Mu, target.Mu, r.PrivateAtNominal)
-			}
+			privacytest.CheckReleaseSlack(t, a.Report(), kind, target.Mu, fmt.Sprintf("%s batched=%v", kind, batched))
 		}
 	}
 }
