@@ -264,16 +264,16 @@ func (r *Leaves) Validate(want Header) error {
 			return fieldf(fmt.Sprintf("y[%d]", h), "got %d targets, want %d", len(r.Y[h]), len(d.Regressors))
 		}
 		for k, x := range r.X[h] {
-			f := fmt.Sprintf("x[%d][%d]", h, k)
+			// Field names are formatted only on error: this runs once per user.
 			if len(x) != d.Regressors[k] {
-				return fieldf(f, "got dimension %d, want %d", len(x), d.Regressors[k])
+				return fieldf(fmt.Sprintf("x[%d][%d]", h, k), "got dimension %d, want %d", len(x), d.Regressors[k])
 			}
-			if err := finite(f, x); err != nil {
-				return err
+			if !allFinite(x) {
+				return finite(fmt.Sprintf("x[%d][%d]", h, k), x)
 			}
 		}
-		if err := finite(fmt.Sprintf("y[%d]", h), r.Y[h]); err != nil {
-			return err
+		if !allFinite(r.Y[h]) {
+			return finite(fmt.Sprintf("y[%d]", h), r.Y[h])
 		}
 	}
 	return nil
@@ -295,21 +295,19 @@ func (r *Path) Validate(want Header) error {
 		return fieldf("inputs", "got %d inputs, want H = %d", len(r.Inputs), d.Horizon)
 	}
 	for h, x := range r.States {
-		f := fmt.Sprintf("states[%d]", h)
 		if len(x) != d.StateDim {
-			return fieldf(f, "got dimension %d, want %d", len(x), d.StateDim)
+			return fieldf(fmt.Sprintf("states[%d]", h), "got dimension %d, want %d", len(x), d.StateDim)
 		}
-		if err := finite(f, x); err != nil {
-			return err
+		if !allFinite(x) {
+			return finite(fmt.Sprintf("states[%d]", h), x)
 		}
 	}
 	for h, u := range r.Inputs {
-		f := fmt.Sprintf("inputs[%d]", h)
 		if len(u) != d.InputDim {
-			return fieldf(f, "got dimension %d, want %d", len(u), d.InputDim)
+			return fieldf(fmt.Sprintf("inputs[%d]", h), "got dimension %d, want %d", len(u), d.InputDim)
 		}
-		if err := finite(f, u); err != nil {
-			return err
+		if !allFinite(u) {
+			return finite(fmt.Sprintf("inputs[%d]", h), u)
 		}
 	}
 	return nil
@@ -327,15 +325,24 @@ func (r *Privatized) Validate(want Header) error {
 		return fieldf("blocks", "got %d blocks, want %d", len(r.Blocks), len(want.Dims.Blocks))
 	}
 	for i, b := range r.Blocks {
-		f := fmt.Sprintf("blocks[%d]", i)
 		if len(b) != want.Dims.Blocks[i] {
-			return fieldf(f, "got %d values, want %d", len(b), want.Dims.Blocks[i])
+			return fieldf(fmt.Sprintf("blocks[%d]", i), "got %d values, want %d", len(b), want.Dims.Blocks[i])
 		}
-		if err := finite(f, b); err != nil {
-			return err
+		if !allFinite(b) {
+			return finite(fmt.Sprintf("blocks[%d]", i), b)
 		}
 	}
 	return nil
+}
+
+// allFinite reports whether xs holds no NaN or ±Inf (x − x is 0 exactly for finite x).
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if x-x != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // finite returns an error naming field[i] for the first NaN or ±Inf of xs.
