@@ -3,8 +3,6 @@ package tabular
 import (
 	"fmt"
 	"testing"
-
-	model "github.com/dprl/dprl/model/tabular"
 )
 
 // BenchmarkPracticalJDPSetup measures building a practical-jdp agent (RiverSwim H = 20, ε = 1:
@@ -38,32 +36,7 @@ func BenchmarkPracticalJDPRun(b *testing.B) {
 	m := riverswim(b)
 	const K = 30_000
 	for b.Loop() {
-		ag := newPracticalAgent(b, m, K, "practical-jdp", 1, 1)
-		reg := model.NewRegret(m)
-		traj := model.NewTrajectory(m.H)
-		users := usersOf(1)
-		var last *model.Policy
-		for k := 0; k < K; k++ {
-			pol, err := ag.Server.Policy()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if last == nil || !policyEqual(pol, last) {
-				_ = reg.Of(pol)
-				last = clonePolicy(pol)
-			}
-			if k == K-1 {
-				break
-			}
-			m.Rollout(pol, users(k), traj)
-			msg, err := ag.Client.Encode(traj)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := ag.Server.Receive(msg); err != nil {
-				b.Fatal(err)
-			}
-		}
+		practicalRun(b, m, K, "practical-jdp")
 	}
 	b.ReportMetric(float64(b.N*K)/b.Elapsed().Seconds(), "episodes/s")
 }
