@@ -21,9 +21,10 @@ import (
 	model "github.com/dprl/dprl/model/tabular"
 )
 
-// EnvConfig selects an environment.
+// EnvConfig selects an environment of the registry Envs; its numeric fields are the
+// environments' parameters, by their env.params names (the YAML names).
 type EnvConfig struct {
-	// Name is "riverswim", "garnet" or "file".
+	// Name is a registered environment: riverswim, garnet or file.
 	Name string `yaml:"name" json:"name"`
 	// Horizon is H (riverswim, garnet).
 	Horizon int `yaml:"horizon,omitempty" json:"horizon,omitempty"`
@@ -86,14 +87,28 @@ type Config struct {
 	// Inputs are the files this configuration was read from (set by LoadConfig, with the
 	// SHA-256 of the bytes parsed); they are recorded in the manifest.
 	Inputs []rundir.Input `yaml:"-" json:"-"`
+	// envs is the environment registry the configuration resolves env.name through (nil:
+	// Envs()); Family.Envs sets it.
+	envs *TabularEnvs
+}
+
+// registry returns the environment registry of the configuration.
+func (c *Config) registry() *TabularEnvs {
+	if c.envs != nil {
+		return c.envs
+	}
+	return Envs()
 }
 
 // ParseConfig reads a YAML (or JSON, which is YAML) experiment config strictly (unknown
 // fields, duplicate keys and a second document are errors). A field whose zero value means the
 // default (beta, bonus.multiplier, env.horizon, the names) may be omitted but not set to zero:
 // an explicit zero is rejected with the allowed range rather than silently replaced.
-func ParseConfig(data []byte) (*Config, error) {
-	var c Config
+func ParseConfig(data []byte) (*Config, error) { return parseConfig(data, nil) }
+
+// parseConfig is ParseConfig with the environment registry envs (nil: Envs()).
+func parseConfig(data []byte, envs *TabularEnvs) (*Config, error) {
+	c := Config{envs: envs}
 	keys, err := cfgfile.Decode(data, &c)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -118,7 +133,7 @@ func (c *Config) rejectExplicitZeros(keys cfgfile.Keys) error {
 		{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
 		{Path: "beta", Value: c.Beta, Allowed: "in (0, 1)"},
 		{Path: "noise", Value: c.Noise, Allowed: "seeded or secure"},
-		{Path: "env.name", Value: c.Env.Name, Allowed: "riverswim, garnet or file"},
+		{Path: "env.name", Value: c.Env.Name, Allowed: c.registry().AllowedOr()},
 		{Path: "env.horizon", Value: c.Env.Horizon, Allowed: "in [1, 10000]"},
 		{Path: "bonus.preset", Value: c.Bonus.Preset, Allowed: "theory or practical"},
 		{Path: "bonus.multiplier", Value: c.Bonus.Multiplier, Allowed: "in " + bounds.MultiplierRange},
@@ -160,7 +175,7 @@ func (c *Config) defaults() {
 	if c.Env.Name == "" {
 		c.Env.Name = "riverswim"
 	}
-	if c.Env.Horizon == 0 && c.Env.Name != "file" {
+	if e, ok := c.registry().Lookup(c.Env.Name); c.Env.Horizon == 0 && !(ok && e.File) {
 		c.Env.Horizon = 20
 	}
 	for i := range c.Curves {
@@ -211,17 +226,15 @@ func (c *Config) Validate() error {
 	if c.Noise != "seeded" && c.Noise != "secure" {
 		return fmt.Errorf("noise: must be seeded or secure, got %q", c.Noise)
 	}
-	switch c.Env.Name {
-	case "riverswim", "garnet":
-		if c.Env.Horizon < 1 || c.Env.Horizon > 10000 {
-			return fmt.Errorf("env.horizon: must be in [1, 10000], got %d", c.Env.Horizon)
-		}
-	case "file":
+	switch e, ok := c.registry().Lookup(c.Env.Name); {
+	case !ok:
+		return fmt.Errorf("env.name: unknown environment %q (allowed: %s)", c.Env.Name, c.registry().Allowed())
+	case e.File:
 		if c.Env.Path == "" {
-			return fmt.Errorf("env.path: required for env file")
+			return fmt.Errorf("env.path: required for env %s", e.Name)
 		}
-	default:
-		return fmt.Errorf("env.name: unknown environment %q (allowed: riverswim, garnet, file)", c.Env.Name)
+	case c.Env.Horizon < 1 || c.Env.Horizon > 10000:
+		return fmt.Errorf("env.horizon: must be in [1, 10000], got %d", c.Env.Horizon)
 	}
 	if err := c.Bonus.validate("bonus"); err != nil {
 		return err
@@ -297,22 +310,14 @@ func (b BonusSpec) validate(field string) error {
 	return nil
 }
 
-// BuildEnv constructs the experiment's MDP.
+// BuildEnv constructs the experiment's MDP with the constructor its environment registered
+// (Envs).
 func (c *Config) BuildEnv() (*model.MDP, error) {
-	switch c.Env.Name {
-	case "riverswim":
-		return model.RiverSwim(c.Env.Horizon)
-	case "garnet":
-		return model.Garnet(model.GarnetConfig{S: c.Env.States, A: c.Env.Actions, H: c.Env.Horizon,
-			Branching: c.Env.Branching, Homogeneous: true, RewardDensity: c.Env.Density, Seed: c.Env.EnvSeed})
-	case "file":
-		m, err := model.Load(c.Env.Path)
-		if err != nil {
-			return nil, fmt.Errorf("env.path %s: %w", c.Env.Path, err)
-		}
-		return m, nil
+	e, ok := c.registry().Lookup(c.Env.Name)
+	if !ok {
+		return nil, fmt.Errorf("env.name: unknown environment %q", c.Env.Name)
 	}
-	return nil, fmt.Errorf("env.name: unknown environment %q", c.Env.Name)
+	return e.New(c.Env)
 }
 
 // agentConfig resolves a curve into an agent config.

@@ -25,7 +25,18 @@ const FamilyName = practical.FamilyName
 // suite, e.g. qiao-fig1) or, with `suite: practical`, practical.Config (dprl's practical
 // suite, e.g. practical-tabular); a RunSpec goes to the practical suite when it names a
 // practical agent.
-type Family struct{}
+type Family struct {
+	// Envs are the family's environments (nil: Envs()); tests register fake ones here.
+	Envs *TabularEnvs
+}
+
+// envs returns the family's environment registry.
+func (f Family) envs() *TabularEnvs {
+	if f.Envs != nil {
+		return f.Envs
+	}
+	return Envs()
+}
 
 // Name implements engine.Family.
 func (Family) Name() string { return FamilyName }
@@ -95,12 +106,13 @@ func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([
 	})
 }
 
-// Plan implements engine.Family: block is a Config (strict decode, validated).
-func (Family) Plan(block []byte, source string) (engine.Plan, error) {
+// Plan implements engine.Family: block is a Config (strict decode, validated; its env.name
+// resolved through f's environments).
+func (f Family) Plan(block []byte, source string) (engine.Plan, error) {
 	return practicalSuite.Plan(block, func(rest []byte) (engine.Plan, error) {
 		return practical.Suite{}.Plan(rest, source)
 	}, func(block []byte) (engine.Plan, error) {
-		cfg, err := ParseConfig(block)
+		cfg, err := parseConfig(block, f.envs())
 		if err != nil {
 			return nil, err
 		}
@@ -271,4 +283,10 @@ func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error)
 		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
 		return engine.MarshalValid(cfg)
 	})
+}
+
+// Session implements engine.Servable: dprl's practical tabular agents and the baselines of
+// their suite are served (the practical suite builds them).
+func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
+	return practical.Suite{}.Session(s, st)
 }

@@ -86,14 +86,9 @@ func (r *Result) used() *Config {
 	c := *r.Config
 	c.Inputs = nil
 	e := c.Env
-	c.Env = EnvConfig{Name: e.Name, Horizon: r.Horizon}
-	switch e.Name {
-	case "garnet":
-		c.Env.States, c.Env.Actions, c.Env.Branching, c.Env.Density, c.Env.EnvSeed = e.States, e.Actions, e.Branching, e.Density, e.EnvSeed
-	case "file":
-		c.Env.Path = e.Path
-	}
-	if c.Env.Horizon == 0 {
+	c.Env = EnvConfig{Name: e.Name}
+	c.registry().CopyParams(e.Name, &c.Env, &e)
+	if c.Env.Horizon = r.Horizon; c.Env.Horizon == 0 {
 		c.Env.Horizon = e.Horizon
 	}
 	c.Curves = make([]CurveSpec, len(r.Config.Curves))

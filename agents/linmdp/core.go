@@ -130,6 +130,10 @@ type Common struct {
 	// Seed, if non-nil, derives the agent's noise and tie streams (experiments, tests). If nil
 	// the agent draws noise from noise.Secure.
 	Seed *rng.Seed
+	// Noise, if non-nil, returns the noise source of the named mechanism instead of Seed (a
+	// service's keyed secure noise, engine.Streams.SecureNoise); a nil source means a
+	// crypto-seeded noise.Secure. The tie stream still derives from Seed.
+	Noise func(label string) noise.Source `json:"-"`
 }
 
 func (c *Common) defaults() {
@@ -166,8 +170,14 @@ func (c *Common) validate(env *model.MDP) error {
 	return nil
 }
 
-// source returns the noise source for the named mechanism: seeded from Seed, or secure.
+// source returns the noise source for the named mechanism: Noise's, seeded from Seed, or secure.
 func (c *Common) source(label string) (noise.Source, error) {
+	if c.Noise != nil {
+		if s := c.Noise(label); s != nil {
+			return s, nil
+		}
+		return noise.NewSecure()
+	}
 	if c.Seed != nil {
 		return noise.NewSeeded(c.Seed.Child(label).Rand()), nil
 	}

@@ -73,6 +73,32 @@ func NewSeeded(m *model.MDP, cfg Config, seed rng.Seed) (*Agent, error) {
 	})
 }
 
+// NewWithNoise builds an agent whose privacy noise comes from src: src(path) is the source of
+// the stream NewSeeded derives from seed/noise/path ("<stat>/<h*8+r>", "ldp/0"), and a nil
+// source means a crypto-seeded noise.Secure (a service's keyed secure noise:
+// engine.Streams.SecureNoise). seed drives the users' environment responses and the
+// tie-breaking stream.
+func NewWithNoise(m *model.MDP, cfg Config, seed rng.Seed, src func(path string) noise.Source) (*Agent, error) {
+	if src == nil {
+		return New(m, cfg, seed)
+	}
+	var srcErr error
+	a, err := build(m, cfg, seed, func(name string, h, r int) noise.Source {
+		if s := src(fmt.Sprintf("%s/%d", name, h*8+r)); s != nil {
+			return s
+		}
+		s, err := noise.NewSecure()
+		if err != nil {
+			srcErr = err
+		}
+		return s
+	})
+	if srcErr != nil {
+		return nil, srcErr
+	}
+	return a, err
+}
+
 func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r int) noise.Source) (*Agent, error) {
 	if m == nil {
 		return nil, errors.New("linmix: nil environment")

@@ -22,11 +22,12 @@ func (p *planner) qLinOpt(bb *Billboard, h, s, a int, next []float64) float64 {
 	return mr + mp + bp + br
 }
 
-// leavesLinOpt builds the four leaves per step from the user's own trajectory.
-func (p *planner) leavesLinOpt(tr *trajectory, lv *Leaves) {
+// leavesLinOpt builds the four leaves per step from the user's own trajectory and the
+// published values (next[h] = V^k_{h+1}).
+func (p *planner) leavesLinOpt(next [][]float64, tr *trajectory, lv *Leaves) {
 	for h := 0; h < p.H; h++ {
-		p.m.PsiV(tr.s[h], tr.a[h], p.v[h+1], lv.x[h][0])
-		lv.y[h][0] = p.v[h+1][tr.s[h+1]]
+		p.m.PsiV(tr.s[h], tr.a[h], next[h], lv.x[h][0])
+		lv.y[h][0] = next[h][tr.s[h+1]]
 		copy(lv.x[h][1], p.m.RewardFeature(tr.s[h], tr.a[h]))
 		lv.y[h][1] = tr.r[h]
 	}

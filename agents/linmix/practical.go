@@ -580,6 +580,17 @@ func NewPracticalSeeded(m *model.MDP, cfg PracticalConfig, seed rng.Seed) (*Prac
 	return buildPractical(m, cfg, seed, noise.NewSeeded(seed.Child("practical-noise").Rand()))
 }
 
+// NewPracticalWithNoise builds a practical agent whose privacy noise comes from src (a
+// service's keyed secure noise, engine.Streams.SecureNoise); nil means a crypto-seeded
+// noise.Secure source, as NewPractical. seed drives the users' environment responses and the
+// tie-breaking stream.
+func NewPracticalWithNoise(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.Source) (*PracticalAgent, error) {
+	if src == nil {
+		return NewPractical(m, cfg, seed)
+	}
+	return buildPractical(m, cfg, seed, src)
+}
+
 func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.Source) (*PracticalAgent, error) {
 	if m == nil {
 		return nil, errors.New("linmix: nil environment")

@@ -227,11 +227,12 @@ func (p *practicalPlanner) greedy(h, s int) float64 {
 
 // leaves builds the user's normalised leaves from her trajectory and the values she planned
 // with: v = (Ṽ_{h+1} − c_h)/r_h, X_h = U Uᵀψ_v(s_h, a_h), y_h = (v(s_{h+1}) − ⟨ψ_v(s_h, a_h), w₀⟩)/(2Y)
-// (both zero when r_h = 0; practicalKnown).
-func (p *practicalPlanner) leaves(tr *trajectory, lv *PracticalLeaves) {
+// (both zero when r_h = 0; practicalKnown). next[h] is Ṽ_{h+1}, read from the published rule;
+// the planner lends only its public constants and scratch.
+func (p *practicalPlanner) leaves(values [][]float64, tr *trajectory, lv *PracticalLeaves) {
 	kn := p.kn
 	for h := 0; h < p.H-1; h++ {
-		next := p.v[h+1]
+		next := values[h]
 		c, r := centre(next)
 		if !(r > 0) {
 			clear(lv.x[h])

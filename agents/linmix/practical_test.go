@@ -119,7 +119,7 @@ func TestPracticalKnown(t *testing.T) {
 		mean := 0.0
 		for next := 0; next < 2; next++ {
 			tr.s[0], tr.a[0], tr.s[1] = s, a, next
-			pl.leaves(&tr, lv)
+			pl.leaves(pl.v[1:], &tr, lv)
 			mean += m.Prob(0, s, a, next) * lv.y[0]
 			worst = max(worst, math.Abs(lv.y[0]))
 		}

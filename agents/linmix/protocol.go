@@ -1,8 +1,10 @@
 package linmix
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -31,16 +33,140 @@ import (
 //   - The papers' curators ingest all K users (Capacity K); practical-vtr's K − 1 (the last
 //     user's data would reach nobody).
 
-// Rule is what a linear-mixture curator publishes for one user.
+// Rule is what a linear-mixture curator publishes for one user: the policy she plays and the
+// planner's public post-processing of the release that her leaves read (the values Ṽ_{h+1}
+// and, for UCRL-VTR+, the billboard and the episode's widths). Its wire form (MarshalJSON,
+// UnmarshalJSON) carries exactly these, so a user who plays a decoded rule plays and reports
+// exactly what an in-process user does.
 type Rule struct {
 	// Policy is the policy she plays (a softmax for LinOpt-PO).
 	Policy model.Policy
-	// The planner's state for this episode (its values V_{h+1}, widths and the billboard the
-	// leaves of UCRL-VTR+ read): public post-processing of the release, valid until the next
-	// publication.
-	pl  *planner
-	bb  *Billboard
-	ppl *practicalPlanner
+	// next[h] is Ṽ_{h+1} (h = 0..H−1; next[H−1] ≡ 0), the planner's values for this episode:
+	// public post-processing of the release, valid until the next publication.
+	next [][]float64
+	// plus is UCRL-VTR+'s part (nil for the other agents).
+	plus *plusRule
+	// wire marks a rule decoded from its wire form; checked, that it was checked against the
+	// user's dimensions (once).
+	wire, checked bool
+}
+
+// plusRule is what UCRL-VTR+'s leaves read besides the values: the billboard's factors and
+// estimates of both regressions at every step ([2h+r], r = 0 hat, 1 tilde) and the episode's
+// widths β̌_k and β̃_k (after BetaMult).
+type plusRule struct {
+	chol, w        [][]float64
+	bCheck, bTilde float64
+}
+
+// ruleWire is the wire form of a Rule.
+type ruleWire struct {
+	// Act and Prob are the policy (Prob null for a deterministic one).
+	Act  []int     `json:"act"`
+	Prob []float64 `json:"prob"`
+	// Next are the values Ṽ_{h+1}(s), h = 0..H−1.
+	Next [][]float64 `json:"next_values"`
+	// Plus is UCRL-VTR+'s part (omitted for the other agents).
+	Plus *plusWire `json:"plus,omitempty"`
+}
+
+type plusWire struct {
+	Chol      [][]float64 `json:"chol"`
+	W         [][]float64 `json:"w"`
+	BetaCheck float64     `json:"beta_check"`
+	BetaTilde float64     `json:"beta_tilde"`
+}
+
+// MarshalJSON returns the rule's wire form (floats in Go's shortest round-trip form: the
+// decoded rule is bit-identical).
+func (r *Rule) MarshalJSON() ([]byte, error) {
+	w := ruleWire{Act: r.Policy.Act, Prob: r.Policy.Prob, Next: r.next}
+	if r.plus != nil {
+		w.Plus = &plusWire{Chol: r.plus.chol, W: r.plus.w, BetaCheck: r.plus.bCheck, BetaTilde: r.plus.bTilde}
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON decodes a rule's wire form. The user checks its dimensions against her own
+// model before she plays it (User.Play).
+func (r *Rule) UnmarshalJSON(b []byte) error {
+	var w ruleWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*r = Rule{Policy: model.Policy{Act: w.Act, Prob: w.Prob}, next: w.Next, wire: true}
+	if w.Plus != nil {
+		r.plus = &plusRule{chol: w.Plus.Chol, w: w.Plus.W, bCheck: w.Plus.BetaCheck, bTilde: w.Plus.BetaTilde}
+	}
+	return nil
+}
+
+// check checks a decoded rule against the user's model m (plus: she plays UCRL-VTR+ with
+// regressions of dimension d = m.Dim()): sizes, actions in range, finite numbers.
+func (r *Rule) check(m *model.MDP, plus bool) error {
+	H, S, A, d := m.Horizon(), m.NumStates(), m.NumActions(), m.Dim()
+	if len(r.Policy.Act) != H*S {
+		return fmt.Errorf("linmix rule: act has %d entries, want H·S = %d", len(r.Policy.Act), H*S)
+	}
+	for i, a := range r.Policy.Act {
+		if a < 0 || a >= A {
+			return fmt.Errorf("linmix rule: act[%d] = %d, want an action in [0, %d)", i, a, A)
+		}
+	}
+	if r.Policy.Prob != nil {
+		if len(r.Policy.Prob) != H*S*A {
+			return fmt.Errorf("linmix rule: prob has %d entries, want H·S·A = %d", len(r.Policy.Prob), H*S*A)
+		}
+		for i, p := range r.Policy.Prob {
+			if !(p >= 0 && p <= 1) {
+				return fmt.Errorf("linmix rule: prob[%d] = %g, want a probability", i, p)
+			}
+		}
+	}
+	if err := checkRows("next_values", r.next, H, S); err != nil {
+		return err
+	}
+	switch {
+	case plus && r.plus == nil:
+		return errors.New("linmix rule: plus missing (UCRL-VTR+ reads the billboard and widths)")
+	case !plus && r.plus != nil:
+		return errors.New("linmix rule: unexpected plus part")
+	case plus:
+		if err := checkRows("plus.chol", r.plus.chol, 2*H, d*d); err != nil {
+			return err
+		}
+		if err := checkRows("plus.w", r.plus.w, 2*H, d); err != nil {
+			return err
+		}
+		if !allFinite([]float64{r.plus.bCheck, r.plus.bTilde}) {
+			return errors.New("linmix rule: plus widths not finite")
+		}
+	}
+	return nil
+}
+
+func checkRows(name string, rows [][]float64, n, m int) error {
+	if len(rows) != n {
+		return fmt.Errorf("linmix rule: %s has %d rows, want %d", name, len(rows), n)
+	}
+	for i, row := range rows {
+		if len(row) != m {
+			return fmt.Errorf("linmix rule: %s[%d] has %d entries, want %d", name, i, len(row), m)
+		}
+		if !allFinite(row) {
+			return fmt.Errorf("linmix rule: %s[%d] holds a non-finite number", name, i)
+		}
+	}
+	return nil
+}
+
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Played is a user's episode: her trajectory and the rule she played.
@@ -49,8 +175,10 @@ type Played struct {
 	rule *Rule
 }
 
-// publisher plans once per episode and versions the published policy (the version changes
-// when the actions or the softmax probabilities differ from the previous publication).
+// publisher plans once per episode and versions the published rule (the version changes when
+// the rule differs from the previous publication: its actions, softmax probabilities, values or,
+// for UCRL-VTR+, billboard and widths; the values change at every release even when the
+// actions do not, and the users' leaves read them).
 type publisher struct {
 	head     protocol.Header
 	K, users int
@@ -59,10 +187,61 @@ type publisher struct {
 	received int
 	plan     func(r *Rule)
 	rule     Rule
-	prevAct  []int
-	prevProb []float64
+	prev     ruleCopy
 	version  uint64
 	name     string // error prefix
+}
+
+// ruleCopy is a copy of the last published rule (to version the next one).
+type ruleCopy struct {
+	act            []int
+	prob           []float64
+	next           [][]float64
+	chol, w        [][]float64
+	bCheck, bTilde float64
+}
+
+// same reports whether r equals the copy.
+func (c *ruleCopy) same(r *Rule) bool {
+	if !slices.Equal(r.Policy.Act, c.act) || !slices.Equal(r.Policy.Prob, c.prob) || (r.Policy.Prob == nil) != (c.prob == nil) ||
+		!sameRows(r.next, c.next) {
+		return false
+	}
+	if r.plus == nil {
+		return c.chol == nil
+	}
+	return c.chol != nil && r.plus.bCheck == c.bCheck && r.plus.bTilde == c.bTilde && sameRows(r.plus.chol, c.chol) && sameRows(r.plus.w, c.w)
+}
+
+// set makes the copy r's.
+func (c *ruleCopy) set(r *Rule) {
+	c.act = append(c.act[:0], r.Policy.Act...)
+	if r.Policy.Prob == nil {
+		c.prob = nil
+	} else {
+		c.prob = append(c.prob[:0], r.Policy.Prob...)
+	}
+	c.next = copyRows(c.next, r.next)
+	if r.plus == nil {
+		c.chol, c.w = nil, nil
+		return
+	}
+	c.chol, c.w = copyRows(c.chol, r.plus.chol), copyRows(c.w, r.plus.w)
+	c.bCheck, c.bTilde = r.plus.bCheck, r.plus.bTilde
+}
+
+func sameRows(a, b [][]float64) bool {
+	return slices.EqualFunc(a, b, func(x, y []float64) bool { return slices.Equal(x, y) })
+}
+
+func copyRows(dst, src [][]float64) [][]float64 {
+	if dst == nil || len(dst) != len(src) {
+		dst = make([][]float64, len(src))
+	}
+	for i, row := range src {
+		dst[i] = append(dst[i][:0], row...)
+	}
+	return dst
 }
 
 // Expect implements protocol.Curator.
@@ -80,15 +259,9 @@ func (p *publisher) Publish() (protocol.Policy[*Rule], error) {
 		}
 		p.plan(&p.rule)
 		p.begun = true
-		pol := p.rule.Policy
-		if p.version == 0 || !slices.Equal(pol.Act, p.prevAct) || !slices.Equal(pol.Prob, p.prevProb) {
+		if p.version == 0 || !p.prev.same(&p.rule) {
 			p.version++
-			p.prevAct = append(p.prevAct[:0], pol.Act...)
-			if pol.Prob == nil {
-				p.prevProb = nil
-			} else {
-				p.prevProb = append(p.prevProb[:0], pol.Prob...)
-			}
+			p.prev.set(&p.rule)
 		}
 	}
 	return protocol.Policy[*Rule]{Version: p.version, Rule: &p.rule}, nil
@@ -167,11 +340,21 @@ type User[R protocol.Report] struct {
 	m, env *model.MDP
 	ep     Played
 	report func(e *Played) (R, error)
+	plus   bool // UCRL-VTR+: the rule carries the billboard and widths
 }
 
 // Play implements protocol.User: s₁ = Start, a_h ~ π_h(s_h), (s_{h+1}, r_h) ~ Step, from her
-// stream r.
+// stream r. A rule decoded from its wire form is first checked against her model.
 func (u *User[R]) Play(_ int, p protocol.Policy[*Rule], r *rand.Rand) (*Played, error) {
+	if p.Rule == nil {
+		return nil, errors.New("linmix: no rule")
+	}
+	if p.Rule.wire && !p.Rule.checked {
+		if err := p.Rule.check(u.m, u.plus); err != nil {
+			return nil, err
+		}
+		p.Rule.checked = true
+	}
 	u.ep.rule = p.Rule
 	play(u.m, u.env, p.Rule.Policy, r, u.ep.tr)
 	return &u.ep, nil
@@ -196,14 +379,30 @@ func play(m, env *model.MDP, pol model.Policy, r *rand.Rand, tr *trajectory) {
 type Evaluator struct {
 	ev   *model.Evaluator
 	last float64
+	// the policy last evaluated (a new rule with the same policy — new values — has its regret)
+	act   []int
+	prob  []float64
+	valid bool
 }
 
 // NewEvaluator returns the evaluator of m.
 func NewEvaluator(m *model.MDP) *Evaluator { return &Evaluator{ev: m.NewEvaluator()} }
 
-// Policy implements protocol.Evaluator.
+// Policy implements protocol.Evaluator: the policy's exact regret, computed when the policy
+// differs from the one last evaluated.
 func (e *Evaluator) Policy(p protocol.Policy[*Rule]) error {
-	e.last = e.ev.Regret(p.Rule.Policy)
+	pol := p.Rule.Policy
+	if e.valid && slices.Equal(pol.Act, e.act) && slices.Equal(pol.Prob, e.prob) && (pol.Prob == nil) == (e.prob == nil) {
+		return nil
+	}
+	e.last = e.ev.Regret(pol)
+	e.act = append(e.act[:0], pol.Act...)
+	if pol.Prob == nil {
+		e.prob = nil
+	} else {
+		e.prob = append(e.prob[:0], pol.Prob...)
+	}
+	e.valid = true
 	return nil
 }
 
@@ -219,20 +418,28 @@ func mixHeader(name string, kind protocol.Kind, H, steps int, regs, blocks []int
 func (a *Agent) contract() {
 	H := a.m.Horizon()
 	name := a.cfg.Name()
+	plus := a.cfg.Algorithm == UCRLVTRPlus
 	pub := publisher{K: a.cfg.Episodes, users: a.cfg.Episodes, name: "linmix", plan: func(r *Rule) {
 		bb := a.Billboard()
 		a.pl.plan(bb)
-		r.Policy, r.pl, r.bb = a.pl.pol, a.pl, bb
+		r.Policy, r.next = a.pl.pol, a.pl.v[1:]
+		if plus {
+			if r.plus == nil {
+				r.plus = &plusRule{}
+			}
+			r.plus.chol, r.plus.w, r.plus.bCheck, r.plus.bTilde = bb.chol, bb.w, a.pl.bCheck, a.pl.bTilde
+		}
 	}}
 	a.tr = trajectory{s: make([]int, H+1), a: make([]int, H), r: make([]float64, H)}
+	// The user's leaves read the rule (her own planner lends only its public model and scratch).
 	leaves := func(e *Played) {
 		switch a.cfg.Algorithm {
 		case UCRLVTR:
-			e.rule.pl.leavesVTR(e.tr, a.lv)
+			a.pl.leavesVTR(e.rule.next, e.tr, a.lv)
 		case UCRLVTRPlus:
-			e.rule.pl.leavesPlus(e.rule.bb, e.tr, a.lv)
+			a.pl.leavesPlus(e.rule.plus, e.rule.next, e.tr, a.lv)
 		default:
-			e.rule.pl.leavesLinOpt(e.tr, a.lv)
+			a.pl.leavesLinOpt(e.rule.next, e.tr, a.lv)
 		}
 	}
 	if a.cfg.Mode == LDP {
@@ -252,7 +459,7 @@ func (a *Agent) contract() {
 			return a.srv.Receive(rep)
 		}}
 		out := &protocol.Privatized{Header: pub.head}
-		a.ldpUser = &User[*protocol.Privatized]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, report: func(e *Played) (*protocol.Privatized, error) {
+		a.ldpUser = &User[*protocol.Privatized]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, plus: plus, report: func(e *Played) (*protocol.Privatized, error) {
 			leaves(e)
 			z := a.rnd.Privatize(a.lv)
 			out.Blocks = out.Blocks[:0]
@@ -274,7 +481,7 @@ func (a *Agent) contract() {
 		return a.cur.observe(lv)
 	}}
 	out := &protocol.Leaves{Header: pub.head}
-	a.jdpUser = &User[*protocol.Leaves]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, report: func(e *Played) (*protocol.Leaves, error) {
+	a.jdpUser = &User[*protocol.Leaves]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, plus: plus, report: func(e *Played) (*protocol.Leaves, error) {
 		leaves(e)
 		out.X, out.Y = a.lv.x, a.lv.y
 		return out, nil
@@ -336,7 +543,7 @@ func (a *PracticalAgent) contract() {
 	name := a.cfg.Name()
 	pub := publisher{K: a.cfg.Episodes, users: a.cfg.Episodes - 1, name: "linmix practical", plan: func(r *Rule) {
 		a.pl.plan(a.Release())
-		r.Policy, r.ppl = a.pl.pol, a.pl
+		r.Policy, r.next = a.pl.pol, a.pl.v[1:]
 	}}
 	a.tr = trajectory{s: make([]int, H+1), a: make([]int, H), r: make([]float64, H)}
 	if a.rnd != nil {
@@ -346,7 +553,7 @@ func (a *PracticalAgent) contract() {
 		}}
 		out := &protocol.Privatized{Header: pub.head, Blocks: make([][]float64, 1)}
 		a.ldpUser = &User[*protocol.Privatized]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, report: func(e *Played) (*protocol.Privatized, error) {
-			e.rule.ppl.leaves(e.tr, a.lv)
+			a.pl.leaves(e.rule.next, e.tr, a.lv)
 			out.Blocks[0] = a.rnd.Privatize(a.lv).x
 			return out, nil
 		}}
@@ -366,7 +573,7 @@ func (a *PracticalAgent) contract() {
 		out.X[h], out.Y[h] = [][]float64{a.lv.x[h]}, make([]float64, 1)
 	}
 	a.jdpUser = &User[*protocol.Leaves]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, report: func(e *Played) (*protocol.Leaves, error) {
-		e.rule.ppl.leaves(e.tr, a.lv)
+		a.pl.leaves(e.rule.next, e.tr, a.lv)
 		for h, y := range a.lv.y {
 			out.Y[h][0] = y
 		}

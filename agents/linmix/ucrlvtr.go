@@ -23,10 +23,11 @@ func (p *planner) qVTR(bb *Billboard, h, s, a int, next []float64, beta float64)
 
 // leavesVTR builds user k's regression leaves X_h = ψ_{Ṽ_{h+1}}(s_h, a_h), y_h = Ṽ_{h+1}(s_{h+1})
 // from the user's own trajectory and the values the user planned with (the data-index rule of
-// spec §1.4: episode k's regressor uses episode k's Ṽ and is never recomputed).
-func (p *planner) leavesVTR(tr *trajectory, lv *Leaves) {
+// spec §1.4: episode k's regressor uses episode k's Ṽ and is never recomputed); next[h] is
+// Ṽ_{h+1}, read from the published rule.
+func (p *planner) leavesVTR(next [][]float64, tr *trajectory, lv *Leaves) {
 	for h := 0; h < p.H; h++ {
-		p.m.PsiV(tr.s[h], tr.a[h], p.v[h+1], lv.x[h][0])
-		lv.y[h][0] = p.v[h+1][tr.s[h+1]]
+		p.m.PsiV(tr.s[h], tr.a[h], next[h], lv.x[h][0])
+		lv.y[h][0] = next[h][tr.s[h+1]]
 	}
 }

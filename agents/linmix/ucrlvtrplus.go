@@ -24,21 +24,22 @@ import (
 // The weighted leaf is written as (X, y) = (x/σ̄, V̂(s_{h+1})/σ̄), so X Xᵀ = σ̄⁻²x xᵀ and X y =
 // σ̄⁻²x·V̂; with σ̄ ≥ H/√d, ‖X‖ ≤ √d and y ≤ √d, which gives the sensitivity d of App. D.
 
-// leavesPlus builds the two leaves per step from the user's own trajectory and broadcast.
-func (p *planner) leavesPlus(bb *Billboard, tr *trajectory, lv *Leaves) {
+// leavesPlus builds the two leaves per step from the user's own trajectory and the published
+// rule: the values next[h] = V̂_{h+1}, the broadcast factors and the episode's widths (pr).
+func (p *planner) leavesPlus(pr *plusRule, next [][]float64, tr *trajectory, lv *Leaves) {
 	H := float64(p.H)
 	d := float64(p.d)
 	for h := 0; h < p.H; h++ {
 		s, a, s1 := tr.s[h], tr.a[h], tr.s[h+1]
-		vn := p.v[h+1]
+		vn := next[h]
 		x, x2 := lv.x[h][0], lv.x[h][1]
 		p.m.PsiV(s, a, vn, x)
 		p.m.PsiVSq(s, a, vn, x2)
-		Lh, wh := bb.factor(h, 0)
-		Lt, wt := bb.factor(h, 1)
+		Lh, wh := pr.chol[2*h], pr.w[2*h]
+		Lt, wt := pr.chol[2*h+1], pr.w[2*h+1]
 		varEst := min(H*H, max(0, dot(x2, wt))) - math.Pow(min(H, max(0, dot(x, wh))), 2)
-		e := min(H*H, 2*H*p.bCheck*math.Sqrt(smallmat.InvQuad(Lh, p.d, x, p.tmp))) +
-			min(H*H, p.bTilde*math.Sqrt(smallmat.InvQuad(Lt, p.d, x2, p.tmp)))
+		e := min(H*H, 2*H*pr.bCheck*math.Sqrt(smallmat.InvQuad(Lh, p.d, x, p.tmp))) +
+			min(H*H, pr.bTilde*math.Sqrt(smallmat.InvQuad(Lt, p.d, x2, p.tmp)))
 		sig := math.Sqrt(max(H*H/d, varEst+e))
 		y := vn[s1]
 		for i := range x {

@@ -183,6 +183,8 @@ type PracticalPlanner struct {
 	// Set is the current confidence set; Refs the per-reference search results and gains.
 	Set  *PracticalSet
 	Refs []PracticalRefPlan
+	// wire marks an output decoded from its wire form (wire.go); checked, that it was checked.
+	wire, checked bool
 }
 
 // PracticalRefPlan is the plan for one reference initial state.
@@ -275,11 +277,14 @@ func (pl *PracticalPlanner) Prepare(r *PracticalRelease) error {
 	return nil
 }
 
-// Choose returns the index of the reference closest in angle to x1 (largest |⟨x1, r_j⟩|;
-// the lowest index on ties; 0 for x1 = 0). J*_1(Θ, x) is even in x, so ±r_j are equivalent.
+// Choose returns the index in Refs of the reference closest in angle to x1 (largest
+// |⟨x1, r_j⟩|; the lowest index on ties; 0 for x1 = 0, or before the first Prepare). J*_1(Θ, x)
+// is even in x, so ±r_j are equivalent. It reads only the published plans (Refs[j].X = r_j), so
+// a decoded output chooses as the planner does.
 func (pl *PracticalPlanner) Choose(x1 []float64) int {
 	best, bv := 0, -1.0
-	for j, r := range pl.refs {
+	for j := range pl.Refs {
+		r := pl.Refs[j].X
 		v := 0.0
 		for i := range r {
 			v += r[i] * x1[i]

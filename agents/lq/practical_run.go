@@ -87,12 +87,20 @@ type PracticalRunStreams struct {
 	Optimiser rng.Seed
 }
 
-// RunPracticalWith runs a practical agent for cfg.Episodes episodes on sys through the one
-// episode loop (protocol.Run: the curator prepares the plans of each release, user k plays the
-// reference plan closest to her x_{k,1} with her stream, the curator receives her path; the
-// K-th path is never inserted). progress, if non-nil, receives the episodes completed every 64
-// episodes and at the end.
-func RunPracticalWith(ctx context.Context, sys *lq.System, cfg PracticalConfig, st PracticalRunStreams, progress func(int64)) (*PracticalResult, error) {
+// PracticalSession is a practical agent's contract (its curator, user and evaluator bound by
+// protocol.NewSession) and its parts.
+type PracticalSession struct {
+	Session   protocol.Session
+	Server    *PracticalServer
+	Curator   *PracticalCurator
+	Planner   *PracticalPlanner
+	Evaluator *PracticalEvaluator
+}
+
+// NewPracticalSession builds the practical agent configured by cfg on sys with the noise source
+// and optimiser streams of st (st.Users is not used: the loop's Options give the users'
+// streams), as RunPracticalWith runs it and a service serves it.
+func NewPracticalSession(sys *lq.System, cfg PracticalConfig, st PracticalRunStreams) (*PracticalSession, error) {
 	pub := PublicOf(sys)
 	cur, err := NewPracticalCurator(pub, cfg, st.Noise)
 	if err != nil {
@@ -102,12 +110,25 @@ func RunPracticalWith(ctx context.Context, sys *lq.System, cfg PracticalConfig, 
 	if err != nil {
 		return nil, err
 	}
-	K := cfg.Episodes
 	srv := NewPracticalServer(cur, pl, cfg.Name())
 	ev := NewPracticalEvaluator(sys)
+	return &PracticalSession{Session: protocol.NewSession(srv, NewPracticalUser(sys, srv.Expect()), ev), Server: srv, Curator: cur, Planner: pl, Evaluator: ev}, nil
+}
+
+// RunPracticalWith runs a practical agent for cfg.Episodes episodes on sys through the one
+// episode loop (protocol.Run: the curator prepares the plans of each release, user k plays the
+// reference plan closest to her x_{k,1} with her stream, the curator receives her path; the
+// K-th path is never inserted). progress, if non-nil, receives the episodes completed every 64
+// episodes and at the end.
+func RunPracticalWith(ctx context.Context, sys *lq.System, cfg PracticalConfig, st PracticalRunStreams, progress func(int64)) (*PracticalResult, error) {
+	ps, err := NewPracticalSession(sys, cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	K, cur, pl, srv, ev := cfg.Episodes, ps.Curator, ps.Planner, ps.Server, ps.Evaluator
 	res := &PracticalResult{Regret: make([]float64, K), Report: cur.Report()}
 	start := time.Now()
-	if err := protocol.Run(ctx, protocol.NewSession(srv, NewPracticalUser(sys, srv.Expect()), ev), protocol.Options{Episodes: K, Users: st.Users,
+	if err := protocol.Run(ctx, ps.Session, protocol.Options{Episodes: K, Users: st.Users,
 		Every: 64, Progress: progress, Each: func(k int, r float64) { res.Regret[k-1] = r }}); err != nil {
 		return nil, err
 	}

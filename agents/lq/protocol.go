@@ -63,13 +63,17 @@ func (s *Server) Capacity() int { return s.users }
 // Curator returns the agent's curator.
 func (s *Server) Curator() *Curator { return s.cur }
 
-// Publish implements protocol.Curator: the release for the next user (one per episode).
+// Publish implements protocol.Curator: the release for the next user (one per episode; its
+// version changes with the episode, which the release carries).
 func (s *Server) Publish() (protocol.Policy[*Billboard], error) {
 	if !s.begun {
 		s.bb = s.cur.Release()
 		s.begun = true
-		if s.version == 0 || !slices.Equal(s.bb.T1, s.prev.T1) || !slices.Equal(s.bb.T2, s.prev.T2) {
+		// The episode is part of the rule (the private log-det bound of the users' planner
+		// reads it), so every episode publishes a new version.
+		if s.version == 0 || s.bb.Episode != s.prev.Episode || !slices.Equal(s.bb.T1, s.prev.T1) || !slices.Equal(s.bb.T2, s.prev.T2) {
 			s.version++
+			s.prev.Episode = s.bb.Episode
 			s.prev.T1 = append(s.prev.T1[:0], s.bb.T1...)
 			s.prev.T2 = append(s.prev.T2[:0], s.bb.T2...)
 		}
@@ -227,6 +231,9 @@ func NewOFUUser(sys *lq.System, pl *Planner, head protocol.Header, opt rng.Seed)
 
 // Play implements protocol.User: x₁ = InitialState(k), the plan, the rollout.
 func (u *OFUUser) Play(k int, p protocol.Policy[*Billboard], r *rand.Rand) (*Episode, error) {
+	if p.Rule == nil {
+		return nil, errors.New("lq: no rule")
+	}
 	x1 := u.ep.Path.X[0]
 	u.sys.InitialState(k, x1) // user k arrives with her private x_{k,1}
 	u.opt.Index(uint64(k)).Reseed(u.optPCG)
@@ -261,6 +268,12 @@ func NewPracticalUser(sys *lq.System, head protocol.Header) *PracticalUser {
 
 // Play implements protocol.User.
 func (u *PracticalUser) Play(k int, p protocol.Policy[*PracticalPlanner], r *rand.Rand) (*Episode, error) {
+	if p.Rule == nil {
+		return nil, errors.New("lq: no rule")
+	}
+	if err := p.Rule.checkWire(u.sys); err != nil {
+		return nil, err
+	}
 	x1 := u.ep.Path.X[0]
 	u.sys.InitialState(k, x1) // user k's private initial state
 	rp := &p.Rule.Refs[p.Rule.Choose(x1)]
@@ -338,6 +351,12 @@ func NewPracticalEvaluator(sys *lq.System) *PracticalEvaluator {
 
 // Policy implements protocol.Evaluator: the release's diagnostics.
 func (e *PracticalEvaluator) Policy(p protocol.Policy[*PracticalPlanner]) error {
+	if p.Rule == nil {
+		return errors.New("lq: no rule")
+	}
+	if err := p.Rule.checkWire(e.sys); err != nil {
+		return err
+	}
 	pl, sys, dg := p.Rule, e.sys, &e.Diag
 	dg.Releases++
 	if pl.Set.PDRepair {

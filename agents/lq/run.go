@@ -102,12 +102,22 @@ func counting(progress func(k int)) func(int64) {
 	}
 }
 
-// RunWith runs the agent configured by cfg for cfg.Episodes episodes on sys through the one
-// episode loop (protocol.Run: the curator publishes its release, user k plans her gains from it
-// and her own x_{k,1} and rolls them out with her stream, the curator receives her path; the
-// K-th path is never inserted) and returns the exact per-episode regret and the diagnostics.
-// progress, if non-nil, receives the episodes completed every 64 episodes and at the end.
-func RunWith(ctx context.Context, sys *lq.System, cfg Config, st RunStreams, progress func(int64)) (*Result, error) {
+// OFUSession is an OFU-RL or Private-OFU-RL agent's contract (its curator, user and evaluator
+// bound by protocol.NewSession) and its parts.
+type OFUSession struct {
+	Session   protocol.Session
+	Server    *Server
+	Curator   *Curator
+	User      *OFUUser
+	Evaluator *Evaluator
+	// Constants are the run's constants (Guarantee states the privacy guarantee).
+	Constants Constants
+}
+
+// NewOFUSession builds the agent configured by cfg on sys with the noise sources and optimiser
+// streams of st (st.Users is not used: the loop's Options give the users' streams), as RunWith
+// runs it and a service serves it.
+func NewOFUSession(sys *lq.System, cfg Config, st RunStreams) (*OFUSession, error) {
 	pub := PublicOf(sys)
 	consts, err := ComputeConstants(pub, cfg)
 	if err != nil {
@@ -117,13 +127,26 @@ func RunWith(ctx context.Context, sys *lq.System, cfg Config, st RunStreams, pro
 	if err != nil {
 		return nil, err
 	}
-	K := cfg.Episodes
-	srv := NewServer(cur, cfg.Name(), K)
+	srv := NewServer(cur, cfg.Name(), cfg.Episodes)
 	u := NewOFUUser(sys, NewPlanner(pub, cfg, consts), srv.Expect(), st.Optimiser)
 	ev := NewEvaluator(sys)
-	res := &Result{Regret: make([]float64, K), Constants: consts}
+	return &OFUSession{Session: protocol.NewSession(srv, u, ev), Server: srv, Curator: cur, User: u, Evaluator: ev, Constants: consts}, nil
+}
+
+// RunWith runs the agent configured by cfg for cfg.Episodes episodes on sys through the one
+// episode loop (protocol.Run: the curator publishes its release, user k plans her gains from it
+// and her own x_{k,1} and rolls them out with her stream, the curator receives her path; the
+// K-th path is never inserted) and returns the exact per-episode regret and the diagnostics.
+// progress, if non-nil, receives the episodes completed every 64 episodes and at the end.
+func RunWith(ctx context.Context, sys *lq.System, cfg Config, st RunStreams, progress func(int64)) (*Result, error) {
+	ss, err := NewOFUSession(sys, cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	K, cur, u, ev := cfg.Episodes, ss.Curator, ss.User, ss.Evaluator
+	res := &Result{Regret: make([]float64, K), Constants: ss.Constants}
 	start := time.Now()
-	if err := protocol.Run(ctx, protocol.NewSession(srv, u, ev), protocol.Options{Episodes: K, Users: st.Users, Every: 64, Progress: progress,
+	if err := protocol.Run(ctx, ss.Session, protocol.Options{Episodes: K, Users: st.Users, Every: 64, Progress: progress,
 		Each: func(k int, r float64) { res.Regret[k-1] = r }}); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,13 @@ type Session interface {
 	// Receive hands a decoded report to the curator; a report of another type than the one
 	// the curator takes is refused (an LDP curator takes only *Privatized).
 	Receive(r Report) error
+	// Capacity is the curator's Capacity.
+	Capacity() int
+	// Publish is the curator's Publish with the rule's type erased: what a service holds
+	// (EncodeRule turns the rule into its wire form).
+	Publish() (version uint64, rule any, err error)
 	run(ctx context.Context, o Options) error
+	runRemote(ctx context.Context, o Options, r Remote) error
 }
 
 // Options control Run.
@@ -38,6 +44,9 @@ type Options struct {
 	// Transport, if non-nil, carries each report from the user to the curator (for example:
 	// encode, send, decode) and returns what the curator receives.
 	Transport func(r Report) (Report, error)
+	// Next, if non-nil (RunRemote only), hands out the users to play: the loop plays user
+	// Next() until it returns a value outside 1..Episodes. Default: 1, 2, …, Episodes.
+	Next func() int
 }
 
 type session[T, E any, R Report] struct {
@@ -53,6 +62,12 @@ func NewSession[T, E any, R Report](c Curator[T, R], u User[T, E, R], ev Evaluat
 
 func (s *session[T, E, R]) Expect() Header { return s.c.Expect() }
 func (s *session[T, E, R]) Curator() any   { return s.c }
+func (s *session[T, E, R]) Capacity() int  { return s.c.Capacity() }
+
+func (s *session[T, E, R]) Publish() (uint64, any, error) {
+	p, err := s.c.Publish()
+	return p.Version, p.Rule, err
+}
 
 func (s *session[T, E, R]) Receive(r Report) error {
 	rr, ok := r.(R)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/internal/auditregistry"
 )
 
 func TestAuditCLI(t *testing.T) {
@@ -82,7 +84,7 @@ func TestAuditCLI(t *testing.T) {
 func TestAuditRegistry(t *testing.T) {
 	names := map[string]bool{}
 	correct, broken := map[string]int{}, map[string]int{}
-	for _, tg := range auditTargets() {
+	for _, tg := range auditregistry.All() {
 		if names[tg.Name] {
 			t.Errorf("duplicate target %s", tg.Name)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -25,16 +24,16 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if fig != "" {
 				if err := compare.CheckFigurePath(fig); err != nil {
-					return compareErr(err)
+					return err
 				}
 			}
 			res, err := compare.Run(args, compare.Options{Globs: globs, AllowDifferentEnv: allowEnv, Warn: cmd.ErrOrStderr()})
 			if err != nil {
-				return compareErr(err)
+				return err
 			}
 			if fig != "" {
 				if err := res.Plot(fig); err != nil {
-					return compareErr(err)
+					return err
 				}
 			}
 			if asJSON {
@@ -49,13 +48,4 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 	f.StringArrayVar(&globs, "curve", nil, "only curves whose name (the curve column of regret_long.csv: path under curves/, no .csv) matches this shell pattern (repeatable)")
 	f.BoolVar(&allowEnv, "allow-different-env", false, "compare curves of different environments (with a warning) instead of refusing")
 	return cmd
-}
-
-// compareErr marks the input errors of package compare as bad input (exit status 2).
-func compareErr(err error) error {
-	var ie *compare.InputError
-	if errors.As(err, &ie) {
-		return usageError{err}
-	}
-	return err
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,13 +21,10 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 	}
 }
 
-// writeList writes `dprl list`: every family's catalogue (engine.Family.Catalogue, in the
-// layout of engine.Listing) with its reproductions, then the limits (package internal/bounds).
+// writeList writes `dprl list`: every family's catalogue (engine.Registry.List) with its
+// reproductions, then the limits (bounds.WriteLimits).
 func writeList(w io.Writer) {
 	newRegistry().List(w)
-	fmt.Fprintln(w, "\n== Limits (every family, every layer: flags, configurations, agents) ==")
-	for _, l := range bounds.Limits() {
-		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-24s %-24s %s", l.Quantity, l.Bound, l.Note), " "))
-	}
+	bounds.WriteLimits(w)
 	fmt.Fprintln(w, "\nPrivacy audit: dprl audit --list | --all | --family <f> | <target>...")
 }

@@ -25,10 +25,25 @@ func TestREADMECommands(t *testing.T) {
 		t.Fatalf("found %d dprl commands in README.md: the extraction is broken", len(cmds))
 	}
 	dir := t.TempDir()
+	var server string // the URL of the README's `dprl serve`, started as a process
 	for i, c := range cmds {
 		args := strings.Fields(c)[1:]
+		if args[0] == "serve" && server == "" {
+			args = withFlag(withFlag(args, "--data", filepath.Join(dir, "serve-data")), "--addr", "127.0.0.1:0")
+			p := startServeArgs(t, append(args, "--seeded", "--admin-token", testAdmin, "--client-token", testClient))
+			server = p.url
+			continue
+		}
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
 			switch args[0] {
+			case "serve": // a second serve command of the README: it must parse
+				args = append(args, "--help")
+			case "client":
+				if server == "" {
+					t.Fatal("the README shows dprl client before dprl serve")
+				}
+				args = withFlag(withFlag(withFlag(args, "--server", server), "--capacity", "300"), "--concurrency", "4")
+				args = append(args, "--admin-token", testAdmin, "--client-token", testClient)
 			case "run":
 				if !slices.Contains(args, "--config") {
 					args = withFlag(args, "--episodes", "300")

@@ -7,9 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/bounds"
-	"github.com/dprl/dprl/internal/strictdecode"
 )
 
 // newReproduceCmd is `dprl reproduce NAME`: one subcommand per embedded reproduction of the
@@ -69,51 +66,19 @@ func newReproductionCmd(r *engine.Registry, name string, stdout, stderr io.Write
 		}
 	}
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		ch := fl.Changed
-		set := map[string]string{}
+		f := engine.ReproduceFlags{Name: name, Config: config, Seeds: seeds, Episodes: episodes, Changed: fl.Changed, Set: map[string]string{}}
 		for _, x := range opts {
-			if ch(x.Name) && !common[x.Name] {
-				set[x.Name] = fl.Lookup(x.Name).Value.String()
+			if fl.Changed(x.Name) && !common[x.Name] {
+				f.Set[x.Name] = fl.Lookup(x.Name).Value.String()
 			}
 		}
-		var user []byte
-		var inputs []rundir.Input
-		source := "embedded:" + name
-		if ch("config") {
-			if err := checkInputFile("--config", config); err != nil {
-				return err
-			}
-			data, err := strictdecode.ReadFile(config)
-			if err != nil {
-				return badInput("--config: %v", err)
-			}
-			user, source, inputs = data, config, []rundir.Input{rundir.HashBytes("config", config, data)}
-		}
-		var sd []uint64
-		var err error
-		if ch("seeds") {
-			if sd, err = parseSeeds(seeds); err != nil {
-				return err
-			}
-		}
-		if ch("episodes") && (episodes < 1 || episodes > bounds.MaxEpisodes) {
-			return badInput("--episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, episodes)
-		}
-		fam, block, err := r.ReproductionBlock(name, user, set, episodes, sd)
+		fam, block, source, inputs, err := r.ReproduceBlock(f)
 		if err != nil {
-			return usageError{err}
-		}
-		if err := preflight(workers, out, ch("out"), o); err != nil {
 			return err
 		}
-		p, err := r.PlanBlock(fam, block, source)
-		if err != nil {
-			return usageError{err}
-		}
-		if !ch("out") {
-			out = "runs/" + p.Name()
-		}
-		return runPlanned(p, inputs, workers, out, o, stdout, stderr, quiet)
+		l := localRun(workers, out, fl.Changed("out"), o, stderr, quiet)
+		l.Inputs = inputs
+		return runPrint(stdout, l, func() (*engine.Planned, error) { return r.PlanBlock(fam, block, source) })
 	}
 	return cmd
 }

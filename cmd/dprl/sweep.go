@@ -1,14 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -16,19 +11,13 @@ import (
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
-	"github.com/dprl/dprl/internal/boundedread"
+	"github.com/dprl/dprl/internal/progress"
 )
 
 // loadSweep plans a sweep configuration: a YAML file with `family:` (default tabular), or the
 // name of an embedded reproduction.
 func loadSweep(arg string) (*engine.Planned, engine.Source, error) {
-	p, src, err := newRegistry().Load(arg, experiment.FamilyName)
-	if err != nil {
-		return nil, src, usageError{err}
-	}
-	return p, src, nil
+	return newRegistry().LoadSweep(arg, experiment.FamilyName)
 }
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -91,7 +80,7 @@ func newSweepRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return usageError{err}
 			}
-			if err := checkWorkers(workers); err != nil {
+			if err := engine.CheckWorkers(workers); err != nil {
 				return err
 			}
 			if out == "" {
@@ -101,20 +90,11 @@ func newSweepRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Shards share the directory; a run or a merge into it is excluded meanwhile.
-			release, err := rundir.LockShared(out)
-			if err != nil {
-				return err
-			}
-			defer release()
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-			defer stop()
-			l := engine.Local{Workers: workers}
-			var finish func()
-			l.Progress, finish = progress(stderr, fmt.Sprintf("%s shard %d/%d", p.Name(), s.I, s.N), "episodes", quiet)
+			l := engine.LocalRun{Workers: workers, Out: out, Progress: func(name string) (func(int64, int64), func()) {
+				return progress.New(stderr, name, "episodes", quiet)
+			}}
 			start := time.Now()
-			ran, skipped, err := engine.RunShard(ctx, p, l, out, s)
-			finish()
+			ran, skipped, err := l.RunShard(p, s)
 			if err != nil {
 				return err
 			}
@@ -145,18 +125,8 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			release, err := rundir.Lock(out)
-			if err != nil {
-				return err
-			}
-			defer release()
 			start := time.Now()
-			text, err := engine.Merge(p, engine.RunOptions{Dir: out, Force: force, AllowPartial: partial, Command: os.Args, Inputs: src.Inputs})
-			var miss *engine.MissingError
-			var unit *engine.UnitFileError // a unit file of another plan, or a corrupt one
-			if errors.As(err, &miss) || errors.As(err, &unit) || errors.Is(err, rundir.ErrEarlierRun) {
-				return usageError{err}
-			}
+			text, err := engine.LocalRun{Out: out, Force: force, Command: os.Args, Inputs: src.Inputs}.Merge(p, partial)
 			if err != nil {
 				return err
 			}
@@ -181,66 +151,11 @@ func clusterFlags(cmd *cobra.Command, c *engine.Cluster, dir *string, outHelp, d
 	f.StringVar(dir, "dir", "", dirHelp)
 }
 
-func writeClusterFiles(stdout io.Writer, dir string, files map[string]string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return badInput("--dir: %v", err)
+// printPaths prints the files a cluster command wrote.
+func printPaths(stdout io.Writer, paths []string) {
+	for _, p := range paths {
+		fmt.Fprintf(stdout, "wrote %s\n", p)
 	}
-	var names []string
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		mode := os.FileMode(0o644)
-		if filepath.Ext(n) == ".sh" {
-			mode = 0o755
-		}
-		if err := atomicfile.WriteBytes(filepath.Join(dir, n), []byte(files[n]), mode); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(dir, n))
-	}
-	return nil
-}
-
-// prepareCluster validates the cluster flags common to Slurm and Kubernetes, plans the sweep
-// (its name names the jobs) and resolves the configuration: a file (its absolute path and
-// its content, which Kubernetes ships in a ConfigMap) or an embedded reproduction's name.
-func prepareCluster(c *engine.Cluster, config string) error {
-	if err := c.Validate(); err != nil {
-		return usageError{err}
-	}
-	p, src, err := loadSweep(config)
-	if err != nil {
-		return err
-	}
-	c.Name = p.Name()
-	if name, ok := strings.CutPrefix(src.Name, "embedded:"); ok {
-		c.Config, c.ConfigData = name, nil
-		return nil
-	}
-	data, err := boundedread.ReadFile(config, boundedread.DefaultLimit)
-	if err != nil {
-		return usageError{fmt.Errorf("config: %w", err)}
-	}
-	for _, in := range src.Inputs {
-		if in.Role == "config" && in.SHA256 != rundir.HashBytes("config", config, data).SHA256 {
-			return usageError{fmt.Errorf("config: %s changed while it was read", config)}
-		}
-	}
-	if c.Config, err = filepath.Abs(config); err != nil {
-		return err
-	}
-	c.ConfigData = data
-	return nil
-}
-
-// shellWord returns s as one word for a POSIX shell (quoted only when it needs to be).
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,=@:") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
@@ -251,29 +166,12 @@ func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
 		Short: "Write a Slurm job array (sbatch --array=0-(n-1)%k) and its merge job (--dependency=afterok), and submit.sh",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := prepareCluster(&c, args[0]); err != nil {
-				return err
-			}
-			var err error
-			if c.Out, err = filepath.Abs(c.Out); err != nil {
-				return err
-			}
-			if c.Dprl == "" {
-				if c.Dprl, err = os.Executable(); err != nil {
-					return err
-				}
-			}
-			files, err := c.SlurmFiles()
+			paths, submit, err := newRegistry().WriteSlurm(&c, args[0], experiment.FamilyName, dir)
+			printPaths(stdout, paths)
 			if err != nil {
-				return usageError{err}
-			}
-			if dir == "" {
-				dir = filepath.Join(c.Out, "slurm")
-			}
-			if err := writeClusterFiles(stdout, dir, files); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "submit with: bash %s\n", shellWord(filepath.Join(dir, "submit.sh")))
+			fmt.Fprintf(stdout, "submit with: bash %s\n", engine.ShellWord(submit))
 			return nil
 		},
 	}
@@ -299,30 +197,16 @@ func newSweepK8sCmd(stdout io.Writer) *cobra.Command {
 			"absolute path under --mount. An embedded reproduction is passed by name and needs no ConfigMap.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c.Image == "" {
-				return badInput("--image: required (the container image holding dprl)")
-			}
-			if c.Claim == "" {
-				return badInput("--claim: required (a ReadWriteMany PersistentVolumeClaim holding the run directory)")
-			}
-			if err := prepareCluster(&c, args[0]); err != nil {
-				return err
-			}
-			files, err := c.K8sFiles()
+			paths, run, merge, err := newRegistry().WriteK8s(&c, args[0], experiment.FamilyName, dir)
+			printPaths(stdout, paths)
 			if err != nil {
-				return usageError{err}
-			}
-			if dir == "" {
-				dir = "k8s"
-			}
-			if err := writeClusterFiles(stdout, dir, files); err != nil {
 				return err
 			}
 			out, _ := c.PodOut()
 			rel := strings.TrimPrefix(strings.TrimPrefix(out, c.Mount), "/")
 			fmt.Fprintf(stdout, "the pods write the sweep into %q (%q on the claim %s)\n", out, rel, c.Claim)
 			fmt.Fprintf(stdout, "apply with: kubectl apply -f %s, then once it has completed: kubectl apply -f %s\n",
-				shellWord(filepath.Join(dir, "run-job.yaml")), shellWord(filepath.Join(dir, "merge-job.yaml")))
+				engine.ShellWord(run), engine.ShellWord(merge))
 			return nil
 		},
 	}
@@ -346,19 +230,13 @@ func newSweepConfigCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r := newRegistry()
-			e, ok := r.Reproductions()[args[0]]
-			if !ok {
-				var names []string
-				for n := range r.Reproductions() {
-					names = append(names, n)
-				}
-				sort.Strings(names)
-				return badInput("unknown reproduction %q on the engine (available: %v)", args[0], names)
+			e, err := r.Reproduction(args[0])
+			if err != nil {
+				return err
 			}
 			var sd []uint64
 			if cmd.Flags().Changed("seeds") {
-				var err error
-				if sd, err = parseSeeds(seeds); err != nil {
+				if sd, err = engine.SeedsFlag(seeds); err != nil {
 					return err
 				}
 			}

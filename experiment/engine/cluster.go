@@ -3,13 +3,21 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/boundedread"
+	"github.com/dprl/dprl/internal/inputerr"
 )
 
 // Cluster describes a sweep to launch on a cluster: every shard task runs
@@ -485,4 +493,130 @@ func (c Cluster) K8sManifests() map[string]string {
 #   kubectl wait --for=condition=complete --timeout=-1s job/%s && kubectl apply -f merge-job.yaml
 `, runName, runName)
 	return map[string]string{"run-job.yaml": yamlDocs(runComment, runObjs...), "merge-job.yaml": yamlDocs(mergeComment, merge)}
+}
+
+// LoadSweep plans a sweep configuration (Load: a file with `family:`, def when it has none,
+// or an embedded reproduction's name); its errors are bad input.
+func (r *Registry) LoadSweep(arg, def string) (*Planned, Source, error) {
+	p, src, err := r.Load(arg, def)
+	return p, src, inputerr.Wrap(err)
+}
+
+// prepareCluster validates the fields common to Slurm and Kubernetes (Validate), plans the
+// sweep config (LoadSweep; its name names the jobs) and resolves the configuration: a file
+// (its absolute path and its content, which Kubernetes ships in a ConfigMap, checked to be the
+// bytes planned) or an embedded reproduction's name.
+func (r *Registry) prepareCluster(c *Cluster, config, def string) error {
+	if err := c.Validate(); err != nil {
+		return inputerr.Wrap(err)
+	}
+	p, src, err := r.LoadSweep(config, def)
+	if err != nil {
+		return err
+	}
+	c.Name = p.Name()
+	if name, ok := strings.CutPrefix(src.Name, "embedded:"); ok {
+		c.Config, c.ConfigData = name, nil
+		return nil
+	}
+	data, err := boundedread.ReadFile(config, boundedread.DefaultLimit)
+	if err != nil {
+		return inputerr.New("config: %w", err)
+	}
+	for _, in := range src.Inputs {
+		if in.Role == "config" && in.SHA256 != rundir.HashBytes("config", config, data).SHA256 {
+			return inputerr.New("config: %s changed while it was read", config)
+		}
+	}
+	if c.Config, err = filepath.Abs(config); err != nil {
+		return err
+	}
+	c.ConfigData = data
+	return nil
+}
+
+// WriteSlurm writes the Slurm submission of the sweep config (`dprl sweep slurm`; SlurmFiles)
+// into dir (default OUT/slurm) after resolving the configuration (a file or an embedded
+// reproduction's name; def is the family of a file without `family:`), Out (made absolute)
+// and the dprl binary (default: this one). It returns the paths written, in name order, and
+// the path of submit.sh. Errors in the flags are bad input naming them.
+func (r *Registry) WriteSlurm(c *Cluster, config, def, dir string) (paths []string, submit string, err error) {
+	if err := r.prepareCluster(c, config, def); err != nil {
+		return nil, "", err
+	}
+	if c.Out, err = filepath.Abs(c.Out); err != nil {
+		return nil, "", err
+	}
+	if c.Dprl == "" {
+		if c.Dprl, err = os.Executable(); err != nil {
+			return nil, "", err
+		}
+	}
+	files, err := c.SlurmFiles()
+	if err != nil {
+		return nil, "", inputerr.Wrap(err)
+	}
+	if dir == "" {
+		dir = filepath.Join(c.Out, "slurm")
+	}
+	paths, err = writeFiles(dir, files)
+	return paths, filepath.Join(dir, "submit.sh"), err
+}
+
+// WriteK8s writes the Kubernetes manifests of the sweep config (`dprl sweep k8s`; K8sFiles)
+// into dir (default ./k8s) after checking that the image and the claim are given and resolving
+// the configuration (def is the family of a file without `family:`). It returns the paths
+// written, in name order, and the paths of the run and the merge Jobs.
+func (r *Registry) WriteK8s(c *Cluster, config, def, dir string) (paths []string, run, merge string, err error) {
+	if c.Image == "" {
+		return nil, "", "", inputerr.New("--image: required (the container image holding dprl)")
+	}
+	if c.Claim == "" {
+		return nil, "", "", inputerr.New("--claim: required (a ReadWriteMany PersistentVolumeClaim holding the run directory)")
+	}
+	if err := r.prepareCluster(c, config, def); err != nil {
+		return nil, "", "", err
+	}
+	files, err := c.K8sFiles()
+	if err != nil {
+		return nil, "", "", inputerr.Wrap(err)
+	}
+	if dir == "" {
+		dir = "k8s"
+	}
+	paths, err = writeFiles(dir, files)
+	return paths, filepath.Join(dir, "run-job.yaml"), filepath.Join(dir, "merge-job.yaml"), err
+}
+
+// writeFiles writes the files of a cluster submission into dir, atomically, in name order
+// (scripts *.sh executable), and returns their paths. A directory that cannot be created is
+// bad input naming --dir.
+func writeFiles(dir string, files map[string]string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, inputerr.New("--dir: %v", err)
+	}
+	var names, paths []string
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		mode := os.FileMode(0o644)
+		if filepath.Ext(n) == ".sh" {
+			mode = 0o755
+		}
+		if err := atomicfile.WriteBytes(filepath.Join(dir, n), []byte(files[n]), mode); err != nil {
+			return paths, err
+		}
+		paths = append(paths, filepath.Join(dir, n))
+	}
+	return paths, nil
+}
+
+// ShellWord returns s as one word for a POSIX shell (quoted only when it needs to be).
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,=@:") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

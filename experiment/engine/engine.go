@@ -138,6 +138,9 @@ type Streams struct {
 	// Seed is the unit's run seed. Units of different cells share it (common random numbers:
 	// all agents of one seed face the same users and environments).
 	Seed uint64
+	// Key, if non-nil, keys the unit's secure noise sources (SecureNoise): a service's
+	// persisted secret. Experiments leave it nil (crypto-seeded secure noise).
+	Key *[32]byte
 }
 
 // Root returns the root of the unit's stream tree.

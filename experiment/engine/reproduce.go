@@ -3,6 +3,10 @@ package engine
 import (
 	"fmt"
 	"sort"
+
+	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/bounds"
+	"github.com/dprl/dprl/internal/inputerr"
 )
 
 // ReproductionNames returns the names of the registry's reproductions, sorted.
@@ -114,4 +118,55 @@ func (r *Registry) ReproductionOptions(name string) (opts []Option, describe str
 		describe = d.Describe(name)
 	}
 	return optionsOf(op, name), describe
+}
+
+// Reproduction returns the embedded reproduction name (`dprl sweep config name`); an
+// unknown name is bad input naming the available ones.
+func (r *Registry) Reproduction(name string) (Embedded, error) {
+	e, ok := r.Reproductions()[name]
+	if !ok {
+		return Embedded{}, inputerr.New("unknown reproduction %q on the engine (available: %v)", name, r.ReproductionNames())
+	}
+	return e, nil
+}
+
+// ReproduceFlags are the flags of `dprl reproduce NAME` that choose what it runs.
+type ReproduceFlags struct {
+	// Name is the reproduction; Config is --config (a user's configuration replacing the
+	// embedded one), Seeds is --seeds and Episodes is --episodes, each used when Changed
+	// reports it was given.
+	Name, Config, Seeds string
+	Episodes            int
+	Changed             func(flag string) bool
+	// Set are the reproduction's own options given (Optioner: option name → value).
+	Set map[string]string
+}
+
+// ReproduceBlock checks the flags of `dprl reproduce NAME` (--config as ReadConfigFile does,
+// --seeds, --episodes) and returns the family and the configuration block it runs
+// (ReproductionBlock), where the block comes from ("embedded:NAME" or the --config file) and
+// the --config file as the run's input. Errors are bad input naming the flag or field.
+func (r *Registry) ReproduceBlock(f ReproduceFlags) (family string, block []byte, source string, inputs []rundir.Input, err error) {
+	var user []byte
+	source = "embedded:" + f.Name
+	if f.Changed("config") {
+		if user, err = ReadConfigFile("--config", f.Config); err != nil {
+			return "", nil, "", nil, err
+		}
+		source, inputs = f.Config, []rundir.Input{rundir.HashBytes("config", f.Config, user)}
+	}
+	var seeds []uint64
+	if f.Changed("seeds") {
+		if seeds, err = SeedsFlag(f.Seeds); err != nil {
+			return "", nil, "", nil, err
+		}
+	}
+	episodes := 0
+	if f.Changed("episodes") {
+		if episodes = f.Episodes; episodes < 1 || episodes > bounds.MaxEpisodes {
+			return "", nil, "", nil, inputerr.New("--episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, episodes)
+		}
+	}
+	family, block, err = r.ReproductionBlock(f.Name, user, f.Set, episodes, seeds)
+	return family, block, source, inputs, inputerr.Wrap(err)
 }

@@ -25,7 +25,8 @@ var defaultConfig []byte
 type EnvSpec struct {
 	// Name labels the environment in outputs (e.g. "E2").
 	Name string `yaml:"name" json:"name"`
-	// Kind is latentriver, riverswim, randomsimplex, twostate100 or file.
+	// Kind is a registered environment (Envs): latentriver, riverswim, randomsimplex,
+	// twostate100 or file. Its parameters are the fields below, by their YAML names.
 	Kind string `yaml:"kind" json:"kind"`
 	// M is LatentRiver's m; Copies its M; N RiverSwim's n or RandomSimplex's N.
 	M      int `yaml:"m,omitempty" json:"m,omitempty"`
@@ -42,21 +43,13 @@ type EnvSpec struct {
 	Path string `yaml:"path,omitempty" json:"path,omitempty"`
 }
 
-// Build constructs the environment.
+// Build constructs the environment with the constructor its kind registered (Envs).
 func (e EnvSpec) Build() (*model.MDP, error) {
-	switch e.Kind {
-	case "latentriver":
-		return model.LatentRiver(e.M, e.Copies, 0.1, 0.9, 0.05, e.Horizon)
-	case "riverswim":
-		return model.RiverSwimOneHot(e.N, e.Horizon)
-	case "randomsimplex":
-		return model.RandomSimplex(e.N, e.A, e.D, e.Horizon, min(e.D, 3), min(e.N, 10), e.Seed, true)
-	case "twostate100":
-		return model.TwoState100(e.Seed, e.Horizon)
-	case "file":
-		return model.Load(e.Path)
+	envs := Envs()
+	if k, ok := envs.Lookup(e.Kind); ok {
+		return k.New(e)
 	}
-	return nil, fmt.Errorf("envs[%s].kind must be one of latentriver, riverswim, randomsimplex, twostate100, file; got %q", e.Name, e.Kind)
+	return nil, fmt.Errorf("envs[%s].kind must be one of %s; got %q", e.Name, envs.Allowed(), e.Kind)
 }
 
 // BetaMode is one β setting: either a fixed multiplier for every agent, or (MatchCBeta > 0)
@@ -224,7 +217,7 @@ func (c *Config) Validate() error {
 				return fmt.Errorf("agents: %s on %s: %w", a, e.Name, err) // before it is built
 			}
 			for _, eps := range c.Epsilons {
-				if _, err := newAgent(env, c, Cell{Env: e.Name, Agent: a, Epsilon: eps}, 1, &rng.Seed{}); err != nil {
+				if _, err := newAgent(env, c, Cell{Env: e.Name, Agent: a, Epsilon: eps}, 1, &rng.Seed{}, nil); err != nil {
 					return fmt.Errorf("agents: %s at ε = %g on %s: %w", a, eps, e.Name, err)
 				}
 			}
@@ -266,20 +259,10 @@ func (c *Config) used(horizons map[string]int) *Config {
 	u := *c
 	u.Inputs = nil
 	u.Envs = make([]EnvSpec, len(c.Envs))
+	envs := Envs()
 	for i, e := range c.Envs {
 		k := EnvSpec{Name: e.Name, Kind: e.Kind, Horizon: e.Horizon}
-		switch e.Kind {
-		case "latentriver":
-			k.M, k.Copies = e.M, e.Copies
-		case "riverswim":
-			k.N = e.N
-		case "randomsimplex":
-			k.N, k.A, k.D, k.Seed = e.N, e.A, e.D, e.Seed
-		case "twostate100":
-			k.Seed = e.Seed
-		case "file":
-			k.Path = e.Path
-		}
+		envs.CopyParams(e.Kind, &k, &e)
 		if h, ok := horizons[e.Name]; ok {
 			k.Horizon = h
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
+	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -176,13 +177,15 @@ func (c *Config) Cells() []Cell {
 	return out
 }
 
-// newAgent builds the cell's agent with multiplier cbeta.
-func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.Seed) (agents.Agent, error) {
+// newAgent builds the cell's agent with multiplier cbeta; src, if non-nil, is its noise source
+// by mechanism (agents.Common.Noise: a served agent's secure noise), else the noise derives
+// from seed.
+func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.Seed, src func(string) noise.Source) (agents.Agent, error) {
 	tie, err := agents.ParseTieBreak(cfg.TieBreak)
 	if err != nil {
 		return nil, err
 	}
-	com := agents.Common{K: cfg.Episodes, P: cfg.P, CBeta: cbeta, Tie: tie, Seed: seed}
+	com := agents.Common{K: cfg.Episodes, P: cfg.P, CBeta: cbeta, Tie: tie, Seed: seed, Noise: src}
 	switch cell.Agent {
 	case "lsvi-ucb":
 		return agents.NewLSVIUCB(env, com)
@@ -294,7 +297,7 @@ func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 			if err := checkAgent(env, cfg, *c); err != nil {
 				return nil, nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
 			}
-			probe, err := newAgent(env, cfg, *c, 1, &rng.Seed{})
+			probe, err := newAgent(env, cfg, *c, 1, &rng.Seed{}, nil)
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
 			}
@@ -310,17 +313,33 @@ func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 	return res, envs, nil
 }
 
+// newUnit builds the agent of one cell for one unit and its contract, as a unit of the plan runs
+// it (runOne) and a service serves it (Family.Session): the agent's streams are st.Agent();
+// secure takes its noise from st's secure sources (engine.Streams.SecureNoise: keyed by st.Key,
+// crypto-seeded without one) instead of the seeded streams below st.Agent().
+func newUnit(env *model.MDP, cfg *Config, cell Cell, st engine.Streams, secure bool) (agents.Agent, protocol.Session, error) {
+	as := st.Agent()
+	var src func(string) noise.Source
+	if secure {
+		src = st.SecureNoise
+	}
+	ag, err := newAgent(env, cfg, cell, cell.CBeta, &as, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	sess, _, _ := agents.NewSession(env, ag, cell.Agent, cfg.Episodes)
+	return ag, sess, nil
+}
+
 // runOne runs one cell for one seed through the one episode loop (protocol.Run): the agent's
 // streams are st.Agent(), the users draw in turn from the run's environment stream st.Env()
 // (engine.SharedEnv), as before the engine.
 func runOne(ctx context.Context, env *model.MDP, cfg *Config, cell Cell, st engine.Streams, cps []int) (SeedResult, error) {
-	as := st.Agent()
-	ag, err := newAgent(env, cfg, cell, cell.CBeta, &as)
+	ag, sess, err := newUnit(env, cfg, cell, st, false)
 	if err != nil {
 		return SeedResult{}, err
 	}
 	K := cfg.Episodes
-	sess, _, _ := agents.NewSession(env, ag, cell.Agent, K)
 	regret := make([]float64, K)
 	if err := protocol.Run(ctx, sess, protocol.Options{Episodes: K, Users: st.Episodes(engine.SharedEnv),
 		Each: func(k int, r float64) { regret[k-1] = r }}); err != nil {

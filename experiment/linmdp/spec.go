@@ -53,54 +53,25 @@ func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	return newSuitePlan(&Suite{Name: cfg.Name, Blocks: []*Config{cfg}}, nil)
 }
 
-// specEnv translates env into an EnvSpec (parameters checked, environment built once).
+// specEnv translates env into an EnvSpec through the registry (parameters checked,
+// environment built once).
 func specEnv(s *engine.RunSpec) (EnvSpec, error) {
+	envs := Envs()
 	kind := s.Env.Name
 	if kind == "" {
-		kind = "latentriver"
+		kind = envs.Default()
 	}
 	e := EnvSpec{Name: kind, Kind: kind}
+	env, ok := envs.Lookup(kind)
+	if !ok {
+		return e, fmt.Errorf("env.name: unknown environment %q of family linmdp (allowed: %s)", kind, envs.Allowed())
+	}
 	named := *s // errors name the environment even when env.name is omitted
 	named.Env.Name = kind
-	var ints []engine.IntParam
-	seed := false
-	switch kind {
-	case "latentriver":
-		ints = []engine.IntParam{{Name: "m", Dst: &e.M, Def: 5, Lo: 2, Hi: 100}, {Name: "copies", Dst: &e.Copies, Def: 10, Lo: 2, Hi: 1000}, {Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 1000}}
-	case "riverswim":
-		ints = []engine.IntParam{{Name: "n", Dst: &e.N, Def: 6, Lo: 2, Hi: 1000}, {Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 1000}}
-	case "randomsimplex":
-		ints = []engine.IntParam{{Name: "n", Dst: &e.N, Def: 100, Lo: 1, Hi: 100000}, {Name: "a", Dst: &e.A, Def: 4, Lo: 1, Hi: 1000}, {Name: "d", Dst: &e.D, Def: 8, Lo: 1, Hi: 1000}, {Name: "horizon", Dst: &e.Horizon, Def: 10, Lo: 1, Hi: 1000}}
-		seed = true
-	case "twostate100":
-		ints = []engine.IntParam{{Name: "horizon", Dst: &e.Horizon, Def: 15, Lo: 1, Hi: 1000}}
-		seed = true
-	case "file":
-		e.Path = s.Env.File
-	default:
-		return e, fmt.Errorf("env.name: unknown environment %q of family linmdp (allowed: latentriver, riverswim, randomsimplex, twostate100, file)", kind)
-	}
-	var allowed []string
-	for _, p := range ints {
-		allowed = append(allowed, p.Name)
-	}
-	if seed {
-		allowed = append(allowed, "seed")
-	}
-	if err := named.CheckParams(allowed...); err != nil {
+	if err := envs.Set(env, &named, &e); err != nil {
 		return e, err
 	}
-	if err := s.IntParams(ints...); err != nil {
-		return e, err
-	}
-	if seed {
-		v, err := s.IntParam("seed", 1, 0, 1<<52)
-		if err != nil {
-			return e, err
-		}
-		e.Seed = uint64(v)
-	}
-	if _, err := e.Build(); err != nil {
+	if _, err := env.New(e); err != nil {
 		return e, s.EnvError(err)
 	}
 	return e, nil
@@ -152,14 +123,5 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	return cfg, nil
 }
 
-// SpecEnvs implements engine.SpecEnvLister.
-func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{
-		{Name: "latentriver", Params: []string{"m", "copies", "horizon"},
-			Desc: "E2 LatentRiver(m, M): d = m latent levels, N = mM states, A = 3 (spec §6.4); default m=5, M=10, H=20"},
-		{Name: "riverswim", Params: []string{"n", "horizon"},
-			Desc: "E1 RiverSwim-OneHot(n): tabular chain with one-hot features, d = 2n (spec §6.3); default n=6, H=20"},
-		{Name: "randomsimplex", Params: []string{"n", "a", "d", "horizon", "seed"}, Desc: "E3 seeded random simplex linear MDP (N, A, d, seed; spec §6.5)"},
-		{Name: "twostate100", Params: []string{"horizon", "seed"}, Desc: "TwoState-100: 2 states, 100 actions with random sign features, d = 10"},
-		{Name: "file", Desc: "a linear MDP (features, mu, theta, init) from a JSON/YAML file"}}
-}
+// SpecEnvs implements engine.SpecEnvLister: the registered environments (Envs).
+func (Family) SpecEnvs() []engine.SpecEnv { return Envs().SpecEnvs() }

@@ -14,7 +14,6 @@ import (
 
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/experiment/calibration"
-	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/bounds"
@@ -44,7 +43,8 @@ func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfig...) }
 
 // EnvConfig selects an environment.
 type EnvConfig struct {
-	// Kind is two-state-hard, hard-to-learn, riverswim, base-mixture or file.
+	// Kind is a registered environment (Envs): two-state-hard, hard-to-learn, riverswim,
+	// base-mixture or file. Its parameters are the fields below, by their YAML names.
 	Kind string `yaml:"kind" json:"kind"`
 	// Dim, Horizon, Q, Rho parametrise the built-in environments.
 	Dim     int     `yaml:"dim,omitempty" json:"dim,omitempty"`
@@ -55,6 +55,10 @@ type EnvConfig struct {
 	Actions int     `yaml:"actions,omitempty" json:"actions,omitempty"`
 	// File is the path of a linear mixture MDP file (kind file).
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	// seed and episodes are the run seed and K that Build was given (a constructor's
+	// randomness and size).
+	seed     uint64
+	episodes int
 }
 
 // CurveSpec is one family of curves: an algorithm and privacy mode, expanded over Epsilons
@@ -346,23 +350,17 @@ func (e EnvConfig) riverSwimStates() int {
 	return e.States
 }
 
-// Build constructs the environment; HardToLearn's hidden signs (and a base mixture's kernels)
-// are drawn from the environment stream of seed (engine.Streams.Env).
+// Build constructs the environment with the constructor its kind registered (Envs);
+// HardToLearn's hidden signs (and a base mixture's kernels) are drawn from the environment
+// stream of seed (engine.Streams.Env).
 func (e EnvConfig) Build(seed uint64, K int) (*model.MDP, error) {
-	r := engine.Streams{Seed: seed}.Env().Rand()
-	switch e.Kind {
-	case "two-state-hard":
-		return model.TwoStateHard(e.Dim, e.Horizon, e.Q, e.Rho, nil)
-	case "hard-to-learn":
-		return model.HardToLearn(e.Dim, e.Horizon, K, r)
-	case "riverswim":
-		return model.RiverSwim(e.riverSwimStates(), e.Horizon)
-	case "base-mixture":
-		return model.BaseMixture(e.States, e.Actions, e.Dim, e.Horizon, r)
-	case "file":
-		return model.Load(e.File)
+	envs := Envs()
+	k, ok := envs.Lookup(e.Kind)
+	if !ok {
+		return nil, fmt.Errorf("kind: %q unknown (%s)", e.Kind, envs.Allowed())
 	}
-	return nil, fmt.Errorf("kind: %q unknown (two-state-hard, hard-to-learn, riverswim, base-mixture, file)", e.Kind)
+	e.seed, e.episodes = seed, K
+	return k.New(e)
 }
 
 // used returns the configuration actually used: environments with only their kind's
@@ -372,19 +370,12 @@ func (c *Config) used(horizons []int) *Config {
 	u := *c
 	u.Inputs = nil
 	u.Envs = make([]EnvConfig, len(c.Envs))
+	envs := Envs()
 	for i, e := range c.Envs {
 		k := EnvConfig{Kind: e.Kind, Horizon: e.Horizon}
-		switch e.Kind {
-		case "two-state-hard":
-			k.Dim, k.Q, k.Rho = e.Dim, e.Q, e.Rho
-		case "hard-to-learn":
-			k.Dim = e.Dim
-		case "riverswim":
+		envs.CopyParams(e.Kind, &k, &e)
+		if e.Kind == "riverswim" {
 			k.States = e.riverSwimStates()
-		case "base-mixture":
-			k.States, k.Actions, k.Dim = e.States, e.Actions, e.Dim
-		case "file":
-			k.File = e.File
 		}
 		if i < len(horizons) && horizons[i] > 0 {
 			k.Horizon = horizons[i]

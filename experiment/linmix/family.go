@@ -13,6 +13,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/privacy/ledger"
+	"github.com/dprl/dprl/privacy/noise"
 )
 
 // FamilyName is the linear mixture family's name in configurations (`family: linmix`).
@@ -199,46 +200,75 @@ type episoder interface {
 	Diagnostics() agents.Diagnostics
 }
 
+// unit is one (curve, seed) unit's agent, as a unit of the plan runs it (Run) and a service
+// serves it (Family.Session): its contract, its counters and its public constants.
+type unit struct {
+	a         episoder
+	practical *agents.PracticalAgent
+	ur        unitResult
+}
+
+// newUnit builds curve cv's agent for the unit with streams st: the environment is built from
+// the seed and the agent's randomness is the unit's root stream (rng.NewSeed(seed), as before
+// the engine). secure takes the agent's noise from st's secure sources
+// (engine.Streams.SecureNoise: keyed by st.Key, crypto-seeded without one) instead of the
+// seeded streams below the root.
+func (c *Config) newUnit(cv *Curve, st engine.Streams, secure bool) (*unit, error) {
+	m, err := c.Envs[cv.Env].Build(st.Seed, c.Episodes)
+	if err != nil {
+		return nil, err
+	}
+	u := &unit{}
+	if cv.Practical != nil {
+		var pa *agents.PracticalAgent
+		if secure {
+			pa, err = agents.NewPracticalWithNoise(m, *cv.Practical, st.Root(), st.SecureNoise("practical-noise"))
+		} else {
+			pa, err = agents.NewPracticalSeeded(m, *cv.Practical, st.Root())
+		}
+		if err != nil {
+			return nil, err // the engine names the unit (cell and seed)
+		}
+		g := pa.Guarantee()
+		u.ur.Guarantee = &g
+		u.ur.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Model == ledger.None,
+			NoiseKind: "gaussian"}
+		if g.Model == ledger.None {
+			u.ur.Constants.NoiseKind = "none"
+		}
+		if sg := g.Sigma(); sg > 0 {
+			u.ur.Constants.SigmaMat, u.ur.Constants.SigmaVec = []float64{sg}, []float64{sg}
+		}
+		u.practical, u.a = pa, pa
+		return u, nil
+	}
+	var aa *agents.Agent
+	if secure {
+		aa, err = agents.NewWithNoise(m, cv.Agent, st.Root(), func(path string) noise.Source { return st.SecureNoise("noise/" + path) })
+	} else {
+		aa, err = agents.NewSeeded(m, cv.Agent, st.Root())
+	}
+	if err != nil {
+		return nil, err
+	}
+	u.ur.Constants = aa.Constants()
+	u.a = aa
+	return u, nil
+}
+
 // Run implements engine.Plan: unit i is curve i / len(seeds), seed i mod len(seeds). The
 // environment is built from the seed and the agent's randomness is the unit's root stream
-// (rng.NewSeed(seed), as before the engine); the agent runs through the one episode loop
-// (protocol.Run), user k playing from Users().Index(k), so different curves share the users'
-// streams (common random numbers).
+// (rng.NewSeed(seed), as before the engine; newUnit); the agent runs through the one episode
+// loop (protocol.Run), user k playing from Users().Index(k), so different curves share the
+// users' streams (common random numbers).
 func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	cv := p.curves[i/len(p.cfg.Seeds)]
 	K := p.cfg.Episodes
-	m, err := p.cfg.Envs[cv.Env].Build(st.Seed, K)
+	u, err := p.cfg.newUnit(cv, st, false)
 	if err != nil {
 		return err
 	}
-	var ur unitResult
-	var a episoder
-	var practical *agents.PracticalAgent
-	if cv.Practical != nil {
-		pa, err := agents.NewPracticalSeeded(m, *cv.Practical, st.Root())
-		if err != nil {
-			return err // the engine names the unit (cell and seed)
-		}
-		g := pa.Guarantee()
-		ur.Guarantee = &g
-		ur.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Model == ledger.None,
-			NoiseKind: "gaussian"}
-		if g.Model == ledger.None {
-			ur.Constants.NoiseKind = "none"
-		}
-		if sg := g.Sigma(); sg > 0 {
-			ur.Constants.SigmaMat, ur.Constants.SigmaVec = []float64{sg}, []float64{sg}
-		}
-		practical = pa
-		a = pa
-	} else {
-		aa, err := agents.NewSeeded(m, cv.Agent, st.Root())
-		if err != nil {
-			return err
-		}
-		ur.Constants = aa.Constants()
-		a = aa
-	}
+	ur, a := u.ur, u.a
 	cps := p.checkpoints
 	ur.Cum = make([]float64, len(cps))
 	cum, next := 0.0, 0
@@ -254,8 +284,8 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 		return err
 	}
 	ur.Diag = a.Diagnostics()
-	if practical != nil {
-		_, b := practical.Width()
+	if u.practical != nil {
+		_, b := u.practical.Width()
 		ur.Constants.Beta = []float64{b}
 	}
 	return rec.Record(ur)

@@ -56,57 +56,22 @@ func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	return newPlan(cfg)
 }
 
-// specEnv translates env into an EnvConfig (parameters checked, environment built once).
+// specEnv translates env into an EnvConfig through the registry (parameters checked,
+// environment built once).
 func specEnv(s *engine.RunSpec) (EnvConfig, error) {
+	envs := Envs()
 	kind := s.Env.Name
 	if kind == "" {
-		kind = "two-state-hard"
+		kind = envs.Default()
 	}
 	e := EnvConfig{Kind: kind}
+	env, ok := envs.Lookup(kind)
+	if !ok {
+		return e, fmt.Errorf("env.name: unknown environment %q of family linmix (allowed: %s)", kind, envs.Allowed())
+	}
 	named := *s // errors name the environment even when env.name is omitted
 	named.Env.Name = kind
-	var ints []engine.IntParam
-	var err error
-	switch kind {
-	case "two-state-hard":
-		if err = named.CheckParams("dim", "horizon", "q", "rho"); err != nil {
-			return e, err
-		}
-		ints = []engine.IntParam{{Name: "dim", Dst: &e.Dim, Def: 5, Lo: 2, Hi: 16}, {Name: "horizon", Dst: &e.Horizon, Def: 10, Lo: 1, Hi: 10000}}
-		if e.Q, err = s.FloatParam("q", 0.1, 0, 0.5); err != nil {
-			return e, err
-		}
-		if e.Q == 0 {
-			return e, fmt.Errorf("env.params.q: must be in (0, 0.5], got 0")
-		}
-		if e.Rho, err = s.FloatParam("rho", 0.5, 0, 1); err != nil {
-			return e, err
-		}
-	case "hard-to-learn":
-		if err = named.CheckParams("dim", "horizon"); err != nil {
-			return e, err
-		}
-		ints = []engine.IntParam{{Name: "dim", Dst: &e.Dim, Def: 5, Lo: 2, Hi: 16}, {Name: "horizon", Dst: &e.Horizon, Def: 6, Lo: 2, Hi: 1000}}
-	case "riverswim":
-		if err = named.CheckParams("states", "horizon"); err != nil {
-			return e, err
-		}
-		ints = []engine.IntParam{{Name: "states", Dst: &e.States, Def: 5, Lo: 3, Hi: 20}, {Name: "horizon", Dst: &e.Horizon, Def: 20, Lo: 1, Hi: 10000}}
-	case "base-mixture":
-		if err = named.CheckParams("states", "actions", "dim", "horizon"); err != nil {
-			return e, err
-		}
-		ints = []engine.IntParam{{Name: "states", Dst: &e.States, Def: 10, Lo: 3, Hi: 1000}, {Name: "actions", Dst: &e.Actions, Def: 4, Lo: 1, Hi: 64},
-			{Name: "dim", Dst: &e.Dim, Def: 6, Lo: 1, Hi: 64}, {Name: "horizon", Dst: &e.Horizon, Def: 8, Lo: 1, Hi: 10000}}
-	case "file":
-		if err = named.CheckParams(); err != nil {
-			return e, err
-		}
-		e.File = s.Env.File
-	default:
-		return e, fmt.Errorf("env.name: unknown environment %q of family linmix (allowed: two-state-hard, hard-to-learn, riverswim, base-mixture, file)", kind)
-	}
-	if err = s.IntParams(ints...); err != nil {
+	if err := envs.Set(env, &named, &e); err != nil {
 		return e, err
 	}
 	if err := e.checkEnv("env"); err != nil {
@@ -173,14 +138,5 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	return cfg, nil
 }
 
-// SpecEnvs implements engine.SpecEnvLister.
-func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{
-		{Name: "two-state-hard", Params: []string{"dim", "horizon", "q", "rho"},
-			Desc: "S={x0,x1}, A={±1}^{d-1}, P(x1|x0,a)=q+⟨μ,a⟩ (linear-mixture spec §7.1; default d=5, H=10, q=0.1, ρ=0.5)"},
-		{Name: "hard-to-learn", Params: []string{"dim", "horizon"},
-			Desc: "Zhou, Gu & Szepesvári (2021) instance as in the public LDP-UCRL-VTR code: S=H+2, A=2^{d-1}, seeded"},
-		{Name: "riverswim", Params: []string{"states", "horizon"}, Desc: "RiverSwim viewed as a linear mixture, d=S²A (spec §7.2)"},
-		{Name: "base-mixture", Params: []string{"states", "actions", "dim", "horizon"}, Desc: "mixture of d seeded base kernels (spec §7.3)"},
-		{Name: "file", Desc: "a linear mixture MDP from JSON/YAML (e.g. model/linmix/testdata/tiny.yaml)"}}
-}
+// SpecEnvs implements engine.SpecEnvLister: the registered environments (Envs).
+func (Family) SpecEnvs() []engine.SpecEnv { return Envs().SpecEnvs() }

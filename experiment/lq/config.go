@@ -156,16 +156,20 @@ func (c *Config) Validate() error {
 	return err
 }
 
-// BuildSystem returns the configured system: LQ-E1 or a system file.
+// BuildSystem returns the configured system: a registered one (Envs; LQ-E1 when omitted) or
+// a system file.
 func (c *Config) BuildSystem() (*model.System, error) {
-	if c.System == "" || c.System == "lq-e1" {
-		return model.LQE1(), nil
+	envs := Envs()
+	if systemFile(c.System) {
+		file, _ := envs.Lookup("file")
+		return file.New(c.System)
 	}
-	s, err := model.Load(c.System)
-	if err != nil {
-		return nil, fmt.Errorf("system: %w", err)
+	name := c.System
+	if name == "" {
+		name = envs.Default()
 	}
-	return s, nil
+	e, _ := envs.Lookup(name)
+	return e.New(name)
 }
 
 // agentConfig returns the agent configuration of one curve.

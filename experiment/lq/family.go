@@ -188,7 +188,7 @@ func newPlan(cfg *Config, extended bool) (*plan, error) {
 	}
 	p := &plan{cfg: cfg, extended: extended, sys: sys, K: cfg.Episodes, seeds: cfg.Seeds, reportAt: cfg.ReportAt}
 	sysSHA := ""
-	if cfg.System != "" && cfg.System != "lq-e1" {
+	if systemFile(cfg.System) {
 		in, err := rundir.HashFile("system", cfg.System)
 		if err != nil {
 			return nil, fmt.Errorf("system: %w", err)

@@ -186,7 +186,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	}
 	p := &practicalPlan{cfg: cfg, sys: sys, seeds: cfg.Seeds}
 	sysSHA := ""
-	if cfg.System != "" && cfg.System != "lq-e1" {
+	if systemFile(cfg.System) {
 		in, err := rundir.HashFile("system", cfg.System)
 		if err != nil {
 			return nil, fmt.Errorf("system: %w", err)
@@ -196,28 +196,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	if cfg.Long && len(cfg.LongSeeds) > 0 {
 		p.seeds = cfg.LongSeeds
 	}
-	// The curves in the reproduction's order, of the selected agents (cfg.Agents).
-	if cfg.runs(agents.PracticalName) {
-		for _, e := range cfg.Epsilons {
-			p.specs = append(p.specs, practicalSpec{agents.PracticalName, e, cfg.Episodes})
-		}
-	}
-	if cfg.runs(agents.PracticalTheoryName) {
-		for _, e := range cfg.TheoryEpsilons {
-			p.specs = append(p.specs, practicalSpec{agents.PracticalTheoryName, e, cfg.Episodes})
-		}
-	}
-	if cfg.runs(agents.PracticalNoiseOffName) {
-		p.specs = append(p.specs, practicalSpec{agents.PracticalNoiseOffName, math.Inf(1), cfg.Episodes})
-	}
-	if cfg.PaperEpisodes > 0 && cfg.runs("private-ofu-rl") {
-		for _, e := range cfg.Epsilons {
-			p.specs = append(p.specs, practicalSpec{"private-ofu-rl", e, cfg.PaperEpisodes})
-		}
-	}
-	if cfg.OFUEpisodes > 0 && cfg.runs("ofu-rl") {
-		p.specs = append(p.specs, practicalSpec{"ofu-rl", math.Inf(1), cfg.OFUEpisodes})
-	}
+	p.specs = cfg.specs()
 	if len(p.specs) == 0 {
 		return nil, fmt.Errorf("agents: the configuration runs no curve (%v with these epsilons and episodes)", cfg.Agents)
 	}
@@ -230,12 +209,8 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	}
 	p.zero = ZeroLine(sys, maxK)
 	// One BLT fit shared by every practical run (the capacity is the same for all).
-	if cfg.Counter == "blt" && (cfg.runs(agents.PracticalName) || cfg.runs(agents.PracticalNoiseOffName)) {
-		b, err := counter.FitSqrtBLT(agents.PracticalCapacity(cfg.Episodes, cfg.BatchEvery), counter.DefaultBLTBuffers)
-		if err != nil {
-			return nil, err
-		}
-		p.blt = &b
+	if p.blt, err = cfg.sharedBLT(); err != nil {
+		return nil, err
 	}
 	p.curves = make([]PracticalCurve, len(p.specs))
 	for i, s := range p.specs {
@@ -306,22 +281,12 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 		}
 		regret, u.PaperDiag = r.Regret, &r.Diag
 	default:
-		ac := cfg.agent(sp.eps, sp.K)
-		ac.NoiseOff = sp.agent == agents.PracticalNoiseOffName
-		ac.Theory = sp.agent == agents.PracticalTheoryName
-		if !ac.Theory {
-			ac.BLT = p.blt
-		}
-		r, err := agents.RunPracticalWith(ctx, p.sys, ac, practicalRunStreams(st), rec.Advance)
+		r, err := agents.RunPracticalWith(ctx, p.sys, cfg.unitAgent(sp, p.blt), practicalRunStreams(st), rec.Advance)
 		if err != nil {
 			return err
 		}
 		regret, u.PracticalDiag = r.Regret, &r.Diag
-		if rep := r.Report; rep.Private() {
-			u.Guarantee = fmt.Sprintf("(ε=%.4g, δ=%g)-JDP replace-one, μ=%.4g-GDP, σ=%.4g, B=%g", rep.Epsilon, rep.Delta, rep.Mu, rep.Sigma(), rep.Entries[0].Inputs["budget"])
-		} else {
-			u.Guarantee = "non-private"
-		}
+		u.Guarantee = practicalGuarantee(r.Report)
 	}
 	u.Cum = make([]float64, len(regret))
 	c := 0.0

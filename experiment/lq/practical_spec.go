@@ -42,10 +42,8 @@ func (PracticalSuite) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, e
 	return p, nil
 }
 
-// SpecEnvs lists the suite's RunSpec environments.
-func (PracticalSuite) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "lq-e1"}, {Name: "file"}}
-}
+// SpecEnvs lists the suite's RunSpec environments: the family's systems (Envs).
+func (PracticalSuite) SpecEnvs() []engine.SpecEnv { return Envs().SpecEnvs() }
 
 // practicalSpecConfig translates a RunSpec into a PracticalExpConfig that runs the requested
 // agents (validated).
@@ -53,20 +51,16 @@ func practicalSpecConfig(s *engine.RunSpec) (*PracticalExpConfig, error) {
 	cfg := &PracticalExpConfig{Name: s.Name, Episodes: s.Episodes, PaperEpisodes: s.Episodes, OFUEpisodes: s.Episodes,
 		Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta, Budget: 4, BatchEvery: 500, Counter: "blt",
 		Confidence: 0.05, References: 4, Search: Search{RandomStarts: 4, MaxIter: 100}, ReportAt: reportSteps(s.Episodes)}
-	if err := s.CheckParams(); err != nil {
+	system, file, err := specSystem(s, "practical-lq")
+	if err != nil {
 		return nil, err
 	}
-	switch s.Env.Name {
-	case "", "lq-e1":
-		cfg.System = "lq-e1"
-	case "file":
-		if _, err := model.Load(s.Env.File); err != nil {
+	if file {
+		if _, err := model.Load(system); err != nil {
 			return nil, fmt.Errorf("env.file: %w", err)
 		}
-		cfg.System = s.Env.File
-	default:
-		return nil, fmt.Errorf("env.name: unknown system %q of family practical-lq (allowed: lq-e1, file)", s.Env.Name)
 	}
+	cfg.System = system
 	if c := s.Privacy.Calibration; c != "" {
 		if _, err := calibration.Canonical("privacy.calibration", c, calibration.Exact); err != nil {
 			return nil, fmt.Errorf("%w (family practical-lq: the practical agents' noise is fixed by their accountant and private-ofu-rl runs at the exact ρ*; the paper's agents alone run the paper's calibration)", err)

@@ -12,7 +12,8 @@ import (
 
 // PlanSpec implements engine.SpecPlanner: the shared run schema for LQ control.
 //
-//   - env: lq-e1 (default) or file (a system file, model/lq Config format); no params.
+//   - env: a registered system (Envs): lq-e1 (default) or file (a system file, model/lq
+//     Config format); no params.
 //   - agents: ofu-rl (non-private, ε = ∞) and private-ofu-rl (at every ε of privacy.epsilons).
 //     A spec naming one of dprl's practical agents goes to the practical suite
 //     (PracticalSuite.PlanSpec), which runs the paper's agents beside them.
@@ -41,15 +42,8 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta,
 		Alpha: 0.05, Lambda: 1, Neighbouring: "replace-one", Calibration: s.Privacy.Calibration,
 		WidthMultiplier: s.Multipliers.Bonus, Search: Search{RandomStarts: 4, MaxIter: 100}}
-	switch s.Env.Name {
-	case "", "lq-e1":
-		cfg.System = "lq-e1"
-	case "file":
-		cfg.System = s.Env.File
-	default:
-		return nil, fmt.Errorf("env.name: unknown system %q of family lq (allowed: lq-e1, file)", s.Env.Name)
-	}
-	if err := s.CheckParams(); err != nil {
+	var err error
+	if cfg.System, _, err = specSystem(s, "lq"); err != nil {
 		return nil, err
 	}
 	if cfg.Calibration == "" {
@@ -91,9 +85,5 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	return cfg, nil
 }
 
-// SpecEnvs implements engine.SpecEnvLister.
-func (Family) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{
-		{Name: "lq-e1", Desc: "reference LQ system LQ-E1: n=2, d=1, H=10, Rademacher noise ‖w‖=0.2 (lq spec §5.1); the default"},
-		{Name: "file", Desc: "an LQ system from a YAML/JSON file (model/lq Config, e.g. model/lq/testdata/lqe1.yaml; system: PATH in a configuration)"}}
-}
+// SpecEnvs implements engine.SpecEnvLister: the registered systems (Envs).
+func (Family) SpecEnvs() []engine.SpecEnv { return Envs().SpecEnvs() }

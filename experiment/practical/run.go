@@ -168,6 +168,8 @@ type learner struct {
 	ev      *agents.Evaluator
 	privacy string
 	private bool
+	// report is the accountant's statement itself (JSON-encodable).
+	report any
 }
 
 // build builds the learner of one curve for one seed; secure selects the agents' deployment
@@ -175,7 +177,12 @@ type learner struct {
 func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine.Streams) (*learner, error) {
 	src := func(name string) noise.Source { return noise.NewSeeded(st.Noise(name).Rand()) }
 	practicalNoise := src("practical")
-	if secure {
+	switch {
+	case secure && st.Key != nil:
+		// A service's curator: secure noise keyed by its persisted secret (a restart redraws
+		// exactly the same noise).
+		src, practicalNoise = st.SecureNoise, st.SecureNoise("practical")
+	case secure:
 		// nil is the agents' deployment default: a crypto-seeded noise.Secure source.
 		src, practicalNoise = nil, nil
 	}
@@ -197,7 +204,7 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		if err != nil {
 			return nil, err
 		}
-		return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
+		return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal, report: ag.Privacy}, nil
 	}
 	info, err := agents.Lookup(cv.Agent)
 	if err != nil {
@@ -213,7 +220,7 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 	if err != nil {
 		return nil, err
 	}
-	return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal}, nil
+	return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal, report: ag.Privacy}, nil
 }
 
 // runSeed runs one curve for one seed through the one episode loop (protocol.Run; user k

@@ -6,7 +6,6 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/bounds"
-	model "github.com/dprl/dprl/model/tabular"
 )
 
 // PlanSpec plans a RunSpec of family tabular whose agents are dprl's practical tabular agents
@@ -42,15 +41,8 @@ func (Suite) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	return newPlan(cfg)
 }
 
-// garnetParams returns garnet's env.params, in the order errors list them.
-func garnetParams() []string {
-	return []string{"horizon", "states", "actions", "branching", "reward_density", "env_seed"}
-}
-
-// SpecEnvs lists the suite's RunSpec environments.
-func (Suite) SpecEnvs() []engine.SpecEnv {
-	return []engine.SpecEnv{{Name: "riverswim", Params: []string{"horizon"}}, {Name: "garnet", Params: garnetParams()}, {Name: "file"}}
-}
+// SpecEnvs lists the suite's RunSpec environments (its registry, SpecEnvs).
+func (Suite) SpecEnvs() []engine.SpecEnv { return SpecEnvs().SpecEnvs() }
 
 // specConfig translates a RunSpec into a Config with explicit curves (validated).
 func specConfig(s *engine.RunSpec) (*Config, error) {
@@ -59,56 +51,33 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	if s.Privacy.Noise == "secure" {
 		cfg.Noise = "secure"
 	}
+	envs := SpecEnvs()
 	env := s.Env.Name
 	if env == "" {
-		env = "riverswim"
+		env = envs.Default()
 	}
-	var envSeed uint64
-	var err error
-	switch env {
-	case "riverswim":
-		if err = s.CheckParams("horizon"); err != nil {
-			return nil, err
-		}
-		if cfg.Horizon, err = s.IntParam("horizon", 20, 1, 10000); err != nil {
-			return nil, err
-		}
-	case "garnet":
-		if err = s.CheckParams(garnetParams()...); err != nil {
-			return nil, err
-		}
-		g := &cfg.Garnet
-		if err = s.IntParams(engine.IntParam{Name: "horizon", Dst: &cfg.Horizon, Def: 20, Lo: 1, Hi: 10000},
-			engine.IntParam{Name: "states", Dst: &g.States, Def: 10, Lo: 2, Hi: 200},
-			engine.IntParam{Name: "actions", Dst: &g.Actions, Def: 3, Lo: 2, Hi: 50}); err != nil {
-			return nil, err
-		}
-		if g.Branching, err = s.IntParam("branching", min(3, g.States), 1, g.States); err != nil {
-			return nil, err
-		}
-		if g.RewardDensity, err = s.FloatParam("reward_density", 0.3, 0, 1); err != nil {
-			return nil, err
-		}
-		if g.RewardDensity == 0 {
-			return nil, fmt.Errorf("env.params.reward_density: must be in (0, 1], got 0")
-		}
-		seed, err := s.IntParam("env_seed", 1, 1, 1<<52)
+	e, ok := envs.Lookup(env)
+	if !ok {
+		return nil, fmt.Errorf("env.name: unknown environment %q of family tabular (allowed: %s)", env, envs.Allowed())
+	}
+	var ec SpecEnvConfig
+	if err := envs.Set(e, s, &ec); err != nil {
+		return nil, err
+	}
+	cfg.Horizon = ec.Horizon
+	if e.File {
+		m, err := e.New(ec)
 		if err != nil {
 			return nil, err
-		}
-		envSeed = uint64(seed)
-		g.EnvSeeds, g.Episodes, g.Seeds = []uint64{envSeed}, s.Episodes, cfg.Seeds
-	case "file":
-		if err = s.CheckParams(); err != nil {
-			return nil, err
-		}
-		m, err := model.Load(s.Env.File)
-		if err != nil {
-			return nil, fmt.Errorf("env.file: %s: %w", s.Env.File, err)
 		}
 		cfg.Horizon = m.H
-	default:
-		return nil, fmt.Errorf("env.name: unknown environment %q of family tabular (allowed: riverswim, garnet, file)", env)
+	}
+	var envSeed uint64
+	if env == "garnet" {
+		g := &cfg.Garnet
+		g.States, g.Actions, g.Branching, g.RewardDensity = ec.States, ec.Actions, ec.Branching, ec.RewardDensity
+		envSeed = ec.EnvSeed
+		g.EnvSeeds, g.Episodes, g.Seeds = []uint64{envSeed}, s.Episodes, cfg.Seeds
 	}
 	if c := s.Privacy.Calibration; c != "" {
 		if _, err := calibration.Canonical("privacy.calibration", c, calibration.Exact); err != nil {

@@ -9,7 +9,9 @@ package bounds
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"strings"
 )
 
 const (
@@ -64,6 +66,22 @@ func Stored(curves, seeds, episodes int) error {
 		return fmt.Errorf("curves·seeds·episodes = %d·%d·%d regret values exceeds the limit 2^29 values (4 GiB); use fewer seeds or episodes", curves, seeds, episodes)
 	}
 	return nil
+}
+
+// Workers checks a worker count (--workers): 0 (all cores) to MaxWorkers.
+func Workers(workers int) error {
+	if workers < 0 || workers > MaxWorkers {
+		return fmt.Errorf("--workers: must be in [0, %d] (0 = all cores), got %d", MaxWorkers, workers)
+	}
+	return nil
+}
+
+// WriteLimits writes the Limits section of `dprl list`.
+func WriteLimits(w io.Writer) {
+	fmt.Fprintln(w, "\n== Limits (every family, every layer: flags, configurations, agents) ==")
+	for _, l := range Limits() {
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-24s %-24s %s", l.Quantity, l.Bound, l.Note), " "))
+	}
 }
 
 // Limit is one bound as `dprl list` prints it.

@@ -41,3 +41,16 @@ func TestStored(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkersAndWriteLimits: --workers is checked against MaxWorkers, and the Limits section
+// lists every limit.
+func TestWorkersAndWriteLimits(t *testing.T) {
+	if Workers(0) != nil || Workers(MaxWorkers) != nil || Workers(-1) == nil || Workers(MaxWorkers+1) == nil {
+		t.Error("Workers bounds")
+	}
+	var b strings.Builder
+	WriteLimits(&b)
+	if !strings.HasPrefix(b.String(), "\n== Limits (every family") || strings.Count(b.String(), "\n") != len(Limits())+2 {
+		t.Errorf("WriteLimits:\n%s", b.String())
+	}
+}

@@ -26,6 +26,11 @@ import (
 //	reward:                    # homogeneous: [S][A]; otherwise [H][S][A]; values in [0,1]
 //	  - [0, 0.1]
 //	  - [1, 0]
+//	reward_map:                # optional, informational (RewardMap)
+//	  scale: 0.01              # reward = scale·original + offset
+//	  offset: 1
+//	  min: -100                # the original table's smallest and largest reward
+//	  max: -1
 //
 // Probabilities must be finite, non-negative and sum to 1 within 1e-9.
 type File struct {
@@ -39,6 +44,54 @@ type File struct {
 	// Exactly one of the two shapes is used, according to Homogeneous.
 	Transitions any `json:"transitions" yaml:"transitions"`
 	Reward      any `json:"reward" yaml:"reward"`
+	// RewardMap, optional, records how the rewards of a model exported from elsewhere were
+	// mapped into [0, 1] (see RewardMap). It is validated and otherwise ignored: the model is
+	// the one given by reward, and Marshal does not write it back.
+	RewardMap *RewardMap `json:"reward_map,omitempty" yaml:"reward_map,omitempty"`
+}
+
+// RewardMap is the affine map r = Scale·r₀ + Offset that took the rewards r₀ of an original
+// table (for example a Gymnasium toy-text environment, python/dprl/gym_export.py) into [0, 1];
+// Min and Max are the smallest and largest original reward r₀. A tool that made terminal states
+// absorbing gives them reward Offset, the image of an original reward of 0, so that every
+// return, H steps long, is Scale·(original return) + H·Offset and the policies keep their order.
+// All four fields are required (unknown fields are refused like everywhere in the file); the
+// map must be increasing (Scale > 0), Min ≤ Max, and take [Min, Max] into [0, 1] (within
+// 1e-9). It does not change the model: regret and values are those of the mapped rewards.
+type RewardMap struct {
+	Scale  *float64 `json:"scale" yaml:"scale"`
+	Offset *float64 `json:"offset" yaml:"offset"`
+	Min    *float64 `json:"min" yaml:"min"`
+	Max    *float64 `json:"max" yaml:"max"`
+}
+
+// Validate checks the map; errors name the field (reward_map.scale, …).
+func (r *RewardMap) Validate() error {
+	fields := []struct {
+		name string
+		v    *float64
+	}{{"scale", r.Scale}, {"offset", r.Offset}, {"min", r.Min}, {"max", r.Max}}
+	for _, f := range fields {
+		if f.v == nil {
+			return fmt.Errorf("reward_map.%s: missing (scale, offset, min and max are required)", f.name)
+		}
+		if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
+			return fmt.Errorf("reward_map.%s: want a finite number, got %v", f.name, *f.v)
+		}
+	}
+	scale, offset, lo, hi := *r.Scale, *r.Offset, *r.Min, *r.Max
+	const tol = 1e-9
+	switch {
+	case !(scale > 0):
+		return fmt.Errorf("reward_map.scale: must be > 0 (an increasing map), got %v", scale)
+	case lo > hi:
+		return fmt.Errorf("reward_map.min: %v exceeds reward_map.max %v", lo, hi)
+	case scale*lo+offset < -tol:
+		return fmt.Errorf("reward_map: min %v maps to %v, below 0", lo, scale*lo+offset)
+	case scale*hi+offset > 1+tol:
+		return fmt.Errorf("reward_map: max %v maps to %v, above 1", hi, scale*hi+offset)
+	}
+	return nil
 }
 
 // MaxEntries bounds H·S·A·S, the number of entries of the per-step transition tables that
@@ -101,6 +154,11 @@ func (f *File) MDP() (*MDP, error) {
 	}
 	if f.Init == nil {
 		return nil, fmt.Errorf("init: missing (want %d probabilities)", S)
+	}
+	if f.RewardMap != nil {
+		if err := f.RewardMap.Validate(); err != nil {
+			return nil, err
+		}
 	}
 	steps := H
 	if f.Homogeneous {

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/longtest"
+	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/store"
+)
+
+const (
+	testAdmin  = "test-admin-token-0123456789"
+	testClient = "test-client-token-0123456789"
+)
+
+// serveProcess is `dprl serve` running as a real process (this test binary re-executed).
+type serveProcess struct {
+	cmd *exec.Cmd
+	url string
+}
+
+// startServe starts `dprl serve --seeded` on data at addr ("127.0.0.1:0" for any port) and
+// waits until it listens.
+func startServe(t *testing.T, data, addr string) *serveProcess {
+	t.Helper()
+	return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--admin-token", testAdmin, "--client-token", testClient})
+}
+
+// startServeArgs starts `dprl <args>` (a serve command) and waits until it listens.
+func startServeArgs(t *testing.T, args []string) *serveProcess {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
+	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS="+strings.Join(args, "\x1f"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProcess{cmd: cmd}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
+				u, _, _ := strings.Cut(rest, " ")
+				line <- u
+			}
+		}
+		close(line) // the process exited
+	}()
+	select {
+	case u, ok := <-line:
+		if !ok {
+			t.Fatalf("dprl %s exited before listening", strings.Join(args, " "))
+		}
+		p.url = u
+	case <-time.After(60 * time.Second):
+		t.Fatal("dprl serve did not listen within 60 s")
+	}
+	return p
+}
+
+// stop sends SIGTERM and waits: the server drains and exits 0.
+func (p *serveProcess) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	if err := p.cmd.Wait(); err != nil {
+		t.Fatalf("dprl serve after SIGTERM: %v", err)
+	}
+}
+
+// readCSV returns the records of a CSV file without its header.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("%s: %v (%d rows)", path, err, len(recs))
+	}
+	return recs[1:]
+}
+
+// TestServeSameAsRun: `dprl client simulate` against `dprl serve` in seeded mode, users
+// arriving in order, reproduces the cumulative regret curve of `dprl run` with the same agent,
+// ε, K and seed bit for bit (every checkpoint of its regret_long.csv).
+func TestServeSameAsRun(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServe(t, filepath.Join(dir, "data"), "127.0.0.1:0")
+	for _, c := range []struct {
+		family, agent, K string
+		env              []string
+	}{
+		{"tabular", "practical-jdp", "2000", []string{"--env", "riverswim"}},
+		{"tabular", "practical-ldp", "2000", []string{"--env", "riverswim"}},
+		{"linmdp", "practical-lsvi", "300", []string{"--env", "latentriver", "--env-param", "m=2", "--env-param", "copies=3", "--env-param", "horizon=5"}},
+		{"linmix", "practical-vtr/jdp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}},
+		{"linmix", "practical-vtr/ldp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}},
+		{"lq", "practical-ofu-rl", "300", nil},
+	} {
+		t.Run(c.family+"/"+c.agent, func(t *testing.T) {
+			name := strings.ReplaceAll(c.agent, "/", "-")
+			run := filepath.Join(dir, c.family+"-"+name+"-run")
+			args := append([]string{"run", "--family", c.family, "--agent", c.agent, "--epsilon", "1", "--delta", "1e-5", "--episodes", c.K, "--seeds", "7", "--out", run, "--quiet"}, c.env...)
+			if code, _, stderr := runCLI(t, args...); code != 0 {
+				t.Fatalf("dprl run: %s", stderr)
+			}
+			sim := filepath.Join(dir, c.family+"-"+name+"-sim.csv")
+			args = append([]string{"client", "simulate", "--server", srv.url, "--family", c.family, "--agent", c.agent, "--epsilon", "1", "--delta", "1e-5",
+				"--capacity", c.K, "--seed", "7", "--out", sim, "--admin-token", testAdmin, "--client-token", testClient}, c.env...)
+			if code, stdout, stderr := runCLI(t, args...); code != 0 {
+				t.Fatalf("dprl client simulate: %s %s", stdout, stderr)
+			}
+			cum := map[string]string{}
+			for _, r := range readCSV(t, sim) {
+				cum[r[0]] = r[2]
+			}
+			rows := readCSV(t, filepath.Join(run, "regret_long.csv"))
+			for _, r := range rows { // family,curve,seed,episode,regret
+				want, _ := strconv.ParseFloat(r[4], 64)
+				got, err := strconv.ParseFloat(cum[r[3]], 64)
+				if err != nil || got != want {
+					t.Fatalf("episode %s: cumulative regret %s through the service, %s by dprl run", r[3], cum[r[3]], r[4])
+				}
+			}
+			if len(rows) < 10 {
+				t.Fatalf("only %d checkpoints compared", len(rows))
+			}
+		})
+	}
+	srv.stop(t)
+}
+
+// TestServeKill9: a real server process is killed with SIGKILL at random points while 8
+// simulated users submit concurrently, and restarted on the same data directory each time;
+// the users retry with their idempotency keys. At the end every user's report is
+// acknowledged exactly once (a retry of each is acknowledged again, none counted twice), and
+// the published policy equals that of an uninterrupted curator fed the same acknowledged
+// reports in the same order (its log), built from the same seed — so no noise was redrawn.
+func TestServeKill9(t *testing.T) {
+	longtest.Skip(t, "kill -9 of a live server while users submit, ≈ 20 s")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := startServe(t, data, addr)
+	ctx := context.Background()
+	c := client.New(srv.url, testAdmin, testClient, nil)
+	const K = 4000
+	seed := uint64(11)
+	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
+		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		res    *client.SimResult
+		simErr error
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		done   int64
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res, simErr = client.Simulate(ctx, c, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
+			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
+	}()
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for kills < 3 {
+		time.Sleep(time.Duration(200+rng.IntN(600)) * time.Millisecond)
+		mu.Lock()
+		d := done
+		mu.Unlock()
+		if d >= K-500 {
+			break
+		}
+		srv.cmd.Process.Signal(syscall.SIGKILL)
+		srv.cmd.Wait()
+		kills++
+		srv = startServe(t, data, addr)
+	}
+	wg.Wait()
+	if simErr != nil {
+		t.Fatal(simErr)
+	}
+	if kills < 2 {
+		t.Fatalf("only %d kills happened before the users finished: the test proves little", kills)
+	}
+	led, err := c.Ledger(ctx, l.Experiment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if led.UsersServed != l.Capacity || res.Accepted != l.Capacity {
+		t.Fatalf("%d users served, %d acknowledged to the users, capacity %d", led.UsersServed, res.Accepted, l.Capacity)
+	}
+	// Every acknowledged report is stored: a retry with the same key is acknowledged again.
+	users := make([]string, 0, 50)
+	for k := 1; k <= l.Capacity; k += l.Capacity / 50 {
+		users = append(users, "sim-"+strconv.Itoa(k))
+	}
+	creds, err := c.Credentials(ctx, l.Experiment, users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := mustPolicy(t, c, l.Experiment).Header
+	for _, u := range users {
+		rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
+		k := strings.TrimPrefix(u, "sim-")
+		a, err := c.Submit(ctx, l.Experiment, client.Submission{User: u, Credential: creds[u], IdempotencyKey: "k" + k, Report: rep, Regret: 0})
+		if err != nil || !a.Replayed {
+			t.Fatalf("user %s's retry: %+v %v", u, a, err)
+		}
+	}
+	final := mustPolicy(t, c, l.Experiment)
+	srv.stop(t)
+	// The uninterrupted reference: a curator built from the same seed, fed the log in order.
+	st, err := store.Open(data, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Episodes: K,
+		Env: engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}}, Seeds: []uint64{seed},
+		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
+	if err := spec.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sv, _ := engine.CheckServed(newRegistry(), &spec)
+	ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, rule, err := ref.Session.Publish() // the server publishes once at creation
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error {
+		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
+		if err != nil {
+			return err
+		}
+		n++
+		if err := ref.Session.Receive(rep); err != nil {
+			return err
+		}
+		v, rule, err = ref.Session.Publish()
+		return err
+	})
+	if err != nil || n != l.Capacity {
+		t.Fatalf("replaying the log: %v (%d records)", err, n)
+	}
+	raw, _ := protocol.EncodeRule(rule)
+	if v != final.Version || string(raw) != string(final.Rule) {
+		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, v)
+	}
+	t.Logf("%d kills; %d users; policy version %d", kills, n, v)
+}
+
+func mustPolicy(t *testing.T, c *client.Client, exp string) *client.Policy {
+	t.Helper()
+	p, err := c.Policy(context.Background(), exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -1,0 +1,411 @@
+"""Export Gymnasium toy-text environments to dprl's tabular MDP file format.
+
+    python -m dprl.gym_export FrozenLake-v1 frozenlake4x4.json
+    python -m dprl.gym_export FrozenLake-v1 frozenlake8x8.json --map-name 8x8
+    python -m dprl.gym_export CliffWalking-v1 cliff.json
+    python -m dprl.gym_export Taxi-v3 taxi.json
+    dprl run --family tabular --env file --env-file frozenlake4x4.json --agent practical-jdp ...
+
+The file (``model/tabular/load.go``: ``File``) is time-homogeneous, with deterministic rewards
+(the expected reward ``r(s,a)``; ``--rewards bernoulli`` realises 1 with that probability),
+and reads back in dprl with exact ``V*`` and regret. The environment's table
+``env.unwrapped.P[s][a]`` (a list of ``(prob, next_state, reward, terminated)``) becomes:
+
+* transitions ``P(s'|s,a)``: the probabilities of the entries with the same next state summed
+  (Gymnasium lists a next state once per way of reaching it);
+* terminal states: a state that some transition enters with ``terminated = True`` becomes
+  absorbing (``P(s|s,a) = 1`` for every action) with reward 0 *before* the map below, i.e.
+  ``offset`` after it. Its own rows in ``P`` are ignored (Gymnasium never steps from a
+  terminal state). A terminal state that a state reachable from the initial distribution
+  enters without ``terminated`` is refused (it could not be absorbing). Rows of unreachable
+  states (Taxi's delivered-passenger states with the taxi elsewhere, CliffWalking's cliff
+  cells) are exported as Gymnasium has them and never matter;
+* rewards: mapped affinely into [0, 1], ``r' = scale·r + offset`` with ``scale = 1/(hi − lo)``
+  and ``offset = −lo/(hi − lo)``, where ``[lo, hi]`` is the range of the table's rewards
+  (entries of positive probability, rows of non-terminal states) *extended to contain 0*
+  when the table has terminal states. Including 0 makes the absorbing reward (the image of
+  0, i.e. ``offset``) a value of the same map, so an H-step return is exactly
+  ``scale·(Gymnasium return) + H·offset``: the exported MDP orders policies exactly as the
+  Gymnasium episode truncated at H does. (Mapping the absorbing reward to 0 instead would
+  make, e.g., CliffWalking's goal the worst place to be.) The map and the table's original min
+  and max are recorded in the file's ``reward_map``. The file's reward is
+  ``Σ p·r'`` over the entries of ``(s, a)`` (clamped into [0, 1] against rounding).
+  FrozenLake [0, 1] → identity; CliffWalking [−100, −1] ∪ {0} → ``(r + 100)/100`` (a step
+  −1 → 0.99, the cliff −100 → 0, the absorbing goal → 1); Taxi [−10, 20] → ``(r + 10)/30``
+  (a step → 0.3, an illegal pick-up/drop-off → 0, the drop-off +20 → 1, absorbing → 1/3);
+* the initial distribution: ``env.unwrapped.initial_state_distrib`` when present (all four),
+  else the state of ``env.reset(seed=0)``;
+* the horizon H: ``--horizon``, else the default of the environment (:data:`DEFAULT_HORIZONS`):
+  Gymnasium's own ``TimeLimit`` (``max_episode_steps``) when it has one and dprl's size limit
+  allows it — then the exported finite-horizon MDP is exactly the ``gym.make`` episode —
+  FrozenLake 4×4 100, FrozenLake 8×8 200; CliffWalking has no TimeLimit: 50 (the shortest path
+  is 13 steps, the safe one 17, the slippery variant needs more); Taxi's TimeLimit is 200 but
+  dprl bounds H·S·A·S by 2^24 and Taxi has S·A·S = 1.5·10⁶, so H ≤ 11 (the default; note that
+  11 steps do not suffice to deliver every passenger: the exported problem is Taxi truncated
+  at 11 steps).
+
+Taxi's ``fickle_passenger`` changes the state outside ``P`` and is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_HORIZONS",
+    "MAX_ENTRIES",
+    "RewardMap",
+    "Table",
+    "default_horizon",
+    "table_from_p",
+    "to_file",
+    "export_env",
+    "make_env",
+    "export",
+    "write_json",
+    "main",
+]
+
+MAX_ENTRIES = 1 << 24
+"""dprl's bound on H·S·A·S (model/tabular.MaxEntries)."""
+MAX_DIM = 1 << 16
+"""dprl's bound on each of S, A, H."""
+
+DEFAULT_HORIZONS: dict[str, int] = {
+    "FrozenLake-v1/4x4": 100,
+    "FrozenLake-v1/8x8": 200,
+    "CliffWalking": 50,
+    "Taxi": 11,
+}
+"""Default horizons (see the module docstring for why)."""
+
+SUPPORTED = ("FrozenLake-v1", "FrozenLake8x8-v1", "CliffWalking-v1", "Taxi-v3")
+"""The ids of the pinned gymnasium (1.2.3; CliffWalking-v0 of older releases exports the same way)."""
+
+
+@dataclass(frozen=True)
+class RewardMap:
+    """r' = scale·r + offset; min and max are the original table's extreme rewards."""
+
+    scale: float
+    offset: float
+    min: float
+    max: float
+
+    def __call__(self, r: float) -> float:
+        return self.scale * r + self.offset
+
+    def to_obj(self) -> dict[str, float]:
+        return {"scale": self.scale, "offset": self.offset, "min": self.min, "max": self.max}
+
+
+@dataclass
+class Table:
+    """A tabular model extracted from a Gymnasium ``P`` table (rewards not yet mapped)."""
+
+    n_states: int
+    n_actions: int
+    trans: list[list[list[float]]]  # [s][a][s']
+    raw_reward: list[list[float]]  # expected original reward of (s, a); 0 for terminal s
+    terminal: frozenset[int]
+    reward_min: float  # original table's min / max reward (non-terminal rows, p > 0)
+    reward_max: float
+
+
+def table_from_p(
+    P: Mapping[int, Mapping[int, Sequence[Sequence[Any]]]],
+    n_states: int,
+    n_actions: int,
+    init: Sequence[float],
+) -> Table:
+    """Aggregate a Gymnasium ``P`` table; terminal states become absorbing with reward 0.
+
+    A state is terminal when a transition enters it with ``terminated = True``. A state that
+    can be reached from the initial distribution must never be entered without terminating
+    from a reachable live state (else it cannot be made absorbing, and ValueError is raised).
+    Rows of states that cannot be reached (Taxi's states with the passenger already delivered
+    and the taxi elsewhere, CliffWalking's cliff cells) are exported as Gymnasium has them;
+    they never matter for values or regret.
+    """
+    terminal: set[int] = set()
+    for s in range(n_states):
+        for a in range(n_actions):
+            for prob, s2, _r, term in P[s][a]:
+                s2 = int(s2)
+                if not 0 <= s2 < n_states:
+                    raise ValueError(f"P[{s}][{a}]: next state {s2} outside [0, {n_states - 1}]")
+                if float(prob) > 0 and term:
+                    terminal.add(s2)
+    trans: list[list[list[float]]] = []
+    raw: list[list[float]] = []
+    rmin, rmax = math.inf, -math.inf
+    for s in range(n_states):
+        rows: list[list[float]] = []
+        rs: list[float] = []
+        for a in range(n_actions):
+            row = [0.0] * n_states
+            if s in terminal:
+                row[s] = 1.0
+                rows.append(row)
+                rs.append(0.0)
+                continue
+            mean = 0.0
+            for prob, s2, r, term in P[s][a]:
+                prob, s2, r = float(prob), int(s2), float(r)
+                if prob < 0 or not math.isfinite(prob) or not math.isfinite(r):
+                    raise ValueError(f"P[{s}][{a}]: bad entry ({prob}, {s2}, {r}, {term})")
+                if prob == 0:
+                    continue
+                row[s2] += prob
+                mean += prob * r
+                rmin, rmax = min(rmin, r), max(rmax, r)
+            total = math.fsum(row)
+            if abs(total - 1) > 1e-9:
+                raise ValueError(f"P[{s}][{a}]: probabilities sum to {total!r}, not 1")
+            rows.append(row)
+            rs.append(mean)
+        trans.append(rows)
+        raw.append(rs)
+    # Reachable live states must enter terminal states only by terminating.
+    if len(init) != n_states:
+        raise ValueError(f"init: has {len(init)} entries, want {n_states}")
+    seen = {s for s in range(n_states) if float(init[s]) > 0}
+    stack = [s for s in seen if s not in terminal]
+    while stack:
+        s = stack.pop()
+        for a in range(n_actions):
+            for prob, s2, _r, term in P[s][a]:
+                s2 = int(s2)
+                if float(prob) <= 0:
+                    continue
+                if s2 in terminal and not term:
+                    raise ValueError(
+                        f"P[{s}][{a}] enters state {s2} without terminating, but other transitions "
+                        f"terminate there: it cannot be made absorbing"
+                    )
+                if s2 not in seen:
+                    seen.add(s2)
+                    if s2 not in terminal:
+                        stack.append(s2)
+    if rmin > rmax:  # every state terminal
+        rmin = rmax = 0.0
+    return Table(n_states, n_actions, trans, raw, frozenset(terminal), rmin, rmax)
+
+
+def reward_map_for(table: Table) -> RewardMap:
+    """The affine map into [0, 1]: [lo, hi] = the table's reward range, extended to contain 0
+    when there are terminal states (their absorbing reward is the image of 0)."""
+    lo, hi = table.reward_min, table.reward_max
+    if table.terminal:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi == lo:
+        # Constant rewards: map them to 0 if they are 0, else to 1 (any increasing map works).
+        return RewardMap(scale=1.0, offset=-lo if lo == 0 else 1.0 - lo, min=table.reward_min, max=table.reward_max)
+    # + 0.0 turns -0.0 (lo = 0) into 0.0.
+    return RewardMap(scale=1.0 / (hi - lo), offset=-lo / (hi - lo) + 0.0, min=table.reward_min, max=table.reward_max)
+
+
+def _clamp01(x: float, where: str) -> float:
+    if x < -1e-12 or x > 1 + 1e-12:
+        raise ValueError(f"{where}: mapped reward {x!r} outside [0, 1]")
+    return min(max(x, 0.0), 1.0)
+
+
+def check_size(n_states: int, n_actions: int, horizon: int) -> None:
+    """dprl's bounds (model/tabular.CheckSize): each of S, A, H in [1, 2^16], H·S·A·S ≤ 2^24."""
+    for name, v in (("states", n_states), ("actions", n_actions), ("horizon", horizon)):
+        if not 1 <= v <= MAX_DIM:
+            raise ValueError(f"{name}: must be in [1, {MAX_DIM}], got {v}")
+    n = n_states * n_actions * n_states * horizon
+    if n > MAX_ENTRIES:
+        hmax = MAX_ENTRIES // (n_states * n_actions * n_states)
+        raise ValueError(
+            f"horizon: H·S·A·S = {n} exceeds dprl's limit 2^24 (S = {n_states}, A = {n_actions}); "
+            f"the largest horizon for this environment is {hmax}"
+        )
+
+
+def to_file(
+    table: Table,
+    init: Sequence[float],
+    horizon: int,
+    name: str,
+    rewards: str = "deterministic",
+) -> dict[str, Any]:
+    """The dprl MDP file (a dict in the File schema) of a table."""
+    check_size(table.n_states, table.n_actions, horizon)
+    if rewards not in ("deterministic", "bernoulli"):
+        raise ValueError(f"rewards: want deterministic or bernoulli, got {rewards!r}")
+    if len(init) != table.n_states:
+        raise ValueError(f"init: has {len(init)} entries, want {table.n_states}")
+    init = [float(p) for p in init]
+    if any(p < 0 or not math.isfinite(p) for p in init) or abs(math.fsum(init) - 1) > 1e-9:
+        raise ValueError("init: must be a probability distribution")
+    m = reward_map_for(table)
+    reward = []
+    for s in range(table.n_states):
+        row = []
+        for a in range(table.n_actions):
+            if s in table.terminal:
+                r = m.offset  # absorbing: the image of reward 0
+            else:
+                r = m.scale * table.raw_reward[s][a] + m.offset * math.fsum(table.trans[s][a])
+            row.append(_clamp01(r, f"reward[{s}][{a}]"))
+        reward.append(row)
+    return {
+        "name": name,
+        "states": table.n_states,
+        "actions": table.n_actions,
+        "horizon": horizon,
+        "rewards": rewards,
+        "homogeneous": True,
+        "init": init,
+        "transitions": table.trans,
+        "reward": reward,
+        "reward_map": m.to_obj(),
+    }
+
+
+def default_horizon(env_id: str, map_name: str | None = None) -> int:
+    """The default H of a supported environment (module docstring)."""
+    base = env_id.split("/")[-1]
+    if base.startswith("FrozenLake8x8"):
+        return DEFAULT_HORIZONS["FrozenLake-v1/8x8"]
+    if base.startswith("FrozenLake"):
+        return DEFAULT_HORIZONS["FrozenLake-v1/" + (map_name or "4x4")]
+    if base.startswith("CliffWalking"):
+        return DEFAULT_HORIZONS["CliffWalking"]
+    if base.startswith("Taxi"):
+        return DEFAULT_HORIZONS["Taxi"]
+    raise ValueError(f"{env_id}: no default horizon (supported: {', '.join(SUPPORTED)}); give one")
+
+
+def export_env(env: Any, horizon: int, name: str, rewards: str = "deterministic") -> dict[str, Any]:
+    """The dprl MDP file of a Gymnasium environment with a ``P`` table (``env.unwrapped.P``)."""
+    u = env.unwrapped
+    if getattr(u, "fickle_passenger", False):
+        raise ValueError("Taxi with fickle_passenger=True changes the state outside P: not exportable")
+    P = getattr(u, "P", None)
+    if P is None:
+        raise ValueError(f"{name}: the environment has no transition table env.unwrapped.P")
+    nS, nA = int(u.observation_space.n), int(u.action_space.n)
+    isd = getattr(u, "initial_state_distrib", None)
+    if isd is not None:
+        init = [float(p) for p in isd]
+    else:
+        s0, _ = env.reset(seed=0)
+        init = [0.0] * nS
+        init[int(s0)] = 1.0
+    table = table_from_p(P, nS, nA, init)
+    return to_file(table, init, horizon, name, rewards)
+
+
+def make_env(env_id: str, map_name: str | None = None, is_slippery: bool | None = None) -> Any:
+    """gym.make with the options that apply (map_name and is_slippery for FrozenLake,
+    is_slippery for CliffWalking)."""
+    import gymnasium as gym  # the 'gym' extra
+
+    kwargs: dict[str, Any] = {}
+    if map_name is not None:
+        if not env_id.startswith("FrozenLake"):
+            raise ValueError("--map-name applies to FrozenLake only")
+        kwargs["map_name"] = map_name
+    if is_slippery is not None:
+        if not (env_id.startswith("FrozenLake") or env_id.startswith("CliffWalking")):
+            raise ValueError("--slippery applies to FrozenLake and CliffWalking only")
+        kwargs["is_slippery"] = is_slippery
+    return gym.make(env_id, **kwargs)
+
+
+def _file_name(env_id: str, env: Any, map_name: str | None) -> str:
+    parts = [env_id]
+    u = env.unwrapped
+    if env_id.startswith("FrozenLake"):
+        parts.append(map_name or ("8x8" if "8x8" in env_id else "4x4"))
+    if getattr(u, "is_slippery", False):
+        parts.append("slippery")
+    return "gym-" + "-".join(parts)
+
+
+def export(
+    env_id: str,
+    horizon: int | None = None,
+    map_name: str | None = None,
+    is_slippery: bool | None = None,
+    rewards: str = "deterministic",
+) -> dict[str, Any]:
+    """Make the environment and return its dprl MDP file (a dict)."""
+    env = make_env(env_id, map_name, is_slippery)
+    try:
+        H = horizon if horizon is not None else default_horizon(env_id, map_name)
+        return export_env(env, H, _file_name(env_id, env, map_name), rewards)
+    finally:
+        env.close()
+
+
+def _num(x: float) -> str:
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    return repr(float(x))
+
+
+def write_json(f: dict[str, Any], path: str) -> None:
+    """Write the file: one line per transition row (exact doubles, shortest round-trip form)."""
+    lines = ["{"]
+    for key in ("name", "states", "actions", "horizon", "rewards", "homogeneous"):
+        lines.append(f"  {json.dumps(key)}: {json.dumps(f[key])},")
+    lines.append(f'  "reward_map": {json.dumps(f["reward_map"])},')
+    lines.append('  "init": [' + ", ".join(_num(p) for p in f["init"]) + "],")
+    lines.append('  "transitions": [')
+    S = len(f["transitions"])
+    for s, rows in enumerate(f["transitions"]):
+        inner = ",\n".join("    [" + ",".join(_num(p) for p in row) + "]" for row in rows)
+        lines.append("   [\n" + inner + "\n   ]" + ("," if s < S - 1 else ""))
+    lines.append("  ],")
+    lines.append('  "reward": [')
+    for s, row in enumerate(f["reward"]):
+        lines.append("    [" + ", ".join(_num(r) for r in row) + "]" + ("," if s < S - 1 else ""))
+    lines.append("  ]")
+    lines.append("}")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("\n".join(lines) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m dprl.gym_export",
+        description="Export a Gymnasium toy-text environment to dprl's tabular MDP file format.",
+    )
+    ap.add_argument("env_id", help=f"Gymnasium id ({', '.join(SUPPORTED)})")
+    ap.add_argument("out", help="output .json file")
+    ap.add_argument("--horizon", type=int, default=None, help="horizon H (default: FrozenLake 4x4 100, 8x8 200, CliffWalking 50, Taxi 11)")
+    ap.add_argument("--map-name", default=None, help="FrozenLake map: 4x4 (default) or 8x8")
+    ap.add_argument(
+        "--slippery", action=argparse.BooleanOptionalAction, default=None,
+        help="FrozenLake / CliffWalking is_slippery (default: Gymnasium's: FrozenLake slippery, CliffWalking not)",
+    )
+    ap.add_argument("--rewards", choices=("deterministic", "bernoulli"), default="deterministic",
+                    help="reward kind of the file (default deterministic: the expected reward)")
+    args = ap.parse_args(argv)
+    try:
+        f = export(args.env_id, args.horizon, args.map_name, args.slippery, args.rewards)
+        write_json(f, args.out)
+    except Exception as e:  # gym.make's errors included: report and exit 2, as dprl does
+        print(f"dprl.gym_export: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    m = f["reward_map"]
+    print(
+        f"wrote {args.out}: {f['name']}, S = {f['states']}, A = {f['actions']}, H = {f['horizon']}, "
+        f"reward' = {m['scale']:.6g}·r + {m['offset']:.6g} (original range [{m['min']:g}, {m['max']:g}])"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,539 @@
+package service
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/strictdecode"
+	"github.com/dprl/dprl/service/store"
+)
+
+// The API, version 1 (openapi.json is its OpenAPI 3 document, served at /v1/openapi.json and
+// checked against these routes by a test).
+type route struct {
+	pattern string
+	h       http.HandlerFunc
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{"POST /v1/experiments", s.createExperiment},
+		{"GET /v1/experiments", s.listExperiments},
+		{"GET /v1/experiments/{id}", s.getExperiment},
+		{"GET /v1/experiments/{id}/policy", s.getPolicy},
+		{"POST /v1/experiments/{id}/reports", s.submitReport},
+		{"GET /v1/experiments/{id}/ledger", s.getExperiment},
+		{"POST /v1/experiments/{id}/credentials", s.mintCredentials},
+		{"GET /v1/openapi.json", s.openAPI},
+		{"GET /metrics", s.serveMetrics},
+		{"GET /healthz", s.health},
+		{"GET /readyz", s.ready},
+		{"GET /{$}", s.statusPage},
+	}
+}
+
+// Bounds of the API's inputs (checked before anything is allocated for them).
+const (
+	// MaxCreateBytes bounds a create request (an inline model included).
+	MaxCreateBytes = 8 << 20
+	// MaxUserID and MaxIdemKey bound a user ID and an idempotency key (printable ASCII).
+	MaxUserID  = 256
+	MaxIdemKey = 128
+	// MaxCredentialUsers bounds one credentials request.
+	MaxCredentialUsers = 10000
+)
+
+// apiError is the body of every 4xx/5xx: {"error": {"code", "field", "message"}}.
+type apiError struct {
+	Code    string `json:"code"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+type errorBody struct {
+	Error apiError `json:"error"`
+}
+
+type ack struct {
+	Experiment     string `json:"experiment"`
+	Sequence       uint64 `json:"sequence"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Replayed       bool   `json:"replayed,omitempty"`
+	// PolicyVersion is the version of the policy published when the report was acknowledged
+	// (after it was received): a client holding that version need not fetch the policy again.
+	PolicyVersion uint64 `json:"policy_version"`
+}
+
+type policyResponse struct {
+	Experiment string          `json:"experiment"`
+	Version    uint64          `json:"version"`
+	Header     protocol.Header `json:"header"`
+	Rule       json.RawMessage `json:"rule"`
+}
+
+// ledgerResponse is an experiment's public state: its guarantee and its counts.
+type ledgerResponse struct {
+	Experiment string    `json:"experiment"`
+	Created    time.Time `json:"created"`
+	Family     string    `json:"family"`
+	Agent      string    `json:"agent"`
+	// Kind is the reports' kind: trajectory (a trusted JDP curator) or privatized (LDP).
+	Kind            string  `json:"kind"`
+	Epsilon         float64 `json:"epsilon"`
+	Delta           float64 `json:"delta"`
+	Mu              float64 `json:"mu,omitempty"`
+	AchievedEpsilon float64 `json:"achieved_epsilon,omitempty"`
+	Statement       string  `json:"statement"`
+	Guarantee       any     `json:"guarantee"`
+	Capacity        int     `json:"capacity"`
+	UsersServed     int     `json:"users_served"`
+	CapacityLeft    int     `json:"capacity_left"`
+	PolicyVersion   uint64  `json:"policy_version"`
+	// Episodes is K, the users the agent was configured for (its constants depend on it;
+	// Capacity is the users whose reports the calibration covers: K or K − 1).
+	Episodes int `json:"episodes"`
+	// Env names the environment description the agent was built for (an inline model is
+	// not repeated).
+	Env struct {
+		Name   string             `json:"name,omitempty"`
+		Params map[string]float64 `json:"params,omitempty"`
+	} `json:"env"`
+	// Releases are the policy versions with the number of users served when each was
+	// published (the last 1000).
+	Releases []versionAt `json:"releases"`
+	// Simulated is the cumulative regret simulated clients reported (public: a simulator's
+	// exact evaluation of published policies), at most ~230 points.
+	Simulated []curvePoint `json:"simulated_regret,omitempty"`
+	Seeded    bool         `json:"seeded_test_mode,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding the response failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func fail(w http.ResponseWriter, status int, code, field, format string, args ...any) {
+	writeJSON(w, status, errorBody{apiError{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}})
+}
+
+func reply(w http.ResponseWriter, r result) {
+	if e, ok := r.body.(apiError); ok {
+		writeJSON(w, r.status, errorBody{e})
+		return
+	}
+	writeJSON(w, r.status, r.body)
+}
+
+// digest is SHA-256 of a token: tokens are compared as digests (fixed length) in constant time.
+func digest(tok string) [32]byte { return sha256.Sum256([]byte(tok)) }
+
+// bearer checks the request's bearer token against want in constant time.
+func bearer(r *http.Request, want [32]byte) bool {
+	h := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(h, "Bearer ")
+	d := digest(tok)
+	return subtle.ConstantTimeCompare(d[:], want[:]) == 1 && ok
+}
+
+// userMAC returns HMAC-SHA-256(user key, purpose ‖ 0 ‖ experiment ‖ 0 ‖ user).
+func (s *Server) userMAC(purpose, exp, user string) []byte {
+	m := hmac.New(sha256.New, s.userKey[:])
+	m.Write([]byte(purpose))
+	m.Write([]byte{0})
+	m.Write([]byte(exp))
+	m.Write([]byte{0})
+	m.Write([]byte(user))
+	return m.Sum(nil)
+}
+
+// Credential returns user's credential for experiment exp (what the credentials endpoint
+// mints): base64url(HMAC-SHA-256 under the server's user key).
+func (s *Server) Credential(exp, user string) string {
+	return base64.RawURLEncoding.EncodeToString(s.userMAC("dprl/credential/v1", exp, user))
+}
+
+func printable(v string, max int) bool {
+	if len(v) == 0 || len(v) > max {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x21 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// createRequest is the body of POST /v1/experiments.
+type createRequest struct {
+	// Family and Agent name the agent (dprl list).
+	Family string `json:"family"`
+	Agent  string `json:"agent"`
+	// Env is the environment description the agent needs: a named environment of the family
+	// with its parameters, or "file" with Model, an inline model of the family's file format.
+	Env struct {
+		Name   string             `json:"name"`
+		Params map[string]float64 `json:"params,omitempty"`
+		Model  json.RawMessage    `json:"model,omitempty"`
+	} `json:"env"`
+	// Epsilon and Delta are the guarantee (ε omitted for a non-private agent).
+	Epsilon float64 `json:"epsilon,omitempty"`
+	Delta   float64 `json:"delta,omitempty"`
+	// Capacity is K: the number of users the calibration covers.
+	Capacity int `json:"capacity"`
+	// Seed is allowed only on a server in seeded test mode.
+	Seed *uint64 `json:"seed,omitempty"`
+}
+
+func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
+	if !bearer(r, s.admin) {
+		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "creating an experiment needs the admin token (Authorization: Bearer …)")
+		return
+	}
+	body, ok := readBody(w, r, MaxCreateBytes)
+	if !ok {
+		return
+	}
+	var req createRequest
+	if err := strictdecode.Decode(body, "json", &req); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+		return
+	}
+	spec := engine.RunSpec{Family: req.Family, Name: "served", Agents: []string{req.Agent}, Episodes: req.Capacity,
+		Env: engine.EnvSpec{Name: req.Env.Name, Params: req.Env.Params}, Seeds: []uint64{1}}
+	if req.Agent == "" {
+		fail(w, http.StatusBadRequest, "invalid_request", "agent", "agent: required (dprl list names the agents)")
+		return
+	}
+	if req.Epsilon != 0 {
+		spec.Privacy.Epsilons = []float64{req.Epsilon}
+	}
+	spec.Privacy.Delta = req.Delta
+	def := &store.Experiment{Created: time.Now().UTC()}
+	switch {
+	case req.Seed != nil && !s.cfg.Seeded:
+		fail(w, http.StatusBadRequest, "invalid_request", "seed", "seed: only a server in seeded test mode (dprl serve --seeded) takes a seed; a real experiment's randomness comes from its secret key")
+		return
+	case req.Seed != nil:
+		spec.Seeds, def.Seeded = []uint64{*req.Seed}, true
+	default:
+		spec.Privacy.Noise = "secure"
+		def.Key = make([]byte, 32)
+		if _, err := rand.Read(def.Key); err != nil {
+			fail(w, http.StatusInternalServerError, "internal", "", "drawing the experiment's key: %v", err)
+			return
+		}
+	}
+	id, err := newID()
+	if err != nil {
+		fail(w, http.StatusInternalServerError, "internal", "", "%v", err)
+		return
+	}
+	def.ID = id
+	if (req.Env.Name == "file") != (len(req.Env.Model) > 0) {
+		fail(w, http.StatusBadRequest, "invalid_request", "env.model", "env.model: required with env.name file, and only with it")
+		return
+	}
+	var modelFile string
+	if len(req.Env.Model) > 0 {
+		modelFile = filepath.Join(s.cfg.Dir, modelPath(id))
+		if err := os.MkdirAll(filepath.Dir(modelFile), 0o700); err != nil {
+			fail(w, http.StatusInternalServerError, "internal", "", "%v", err)
+			return
+		}
+		if err := atomicfile.WriteBytes(modelFile, req.Env.Model, 0o600); err != nil {
+			fail(w, http.StatusInternalServerError, "internal", "", "%v", err)
+			return
+		}
+		spec.Env.File = modelFile
+	}
+	if err := spec.Validate(); err != nil {
+		s.dropModel(modelFile)
+		fail(w, http.StatusBadRequest, "invalid_request", specField(err), "%v", err)
+		return
+	}
+	s.mu.RLock()
+	n := len(s.exps)
+	s.mu.RUnlock()
+	if n >= s.cfg.MaxExperiments {
+		s.dropModel(modelFile)
+		fail(w, http.StatusConflict, "too_many_experiments", "", "this server holds %d experiments, its limit (--max-experiments)", n)
+		return
+	}
+	if _, err := engine.CheckServed(s.cfg.Registry, &spec); err != nil {
+		s.dropModel(modelFile)
+		fail(w, http.StatusBadRequest, "invalid_request", specField(err), "%v", err)
+		return
+	}
+	stored := spec
+	if modelFile != "" {
+		stored.Env.File = modelPath(id)
+	}
+	def.Spec, _ = json.Marshal(stored)
+	x, err := newExperiment(s.cfg.Registry, nil, def, s.cfg.Dir, s.cfg.Queue)
+	if err != nil {
+		s.dropModel(modelFile)
+		fail(w, http.StatusBadRequest, "invalid_request", specField(err), "%v", err)
+		return
+	}
+	if err := s.st.Create(def); err != nil {
+		s.dropModel(modelFile)
+		fail(w, http.StatusInternalServerError, "internal", "", "storing the experiment: %v", err)
+		return
+	}
+	s.add(x)
+	s.cfg.Logf("experiment %s created: %s %s, capacity %d", id, spec.Family, req.Agent, x.served.Session.Capacity())
+	w.Header().Set("Location", "/v1/experiments/"+id)
+	writeJSON(w, http.StatusCreated, x.snapshot())
+}
+
+// dropModel removes an inline model this request wrote (and nothing else).
+func (s *Server) dropModel(path string) {
+	if path != "" {
+		os.Remove(path)
+	}
+}
+
+// specField names the field of a spec error ("episodes: …" → capacity).
+func specField(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "experiment "); ok {
+		if _, after, ok := strings.Cut(rest, ": "); ok {
+			msg = after
+		}
+	}
+	f, _, _ := strings.Cut(msg, ":")
+	switch {
+	case f == "episodes":
+		return "capacity"
+	case f == "agents" || strings.HasPrefix(f, "agents["):
+		return "agent"
+	case strings.HasPrefix(f, "privacy.epsilons"):
+		return "epsilon"
+	case f == "privacy.delta":
+		return "delta"
+	case strings.HasPrefix(f, "env.file"):
+		return "env.model"
+	case strings.Contains(f, " "):
+		return ""
+	}
+	return f
+}
+
+// fieldOf extracts the field path strictdecode names ("json: unknown field …" etc.).
+func fieldOf(err error) string {
+	if _, after, ok := strings.Cut(err.Error(), `unknown field "`); ok {
+		f, _, _ := strings.Cut(after, `"`)
+		return f
+	}
+	f, _, ok := strings.Cut(err.Error(), ":")
+	if !ok || strings.Contains(f, " ") {
+		return ""
+	}
+	return f
+}
+
+// readBody reads at most max bytes of the request body, answering 413 beyond.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
+	if r.ContentLength > max {
+		fail(w, http.StatusRequestEntityTooLarge, "too_large", "body", "the body has %d bytes, at most %d are accepted", r.ContentLength, max)
+		return nil, false
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		fail(w, http.StatusRequestEntityTooLarge, "too_large", "body", "the body exceeds %d bytes", max)
+		return nil, false
+	}
+	if err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", "body", "reading the body: %v", err)
+		return nil, false
+	}
+	return b, true
+}
+
+func (s *Server) experimentOf(w http.ResponseWriter, r *http.Request) *experiment {
+	id := r.PathValue("id")
+	x := s.lookup(id)
+	if x == nil {
+		fail(w, http.StatusNotFound, "not_found", "id", "no experiment %q on this server", id)
+	}
+	return x
+}
+
+func (s *Server) listExperiments(w http.ResponseWriter, _ *http.Request) {
+	out := []ledgerResponse{}
+	for _, x := range s.all() {
+		out = append(out, x.snapshot())
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"experiments": out})
+}
+
+func (s *Server) getExperiment(w http.ResponseWriter, r *http.Request) {
+	if x := s.experimentOf(w, r); x != nil {
+		writeJSON(w, http.StatusOK, x.snapshot())
+	}
+}
+
+func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
+	x := s.experimentOf(w, r)
+	if x == nil {
+		return
+	}
+	x.mu.RLock()
+	p := x.pub
+	x.mu.RUnlock()
+	w.Header().Set("ETag", p.etag)
+	w.Header().Set("Cache-Control", "no-cache")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == p.etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(p.body)
+}
+
+// submitReport is POST /v1/experiments/{id}/reports. The checks run in an order that reveals
+// nothing about participation to a caller without the user's credential: client token,
+// experiment, the user's credential (all independent of the state), then the body, and only
+// then participation and capacity (in the committer).
+func (s *Server) submitReport(w http.ResponseWriter, r *http.Request) {
+	if !bearer(r, s.client) {
+		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "submitting a report needs the client token (Authorization: Bearer …)")
+		return
+	}
+	x := s.experimentOf(w, r)
+	if x == nil {
+		return
+	}
+	user, cred, idem := r.Header.Get("Dprl-User"), r.Header.Get("Dprl-User-Credential"), r.Header.Get("Idempotency-Key")
+	if !printable(user, MaxUserID) {
+		fail(w, http.StatusBadRequest, "invalid_request", "Dprl-User", "header Dprl-User: the user's ID, 1 to %d printable ASCII characters", MaxUserID)
+		return
+	}
+	got, err := base64.RawURLEncoding.DecodeString(cred)
+	want := s.userMAC("dprl/credential/v1", x.def.ID, user)
+	if !hmac.Equal(got, want) || err != nil {
+		fail(w, http.StatusForbidden, "forbidden", "Dprl-User-Credential", "header Dprl-User-Credential: not this user's credential for this experiment")
+		return
+	}
+	if !printable(idem, MaxIdemKey) {
+		fail(w, http.StatusBadRequest, "invalid_request", "Idempotency-Key", "header Idempotency-Key: required, 1 to %d printable ASCII characters (retry a report with the same key)", MaxIdemKey)
+		return
+	}
+	regret := math.NaN()
+	if v := r.Header.Get("Dprl-Simulated-Regret"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e9 {
+			fail(w, http.StatusBadRequest, "invalid_request", "Dprl-Simulated-Regret", "header Dprl-Simulated-Regret: a finite number in [0, 1e9], got %q", v)
+			return
+		}
+		regret = f
+	}
+	body, ok := readBody(w, r, x.maxBytes)
+	if !ok {
+		return
+	}
+	rep, err := protocol.Decode(body, x.head)
+	if err != nil {
+		x.count(func(c *counters) { c.invalid++ })
+		reply(w, refusal(err))
+		return
+	}
+	raw := body
+	if !bytes.HasPrefix(body, []byte(protocol.Magic)) {
+		if raw, err = protocol.EncodeBinary(rep); err != nil {
+			reply(w, refusal(err))
+			return
+		}
+	}
+	sub := &submission{idem: idem, regret: regret, rep: rep, raw: raw, done: make(chan result, 1)}
+	copy(sub.user[:], s.userMAC("dprl/user/v1", x.def.ID, user))
+	reply(w, x.submit(r.Context(), sub))
+}
+
+// credentialsRequest is the body of POST /v1/experiments/{id}/credentials.
+type credentialsRequest struct {
+	Users []string `json:"users"`
+}
+
+func (s *Server) mintCredentials(w http.ResponseWriter, r *http.Request) {
+	if !bearer(r, s.admin) {
+		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "minting credentials needs the admin token (Authorization: Bearer …)")
+		return
+	}
+	x := s.experimentOf(w, r)
+	if x == nil {
+		return
+	}
+	body, ok := readBody(w, r, int64(MaxCredentialUsers)*(MaxUserID+8)+1024)
+	if !ok {
+		return
+	}
+	var req credentialsRequest
+	if err := strictdecode.Decode(body, "json", &req); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+		return
+	}
+	if len(req.Users) == 0 || len(req.Users) > MaxCredentialUsers {
+		fail(w, http.StatusBadRequest, "invalid_request", "users", "users: 1 to %d user IDs, got %d", MaxCredentialUsers, len(req.Users))
+		return
+	}
+	out := make(map[string]string, len(req.Users))
+	for i, u := range req.Users {
+		if !printable(u, MaxUserID) {
+			fail(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("users[%d]", i), "users[%d]: 1 to %d printable ASCII characters", i, MaxUserID)
+			return
+		}
+		out[u] = s.Credential(x.def.ID, u)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"experiment": x.def.ID, "credentials": out})
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
+	s.mu.RLock()
+	d := s.draining
+	s.mu.RUnlock()
+	if d {
+		fail(w, http.StatusServiceUnavailable, "draining", "", "the server is shutting down")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// Routes lists the API's routes as "METHOD /path" (for documentation checks).
+func Routes() []string {
+	var s Server
+	var out []string
+	for _, r := range s.routes() {
+		out = append(out, r.pattern)
+	}
+	return out
+}

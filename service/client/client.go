@@ -1,0 +1,257 @@
+// Package client is the Go client of `dprl serve`: the API calls (create an experiment, mint
+// credentials, fetch the published policy with ETag caching, submit a report, read the
+// ledger) and Simulate, which plays simulated users against a server (dprl client simulate).
+//
+// The user's side of an agent runs here, not on the server: a user plays her episode with the
+// published policy and, for a locally private agent, privatises her report with the agent's
+// randomiser before it leaves her process, drawing from a crypto-seeded source the server
+// cannot reproduce (Simulate's seeded mode, for tests only, draws from the run seed instead).
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dprl/dprl/agents/protocol"
+)
+
+// Client talks to one server.
+type Client struct {
+	base        string
+	http        *http.Client
+	admin, auth string
+
+	mu    sync.Mutex
+	cache map[string]cachedPolicy // experiment → last policy (ETag)
+}
+
+type cachedPolicy struct {
+	etag string
+	p    *Policy
+}
+
+// New returns a client of the server at base (http://127.0.0.1:8080). admin may be empty for a
+// client that only submits; token is the client token.
+func New(base, admin, token string, hc *http.Client) *Client {
+	if hc == nil {
+		hc = &http.Client{Timeout: 60 * time.Second}
+	}
+	return &Client{base: strings.TrimSuffix(base, "/"), http: hc, admin: admin, auth: token, cache: map[string]cachedPolicy{}}
+}
+
+// Error is an error response of the server.
+type Error struct {
+	Status  int
+	Code    string `json:"code"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("server: %d %s (%s): %s", e.Status, e.Code, e.Field, e.Message)
+	}
+	return fmt.Sprintf("server: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// CreateRequest is the body of an experiment's creation (see the API document).
+type CreateRequest struct {
+	Family   string  `json:"family"`
+	Agent    string  `json:"agent"`
+	Env      Env     `json:"env"`
+	Epsilon  float64 `json:"epsilon,omitempty"`
+	Delta    float64 `json:"delta,omitempty"`
+	Capacity int     `json:"capacity"`
+	Seed     *uint64 `json:"seed,omitempty"`
+}
+
+// Env is the environment description of an experiment.
+type Env struct {
+	Name   string             `json:"name,omitempty"`
+	Params map[string]float64 `json:"params,omitempty"`
+	Model  json.RawMessage    `json:"model,omitempty"`
+}
+
+// Ledger is an experiment's public state.
+type Ledger struct {
+	Experiment    string  `json:"experiment"`
+	Family        string  `json:"family"`
+	Agent         string  `json:"agent"`
+	Kind          string  `json:"kind"`
+	Epsilon       float64 `json:"epsilon"`
+	Delta         float64 `json:"delta"`
+	Mu            float64 `json:"mu"`
+	Statement     string  `json:"statement"`
+	Capacity      int     `json:"capacity"`
+	UsersServed   int     `json:"users_served"`
+	CapacityLeft  int     `json:"capacity_left"`
+	PolicyVersion uint64  `json:"policy_version"`
+	Episodes      int     `json:"episodes"`
+	Env           Env     `json:"env"`
+	Releases      []struct {
+		Version uint64 `json:"version"`
+		Users   int    `json:"users"`
+	} `json:"releases"`
+	Seeded bool `json:"seeded_test_mode"`
+}
+
+// Policy is a published policy.
+type Policy struct {
+	Experiment string          `json:"experiment"`
+	Version    uint64          `json:"version"`
+	Header     protocol.Header `json:"header"`
+	Rule       json.RawMessage `json:"rule"`
+}
+
+// Ack is a report's acknowledgement.
+type Ack struct {
+	Experiment     string `json:"experiment"`
+	Sequence       uint64 `json:"sequence"`
+	IdempotencyKey string `json:"idempotency_key"`
+	Replayed       bool   `json:"replayed"`
+	// PolicyVersion is the policy version published when the report was acknowledged.
+	PolicyVersion uint64 `json:"policy_version"`
+}
+
+func (c *Client) do(ctx context.Context, method, path, token string, body []byte, ctype string, hdr map[string]string, out any) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 400 {
+		var e struct {
+			Error Error `json:"error"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error.Code == "" {
+			return nil, &Error{Status: resp.StatusCode, Code: "http", Message: strings.TrimSpace(string(data))}
+		}
+		e.Error.Status = resp.StatusCode
+		return nil, &e.Error
+	}
+	if out != nil && resp.StatusCode != http.StatusNotModified {
+		if err := json.Unmarshal(data, out); err != nil {
+			return nil, fmt.Errorf("server response: %w", err)
+		}
+	}
+	return resp, nil
+}
+
+// Create creates an experiment (admin token).
+func (c *Client) Create(ctx context.Context, r CreateRequest) (*Ledger, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	l := new(Ledger)
+	_, err = c.do(ctx, http.MethodPost, "/v1/experiments", c.admin, b, "application/json", nil, l)
+	return l, err
+}
+
+// Ledger returns an experiment's public state.
+func (c *Client) Ledger(ctx context.Context, exp string) (*Ledger, error) {
+	l := new(Ledger)
+	_, err := c.do(ctx, http.MethodGet, "/v1/experiments/"+exp+"/ledger", "", nil, "", nil, l)
+	return l, err
+}
+
+// Credentials mints users' credentials (admin token), in requests of at most 10 000 users.
+func (c *Client) Credentials(ctx context.Context, exp string, users []string) (map[string]string, error) {
+	out := make(map[string]string, len(users))
+	for len(users) > 0 {
+		n := min(len(users), 10000)
+		b, _ := json.Marshal(map[string][]string{"users": users[:n]})
+		var r struct {
+			Credentials map[string]string `json:"credentials"`
+		}
+		if _, err := c.do(ctx, http.MethodPost, "/v1/experiments/"+exp+"/credentials", c.admin, b, "application/json", nil, &r); err != nil {
+			return nil, err
+		}
+		for k, v := range r.Credentials {
+			out[k] = v
+		}
+		users = users[n:]
+	}
+	return out, nil
+}
+
+// Policy returns the published policy of exp, revalidating its cached copy with
+// If-None-Match (a 304 costs no body).
+func (c *Client) Policy(ctx context.Context, exp string) (*Policy, error) {
+	c.mu.Lock()
+	cp := c.cache[exp]
+	c.mu.Unlock()
+	hdr := map[string]string{}
+	if cp.p != nil {
+		hdr["If-None-Match"] = cp.etag
+	}
+	p := new(Policy)
+	resp, err := c.do(ctx, http.MethodGet, "/v1/experiments/"+exp+"/policy", "", nil, "", hdr, p)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusNotModified {
+		return cp.p, nil
+	}
+	c.mu.Lock()
+	c.cache[exp] = cachedPolicy{etag: resp.Header.Get("ETag"), p: p}
+	c.mu.Unlock()
+	return p, nil
+}
+
+// Submission is one user's report and her identity.
+type Submission struct {
+	User, Credential, IdempotencyKey string
+	Report                           protocol.Report
+	// Regret, when not NaN, is a simulator's exact regret of the episode (shown on the
+	// status page); real users send none.
+	Regret float64
+}
+
+// Submit sends a report in the binary encoding and returns its acknowledgement. A retry with
+// the same idempotency key returns the original acknowledgement (Ack.Replayed).
+func (c *Client) Submit(ctx context.Context, exp string, s Submission) (*Ack, error) {
+	b, err := protocol.EncodeBinary(s.Report)
+	if err != nil {
+		return nil, err
+	}
+	hdr := map[string]string{"Dprl-User": s.User, "Dprl-User-Credential": s.Credential, "Idempotency-Key": s.IdempotencyKey}
+	if s.Regret == s.Regret { // not NaN
+		hdr["Dprl-Simulated-Regret"] = strconv.FormatFloat(s.Regret, 'g', -1, 64)
+	}
+	a := new(Ack)
+	_, err = c.do(ctx, http.MethodPost, "/v1/experiments/"+exp+"/reports", c.auth, b, "application/octet-stream", hdr, a)
+	return a, err
+}
+
+// IsCode reports whether err is a server error with the given code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}

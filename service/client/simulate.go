@@ -1,0 +1,286 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/experiment/engine"
+)
+
+// SimOptions configure Simulate.
+type SimOptions struct {
+	// Experiment is the served experiment's ID.
+	Experiment string
+	// Registry resolves the experiment's family.
+	Registry *engine.Registry
+	// Env is the simulated users' environment (a RunSpec env of the experiment's family);
+	// empty means the environment the experiment was created with (its name and params).
+	Env engine.EnvSpec
+	// Users is the number of users to play (default: the experiment's K).
+	Users int
+	// Concurrency is the number of users playing at once (default 1: users arrive in order).
+	Concurrency int
+	// Seed, if non-nil, is seeded test mode: the users' streams and, for an LDP agent, their
+	// noise come from this run seed exactly as in `dprl run --seeds Seed` (never for real
+	// users: their reports' noise is then predictable). Otherwise the streams are drawn
+	// from a crypto-seeded seed and the LDP noise from a crypto-seeded secure source.
+	Seed *uint64
+	// UserPrefix prefixes the simulated users' IDs (default "sim-").
+	UserPrefix string
+	// Progress, if non-nil, receives the number of users done since its last call.
+	Progress func(int64)
+}
+
+// SimResult is what Simulate measured.
+type SimResult struct {
+	// Regret is the exact regret of each user's episode (user k at index k−1).
+	Regret []float64
+	// Accepted is the number of acknowledged reports; Skipped the users beyond the capacity
+	// (they play but do not report, as in `dprl run`).
+	Accepted, Skipped int
+	// Seconds is the wall time; Latency the submissions' latencies, sorted.
+	Seconds float64
+	Latency []time.Duration
+}
+
+// Cumulative returns the cumulative regret after each user.
+func (r *SimResult) Cumulative() []float64 {
+	out := make([]float64, len(r.Regret))
+	s := 0.0
+	for i, v := range r.Regret {
+		s += v
+		out[i] = s
+	}
+	return out
+}
+
+// Quantile returns the q-quantile of the submission latencies.
+func (r *SimResult) Quantile(q float64) time.Duration {
+	if len(r.Latency) == 0 {
+		return 0
+	}
+	return r.Latency[min(int(q*float64(len(r.Latency))), len(r.Latency)-1)]
+}
+
+// Simulate plays simulated users against the served experiment: each user fetches the
+// published policy, plays one episode on the simulated environment, is evaluated exactly, and
+// submits her report (privatised on her side for an LDP agent) with her own credential and an
+// idempotency key (retried with the same key on a transport error). With Concurrency 1 and a
+// Seed, against an experiment created with the same seed, the regrets are those of `dprl run`
+// bit for bit.
+func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) {
+	l, err := c.Ledger(ctx, o.Experiment)
+	if err != nil {
+		return nil, err
+	}
+	spec := engine.RunSpec{Family: l.Family, Name: "simulated", Agents: []string{l.Agent}, Episodes: l.Episodes,
+		Env: o.Env, Privacy: engine.PrivacySpec{Delta: l.Delta, Noise: "secure"}}
+	if spec.Env.Name == "" && spec.Env.File == "" {
+		spec.Env = engine.EnvSpec{Name: l.Env.Name, Params: l.Env.Params}
+	}
+	if l.Epsilon > 0 {
+		spec.Privacy.Epsilons = []float64{l.Epsilon}
+	}
+	st := engine.Streams{}
+	if o.Seed != nil {
+		st.Seed, spec.Privacy.Noise = *o.Seed, "seeded"
+	} else {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		st.Seed = binary.LittleEndian.Uint64(b[:])
+	}
+	spec.Seeds = []uint64{st.Seed}
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	sv, err := engine.CheckServed(o.Registry, &spec)
+	if err != nil {
+		return nil, err
+	}
+	N := o.Users
+	if N <= 0 {
+		N = l.Episodes
+	}
+	if N > l.Episodes {
+		return nil, fmt.Errorf("users: at most the experiment's K = %d, got %d", l.Episodes, N)
+	}
+	C := max(o.Concurrency, 1)
+	if o.UserPrefix == "" {
+		o.UserPrefix = "sim-"
+	}
+	res := &SimResult{Regret: make([]float64, N)}
+	creds := &credentials{c: c, exp: o.Experiment, prefix: o.UserPrefix, chunks: map[int]map[string]string{}}
+	var next atomic.Int64
+	var mu sync.Mutex
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, C)
+	var wg sync.WaitGroup
+	for w := range C {
+		wst := st
+		served, err := sv.Session(&spec, wst)
+		if err == nil && served.Users == engine.SharedEnv && C > 1 {
+			// The family's users draw in turn from one environment stream: concurrent
+			// workers cannot share it, so each draws its own (not reproducible: seeded mode
+			// needs concurrency 1).
+			if o.Seed != nil {
+				return nil, fmt.Errorf("concurrency: family %s's users share one environment stream, so seeded mode needs concurrency 1", l.Family)
+			}
+			wst.Seed = st.Seed + uint64(w)*0x9e3779b97f4a7c15
+			served, err = sv.Session(&spec, wst)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if served.Session.Expect().Agent != l.Agent {
+			return nil, fmt.Errorf("the local agent %s is not the experiment's %s", served.Session.Expect().Agent, l.Agent)
+		}
+		rm := &remote{c: c, exp: o.Experiment, creds: creds}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := protocol.RunRemote(ctx, served.Session, protocol.Options{Episodes: N, Users: wst.Episodes(served.Users),
+				Next: func() int { return int(next.Add(1)) }, Every: 256, Progress: o.Progress,
+				Each: func(k int, regret float64) { res.Regret[k-1] = regret }}, rm)
+			if err != nil {
+				errs[w] = err
+				cancel()
+			}
+			mu.Lock()
+			res.Accepted += rm.accepted
+			res.Latency = append(res.Latency, rm.latency...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	// The first worker's own failure, not the cancellations it caused.
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return nil, err
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.Skipped = N - res.Accepted
+	slices.Sort(res.Latency)
+	return res, nil
+}
+
+// remote is one worker's protocol.Remote: the server's policy and report endpoints.
+type remote struct {
+	c        *Client
+	exp      string
+	creds    *credentials
+	accepted int
+	latency  []time.Duration
+	cached   *Policy
+	acked    uint64 // the policy version of the last acknowledgement
+}
+
+// Policy returns the published policy. The worker's last acknowledgement named the version
+// published after its report: while the cached policy has that version it is current as of
+// then, and no request is made (half the requests of a user under load); otherwise it is
+// fetched (revalidated with If-None-Match).
+func (r *remote) Policy(ctx context.Context) (uint64, []byte, error) {
+	if r.cached != nil && r.acked == r.cached.Version {
+		return r.cached.Version, r.cached.Rule, nil
+	}
+	var p *Policy
+	err := retry(ctx, func() (err error) { p, err = r.c.Policy(ctx, r.exp); return err })
+	if err != nil {
+		return 0, nil, err
+	}
+	r.cached = p
+	return p.Version, p.Rule, nil
+}
+
+// retry calls f until it succeeds, fails with a client error (4xx other than in_progress), or
+// fails 8 times (transport errors and 5xx back off from 50 ms to 6.4 s: a server restarting).
+func retry(ctx context.Context, f func() error) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = f()
+		var e *Error
+		if err == nil || attempt == 7 || ctx.Err() != nil || (errors.As(err, &e) && e.Status < 500 && e.Code != "in_progress") {
+			return err
+		}
+		select {
+		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (r *remote) Submit(ctx context.Context, k int, rep protocol.Report, regret float64) error {
+	user := r.creds.prefix + strconv.Itoa(k)
+	cred, err := r.creds.of(ctx, k)
+	if err != nil {
+		return err
+	}
+	s := Submission{User: user, Credential: cred, IdempotencyKey: "k" + strconv.Itoa(k), Report: rep, Regret: regret}
+	t := time.Now()
+	// A transport error or a 5xx is retried with the same idempotency key: an acknowledged
+	// report is then acknowledged again, never counted twice.
+	var a *Ack
+	err = retry(ctx, func() (err error) { a, err = r.c.Submit(ctx, r.exp, s); return err })
+	r.latency = append(r.latency, time.Since(t))
+	if err != nil {
+		return err
+	}
+	r.acked = a.PolicyVersion
+	r.accepted++
+	return nil
+}
+
+// credentials mints the simulated users' credentials in chunks of 10 000 (admin token),
+// keeping the last few chunks.
+type credentials struct {
+	c      *Client
+	exp    string
+	prefix string
+	mu     sync.Mutex
+	chunks map[int]map[string]string
+}
+
+const credChunk = 10000
+
+func (cr *credentials) of(ctx context.Context, k int) (string, error) {
+	i := (k - 1) / credChunk
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	ch, ok := cr.chunks[i]
+	if !ok {
+		users := make([]string, 0, credChunk)
+		for u := i*credChunk + 1; u <= (i+1)*credChunk; u++ {
+			users = append(users, cr.prefix+strconv.Itoa(u))
+		}
+		err := retry(ctx, func() (err error) { ch, err = cr.c.Credentials(ctx, cr.exp, users); return err })
+		if err != nil {
+			return "", err
+		}
+		for j := range cr.chunks {
+			if j < i-4 {
+				delete(cr.chunks, j)
+			}
+		}
+		cr.chunks[i] = ch
+	}
+	return ch[cr.prefix+strconv.Itoa(k)], nil
+}

@@ -1,0 +1,193 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/service/client"
+)
+
+// rawReq sends a request and returns its status and body.
+func rawReq(t *testing.T, url, method, path, token string, body []byte, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url+path, bytes.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestHostileClients: every hostile request gets its 4xx with a JSON body naming the field,
+// and leaves the published state (policy and ledger) unchanged byte for byte.
+func TestHostileClients(t *testing.T) {
+	dir := t.TempDir()
+	c, s, _ := live(t, dir, true)
+	url := serverURL(t, s)
+	ctx := context.Background()
+	mk := func(agent string, capacity int) string {
+		l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
+			Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seedp(3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.Experiment
+	}
+	jdp, full, ldp := mk("practical-jdp", 100), mk("practical-jdp", 10), mk("practical-ldp", 100)
+	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: jdp, Registry: registry(), Users: 10, Seed: seedp(3)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: full, Registry: registry(), Seed: seedp(3)}); err != nil {
+		t.Fatal(err)
+	}
+	creds, _ := c.Credentials(ctx, jdp, []string{"sim-1", "fresh"})
+	fullCreds, _ := c.Credentials(ctx, full, []string{"late"})
+	ldpCreds, _ := c.Credentials(ctx, ldp, []string{"fresh"})
+	head := header(t, c, jdp)
+	traj := func(mod func(r *protocol.Trajectory)) []byte {
+		r := &protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)}
+		if mod != nil {
+			mod(r)
+		}
+		b, err := protocol.EncodeBinary(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	asJSON := func(r *protocol.Trajectory) []byte { b, _ := json.Marshal(r); return b }
+	user := func(id, cred, idem string) map[string]string {
+		return map[string]string{"Dprl-User": id, "Dprl-User-Credential": cred, "Idempotency-Key": idem}
+	}
+	fresh := user("fresh", creds["fresh"], "x1")
+	state := func() string {
+		var b strings.Builder
+		for _, id := range []string{jdp, full, ldp} {
+			for _, p := range []string{"/policy", "/ledger"} {
+				code, body := rawReq(t, url, "GET", "/v1/experiments/"+id+p, "", nil, nil)
+				fmt.Fprintf(&b, "%d %s\n", code, body)
+			}
+		}
+		return b.String()
+	}
+	before := state()
+	ldpAsTrajectory := header(t, c, ldp)
+	ldpAsTrajectory.Kind = protocol.KindTrajectory
+	badHead := head
+	badHead.Kind = protocol.KindPrivatized
+	for _, c := range []struct {
+		name        string
+		method, exp string
+		path        string
+		token       string
+		body        []byte
+		hdr         map[string]string
+		status      int
+		field       string
+	}{
+		{"second contribution by the same user", "POST", jdp, "/reports", clientTok, traj(nil), user("sim-1", creds["sim-1"], "other-key"), 409, ""},
+		{"a report past capacity", "POST", full, "/reports", clientTok, traj(nil), user("late", fullCreds["late"], "x"), 409, ""},
+		{"NaN reward", "POST", jdp, "/reports", clientTok, traj(func(r *protocol.Trajectory) { r.Rewards[2] = math.NaN() }), fresh, 400, "report.rewards[2]"},
+		{"infinite reward", "POST", jdp, "/reports", clientTok, traj(func(r *protocol.Trajectory) { r.Rewards[0] = math.Inf(1) }), fresh, 400, "report.rewards[0]"},
+		{"negative state", "POST", jdp, "/reports", clientTok, traj(func(r *protocol.Trajectory) { r.States[1] = -1 }), fresh, 400, "report.states[1]"},
+		{"huge action", "POST", jdp, "/reports", clientTok, traj(func(r *protocol.Trajectory) { r.Actions[4] = 1 << 40 }), fresh, 400, "report.actions"},
+		{"wrong shape", "POST", jdp, "/reports", clientTok, traj(func(r *protocol.Trajectory) { r.States = r.States[:3] }), fresh, 400, "report.states"},
+		{"JSON with a NaN", "POST", jdp, "/reports", clientTok, []byte(`{"header":{},"states":[NaN]}`), fresh, 400, "report.json"},
+		{"JSON of another kind", "POST", jdp, "/reports", clientTok, asJSON(&protocol.Trajectory{Header: badHead}), fresh, 400, "report.header.kind"},
+		{"a raw trajectory to an LDP curator", "POST", ldp, "/reports", clientTok, asJSON(&protocol.Trajectory{Header: ldpAsTrajectory}), user("fresh", ldpCreds["fresh"], "x"), 400, "report.header.kind"},
+		{"oversized body", "POST", jdp, "/reports", clientTok, make([]byte, 1<<20), fresh, 413, "body"},
+		{"no client token", "POST", jdp, "/reports", "", traj(nil), fresh, 401, "Authorization"},
+		{"wrong client token", "POST", jdp, "/reports", "client-token-0123456780", traj(nil), fresh, 401, "Authorization"},
+		{"the admin token to submit", "POST", jdp, "/reports", adminTok, traj(nil), fresh, 401, "Authorization"},
+		{"another user's credential", "POST", jdp, "/reports", clientTok, traj(nil), user("fresh", creds["sim-1"], "x"), 403, "Dprl-User-Credential"},
+		{"another experiment's credential", "POST", ldp, "/reports", clientTok, traj(nil), fresh, 403, "Dprl-User-Credential"},
+		{"unknown experiment", "POST", "nope", "/reports", clientTok, traj(nil), fresh, 404, "id"},
+		{"no idempotency key", "POST", jdp, "/reports", clientTok, traj(nil), user("fresh", creds["fresh"], ""), 400, "Idempotency-Key"},
+		{"bad simulated regret", "POST", jdp, "/reports", clientTok, traj(nil), map[string]string{"Dprl-User": "fresh", "Dprl-User-Credential": creds["fresh"], "Idempotency-Key": "x", "Dprl-Simulated-Regret": "NaN"}, 400, "Dprl-Simulated-Regret"},
+		{"credentials with the client token", "POST", jdp, "/credentials", clientTok, []byte(`{"users":["a"]}`), nil, 401, "Authorization"},
+		{"create with the client token", "POST", "", "", clientTok, []byte(`{}`), nil, 401, "Authorization"},
+		{"create: unknown field", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":10,"epsilon":1,"bogus":1}`), nil, 400, "bogus"},
+		{"create: ε out of range", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":10,"epsilon":-1}`), nil, 400, "epsilon"},
+		{"create: capacity 0", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":0,"epsilon":1}`), nil, 400, "capacity"},
+		{"create: capacity too large", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":100000000,"epsilon":1}`), nil, 400, "capacity"},
+		{"create: unknown agent", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"nope","capacity":10,"epsilon":1}`), nil, 400, "agent"},
+		{"create: δ of 1", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":10,"epsilon":1,"delta":1}`), nil, 400, "delta"},
+		{"create: oversized", "POST", "", "", adminTok, make([]byte, 9<<20), nil, 413, "body"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := "/v1/experiments"
+			if c.exp != "" {
+				path += "/" + c.exp + c.path
+			}
+			code, body := rawReq(t, url, c.method, path, c.token, c.body, c.hdr)
+			if code != c.status {
+				t.Fatalf("status %d, want %d: %s", code, c.status, body)
+			}
+			var e struct {
+				Error struct{ Code, Field, Message string }
+			}
+			if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Message == "" {
+				t.Fatalf("body %q is not a JSON error", body)
+			}
+			if c.field != "" && e.Error.Field != c.field {
+				t.Errorf("field %q, want %q (%s)", e.Error.Field, c.field, e.Error.Message)
+			}
+			if after := state(); after != before {
+				t.Fatalf("the state changed:\n%s\n%s", before, after)
+			}
+		})
+	}
+}
+
+// TestMembershipIsPrivate: a caller without a user's credential learns nothing of whether she
+// contributed: the answers for a contributor and a non-contributor are identical, byte for
+// byte. With her own credential she learns it (a retry is acknowledged again; another key is a
+// conflict).
+func TestMembershipIsPrivate(t *testing.T) {
+	c, s, _ := live(t, t.TempDir(), true)
+	url := serverURL(t, s)
+	ctx := context.Background()
+	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
+		Epsilon: 1, Delta: 1e-5, Capacity: 100, Seed: seedp(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: l.Experiment, Registry: registry(), Users: 5, Seed: seedp(3)}); err != nil {
+		t.Fatal(err)
+	}
+	creds, _ := c.Credentials(ctx, l.Experiment, []string{"sim-3", "outsider", "attacker"})
+	head := header(t, c, l.Experiment)
+	b, _ := protocol.EncodeBinary(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)})
+	path := "/v1/experiments/" + l.Experiment + "/reports"
+	for _, probe := range []struct{ name, cred string }{{"the attacker's own credential", creds["attacker"]}, {"no credential", ""}, {"a forged one", "AAAA"}} {
+		c1, b1 := rawReq(t, url, "POST", path, clientTok, b, map[string]string{"Dprl-User": "sim-3", "Dprl-User-Credential": probe.cred, "Idempotency-Key": "k3"})
+		c2, b2 := rawReq(t, url, "POST", path, clientTok, b, map[string]string{"Dprl-User": "outsider", "Dprl-User-Credential": probe.cred, "Idempotency-Key": "k3"})
+		if c1 != c2 || b1 != b2 || c1 != http.StatusForbidden {
+			t.Errorf("%s: contributor %d %s, non-contributor %d %s", probe.name, c1, b1, c2, b2)
+		}
+	}
+	code, body := rawReq(t, url, "POST", path, clientTok, b, map[string]string{"Dprl-User": "sim-3", "Dprl-User-Credential": creds["sim-3"], "Idempotency-Key": "k3"})
+	if code != http.StatusOK || !strings.Contains(body, `"replayed":true`) {
+		t.Errorf("her own retry: %d %s", code, body)
+	}
+	code, body = rawReq(t, url, "POST", path, clientTok, b, map[string]string{"Dprl-User": "sim-3", "Dprl-User-Credential": creds["sim-3"], "Idempotency-Key": "another"})
+	if code != http.StatusConflict || !strings.Contains(body, "already_contributed") {
+		t.Errorf("her second contribution: %d %s", code, body)
+	}
+}

@@ -1,0 +1,120 @@
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/boundedread"
+)
+
+// TokensFile is the file in the data directory that holds generated tokens.
+const TokensFile = "tokens.json"
+
+// Tokens are the admin and client tokens.
+type Tokens struct {
+	Admin  string `json:"admin"`
+	Client string `json:"client"`
+}
+
+// LoadTokens returns the tokens: those given (flags or environment) when both are, else the
+// data directory's tokens.json, generated (256 random bits each, file mode 0600) on first use.
+// generated reports that the file was written now.
+func LoadTokens(dir string, given Tokens) (t Tokens, path string, generated bool, err error) {
+	if given.Admin != "" && given.Client != "" {
+		return given, "", false, nil
+	}
+	if given.Admin != "" || given.Client != "" {
+		return t, "", false, errors.New("tokens: give both the admin and the client token, or neither (then they are generated in the data directory)")
+	}
+	path = filepath.Join(dir, TokensFile)
+	if b, err := boundedread.ReadFile(path, 1<<16); err == nil {
+		if err := json.Unmarshal(b, &t); err != nil || len(t.Admin) < MinTokenLength || len(t.Client) < MinTokenLength {
+			return t, path, false, fmt.Errorf("%s: not a tokens file of dprl serve", path)
+		}
+		return t, path, false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return t, path, false, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return t, path, false, err
+	}
+	for _, p := range []*string{&t.Admin, &t.Client} {
+		var b [32]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return t, path, false, err
+		}
+		*p = hex.EncodeToString(b[:])
+	}
+	b, _ := json.MarshalIndent(t, "", "  ")
+	if err := atomicfile.WriteBytes(path, append(b, '\n'), 0o600); err != nil {
+		return t, path, false, err
+	}
+	return t, path, true, nil
+}
+
+// Listen holds the address and TLS files of ListenAndServe.
+type Listen struct {
+	// Addr is host:port (port 0 picks a free port).
+	Addr string
+	// CertFile and KeyFile enable TLS when both are set.
+	CertFile, KeyFile string
+	// Drain bounds the graceful shutdown (default 30 s).
+	Drain time.Duration
+}
+
+// ListenAndServe runs s until ctx is cancelled (SIGTERM/SIGINT in dprl serve), then stops
+// accepting, lets the requests in flight finish — their reports committed and acknowledged —,
+// stops the committers and closes the store. ready receives the server's base URL once it
+// listens.
+func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(url string)) error {
+	if (l.CertFile == "") != (l.KeyFile == "") {
+		s.Close()
+		return errors.New("--tls-cert and --tls-key: give both or neither")
+	}
+	if l.Drain <= 0 {
+		l.Drain = 30 * time.Second
+	}
+	ln, err := net.Listen("tcp", l.Addr)
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("--addr: %w", err)
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+	scheme := "http"
+	if l.CertFile != "" {
+		scheme = "https"
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if l.CertFile != "" {
+			errc <- hs.ServeTLS(ln, l.CertFile, l.KeyFile)
+		} else {
+			errc <- hs.Serve(ln)
+		}
+	}()
+	if ready != nil {
+		ready(scheme + "://" + ln.Addr().String())
+	}
+	select {
+	case err := <-errc:
+		s.Close()
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), l.Drain)
+	defer cancel()
+	serr := hs.Shutdown(sctx)
+	cerr := s.Close()
+	return errors.Join(serr, cerr)
+}

@@ -1,0 +1,297 @@
+// Package store is the durable state of `dprl serve`: an embedded go.etcd.io/bbolt database
+// (one file, B+tree, copy-on-write pages, fsync on every commit, an exclusive file lock so two
+// servers cannot open it) holding, per experiment, its public definition, its secret key, and
+// the ordered log of the reports it acknowledged.
+//
+// The curator's state is never stored: it is a deterministic function of the experiment's
+// definition, its key and the ordered log (the noise of every counter node is drawn from
+// streams keyed by the persisted key, in the order the log fixes), so a restarted server
+// rebuilds exactly the state it had — no report lost, none counted twice, no noise redrawn —
+// by replaying the log. A report is acknowledged only after the transaction that appends it
+// committed; Append takes many reports in one transaction (group commit: one fsync for a
+// batch).
+//
+// Layout (bucket → key → value):
+//
+//	meta        "schema" → 1; "user-key" → 32 random bytes (the credentials' HMAC key)
+//	experiments id → Experiment (JSON)
+//	log/<id>    seq (8 bytes big-endian, 1-based) → Record (binary, see encodeRecord); the
+//	            bucket's sequence is the number of records
+//	users/<id>  user digest (32 bytes) → seq
+package store
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Schema is the version of the database layout.
+const Schema = 1
+
+// FileName is the database file inside the data directory.
+const FileName = "dprl.db"
+
+var (
+	bMeta        = []byte("meta")
+	bExperiments = []byte("experiments")
+)
+
+func logBucket(id string) []byte   { return []byte("log/" + id) }
+func usersBucket(id string) []byte { return []byte("users/" + id) }
+
+// ErrLocked is returned by Open when another process holds the database.
+var ErrLocked = errors.New("the data directory is in use by another dprl serve (its database is locked)")
+
+// Store is an open database.
+type Store struct {
+	db      *bolt.DB
+	userKey [32]byte
+}
+
+// Experiment is an experiment's definition as stored: public parameters, fixed at creation.
+type Experiment struct {
+	ID      string    `json:"id"`
+	Created time.Time `json:"created"`
+	// Spec is the served RunSpec (JSON of engine.RunSpec).
+	Spec json.RawMessage `json:"spec"`
+	// Seeded marks an experiment of a server in seeded test mode: its randomness comes from
+	// Spec's seed, not from Key.
+	Seeded bool `json:"seeded"`
+	// Key is the experiment's secret (32 bytes): it keys the curator's noise and public
+	// randomness. Never served.
+	Key []byte `json:"key"`
+}
+
+// Record is one acknowledged report.
+type Record struct {
+	// User is the digest of the user's ID (HMAC with the server's user key): the store never
+	// holds the ID itself.
+	User [32]byte
+	// Idem is the client's idempotency key.
+	Idem string
+	// Regret is the exact regret a simulator reported for the user's episode (NaN if none).
+	Regret float64
+	// Report is the report's binary encoding (protocol.EncodeBinary).
+	Report []byte
+}
+
+// Open opens (creating if needed) the database in dir with an exclusive lock, waiting at most
+// wait for another process to release it.
+func Open(dir string, wait time.Duration) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: wait})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	s := &Store{db: db}
+	err = db.Update(func(tx *bolt.Tx) error {
+		m, err := tx.CreateBucketIfNotExists(bMeta)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucketIfNotExists(bExperiments); err != nil {
+			return err
+		}
+		if v := m.Get([]byte("schema")); v != nil && string(v) != fmt.Sprint(Schema) {
+			return fmt.Errorf("database schema %s, this dprl reads %d", v, Schema)
+		}
+		if err := m.Put([]byte("schema"), []byte(fmt.Sprint(Schema))); err != nil {
+			return err
+		}
+		if v := m.Get([]byte("user-key")); len(v) == 32 {
+			copy(s.userKey[:], v)
+			return nil
+		}
+		if _, err := rand.Read(s.userKey[:]); err != nil {
+			return err
+		}
+		return m.Put([]byte("user-key"), s.userKey[:])
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// Close closes the database (releasing its lock).
+func (s *Store) Close() error { return s.db.Close() }
+
+// UserKey is the server's secret key for users' credentials and digests.
+func (s *Store) UserKey() [32]byte { return s.userKey }
+
+// Create stores a new experiment; its ID must be new.
+func (s *Store) Create(e *Experiment) error {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		x := tx.Bucket(bExperiments)
+		if x.Get([]byte(e.ID)) != nil {
+			return fmt.Errorf("experiment %s exists", e.ID)
+		}
+		if _, err := tx.CreateBucket(logBucket(e.ID)); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(usersBucket(e.ID)); err != nil {
+			return err
+		}
+		return x.Put([]byte(e.ID), b)
+	})
+}
+
+// Experiments returns every stored experiment, in ID order.
+func (s *Store) Experiments() ([]*Experiment, error) {
+	var out []*Experiment
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bExperiments).ForEach(func(k, v []byte) error {
+			e := new(Experiment)
+			if err := json.Unmarshal(v, e); err != nil {
+				return fmt.Errorf("experiment %s: %w", k, err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	return out, err
+}
+
+// Contribution returns the sequence number of user's acknowledged report, or 0.
+func (s *Store) Contribution(id string, user [32]byte) (uint64, error) {
+	var seq uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(usersBucket(id))
+		if b == nil {
+			return fmt.Errorf("experiment %s: no such experiment", id)
+		}
+		if v := b.Get(user[:]); v != nil {
+			seq = binary.BigEndian.Uint64(v)
+		}
+		return nil
+	})
+	return seq, err
+}
+
+// Record returns the acknowledged record seq of experiment id.
+func (s *Store) Record(id string, seq uint64) (*Record, error) {
+	var r *Record
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(logBucket(id)).Get(seqKey(seq))
+		if v == nil {
+			return fmt.Errorf("experiment %s: no record %d", id, seq)
+		}
+		var err error
+		r, err = decodeRecord(v)
+		return err
+	})
+	return r, err
+}
+
+// Append appends records to experiment id's log in one transaction (one fsync) and returns
+// the sequence number of the first. next must be the sequence number the log expects (its
+// length + 1): a mismatch means the caller's view of the log is stale and nothing is written.
+func (s *Store) Append(id string, next uint64, recs []*Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		lb, ub := tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id))
+		if lb == nil || ub == nil {
+			return fmt.Errorf("experiment %s: no such experiment", id)
+		}
+		if n := lb.Sequence(); n+1 != next {
+			return fmt.Errorf("experiment %s: log has %d records, caller expected %d", id, n, next-1)
+		}
+		for i, r := range recs {
+			seq := next + uint64(i)
+			if ub.Get(r.User[:]) != nil {
+				return fmt.Errorf("experiment %s: user already contributed (record %d)", id, seq)
+			}
+			if err := lb.Put(seqKey(seq), encodeRecord(r)); err != nil {
+				return err
+			}
+			if err := ub.Put(r.User[:], seqKey(seq)); err != nil {
+				return err
+			}
+		}
+		return lb.SetSequence(next + uint64(len(recs)) - 1)
+	})
+}
+
+// Replay calls f with every record of experiment id's log in order (seq 1, 2, …).
+func (s *Store) Replay(id string, f func(seq uint64, r *Record) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		lb := tx.Bucket(logBucket(id))
+		if lb == nil {
+			return fmt.Errorf("experiment %s: no such experiment", id)
+		}
+		c := lb.Cursor()
+		want := uint64(1)
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			seq := binary.BigEndian.Uint64(k)
+			if seq != want {
+				return fmt.Errorf("experiment %s: log record %d follows %d", id, seq, want-1)
+			}
+			r, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("experiment %s: record %d: %w", id, seq, err)
+			}
+			if err := f(seq, r); err != nil {
+				return err
+			}
+			want++
+		}
+		return nil
+	})
+}
+
+func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
+
+// encodeRecord: user digest (32 bytes), uvarint len + idempotency key, regret (float64 bits,
+// little endian), then the report bytes.
+func encodeRecord(r *Record) []byte {
+	b := make([]byte, 0, 32+1+len(r.Idem)+8+len(r.Report))
+	b = append(b, r.User[:]...)
+	b = binary.AppendUvarint(b, uint64(len(r.Idem)))
+	b = append(b, r.Idem...)
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.Regret))
+	return append(b, r.Report...)
+}
+
+func decodeRecord(v []byte) (*Record, error) {
+	r := new(Record)
+	if len(v) < 33 {
+		return nil, errors.New("short record")
+	}
+	copy(r.User[:], v)
+	rd := bytes.NewReader(v[32:])
+	n, err := binary.ReadUvarint(rd)
+	if err != nil || n > uint64(rd.Len()) {
+		return nil, errors.New("bad idempotency key length")
+	}
+	off := len(v) - rd.Len()
+	r.Idem = string(v[off : off+int(n)])
+	off += int(n)
+	if len(v) < off+8 {
+		return nil, errors.New("short record")
+	}
+	r.Regret = math.Float64frombits(binary.LittleEndian.Uint64(v[off:]))
+	r.Report = append([]byte(nil), v[off+8:]...)
+	return r, nil
+}
