@@ -79,6 +79,35 @@ func ApplyParamFlags(params map[string]float64, changed func(string) bool, set f
 	return nil
 }
 
+// SpecFlags returns f, the shared flags of a run in the shared run schema, with the tabular
+// family's part: for family tabular (dprl's practical agents) its named environment flags are
+// env.params and the papers' agents' settings are refused; for another family every flag of
+// the tabular family alone is refused.
+func SpecFlags(f engine.RunFlags) engine.RunFlags {
+	f.Refused, f.RefusedWhy = OnlyFlags(), fmt.Sprintf("with --family %s --agent %s (the papers' agents' settings; give environment parameters as --env-param NAME=VALUE)", f.Family, f.Agent)
+	if f.Family == FamilyName {
+		f.Refused, f.NamedParams = PaperFlags(), ParamFlagMap()
+	}
+	return f
+}
+
+// FromFlags returns the configuration of a run of the papers' tabular agents given by flags:
+// --delta is refused (they are pure ε-DP), --env-param values set the named flags (set is the
+// flag set's Set, which updates f), then Config.
+func (f *Flags) FromFlags(set func(flag, value string) error) (*Config, error) {
+	if f.Changed("delta") {
+		return nil, inputerr.New("--delta: the papers' tabular agents are pure ε-DP (δ is for dprl's (ε, δ) practical agents, e.g. --agent practical-jdp)")
+	}
+	params, err := engine.ParseEnvParams(f.EnvParams)
+	if err != nil {
+		return nil, err
+	}
+	if err := ApplyParamFlags(params, f.Changed, set); err != nil {
+		return nil, err
+	}
+	return f.Config()
+}
+
 // Config checks the flags and returns the run's configuration, through the same parser
 // (validation, defaults) as a configuration file. An explicit value is never replaced by a
 // default, and a flag that would have no effect for the chosen environment (Envs: a parameter

@@ -40,6 +40,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/experiments/{id}", s.getExperiment},
 		{"GET /v1/experiments/{id}/policy", s.getPolicy},
 		{"POST /v1/experiments/{id}/reports", s.submitReport},
+		{"POST /v1/experiments/{id}/reports/batch", s.submitBatch},
 		{"GET /v1/experiments/{id}/ledger", s.getExperiment},
 		{"POST /v1/experiments/{id}/credentials", s.mintCredentials},
 		{"GET /v1/openapi.json", s.openAPI},
@@ -87,6 +88,9 @@ type policyResponse struct {
 	Version    uint64          `json:"version"`
 	Header     protocol.Header `json:"header"`
 	Rule       json.RawMessage `json:"rule"`
+	// UserSide are the public parameters a user needs to build her report beyond the header
+	// (an LDP agent's randomiser: σ, clipping, layout), when the agent has any.
+	UserSide any `json:"user_side,omitempty"`
 }
 
 // ledgerResponse is an experiment's public state: its guarantee and its counts.
@@ -429,50 +433,165 @@ func (s *Server) submitReport(w http.ResponseWriter, r *http.Request) {
 	if x == nil {
 		return
 	}
-	user, cred, idem := r.Header.Get("Dprl-User"), r.Header.Get("Dprl-User-Credential"), r.Header.Get("Idempotency-Key")
-	if !printable(user, MaxUserID) {
-		fail(w, http.StatusBadRequest, "invalid_request", "Dprl-User", "header Dprl-User: the user's ID, 1 to %d printable ASCII characters", MaxUserID)
+	sub, bad := s.prepare(x, r.Header.Get("Dprl-User"), r.Header.Get("Dprl-User-Credential"), r.Header.Get("Idempotency-Key"), r.Header.Get("Dprl-Simulated-Regret"), nil)
+	if bad != nil {
+		reply(w, *bad)
 		return
-	}
-	got, err := base64.RawURLEncoding.DecodeString(cred)
-	want := s.userMAC("dprl/credential/v1", x.def.ID, user)
-	if !hmac.Equal(got, want) || err != nil {
-		fail(w, http.StatusForbidden, "forbidden", "Dprl-User-Credential", "header Dprl-User-Credential: not this user's credential for this experiment")
-		return
-	}
-	if !printable(idem, MaxIdemKey) {
-		fail(w, http.StatusBadRequest, "invalid_request", "Idempotency-Key", "header Idempotency-Key: required, 1 to %d printable ASCII characters (retry a report with the same key)", MaxIdemKey)
-		return
-	}
-	regret := math.NaN()
-	if v := r.Header.Get("Dprl-Simulated-Regret"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e9 {
-			fail(w, http.StatusBadRequest, "invalid_request", "Dprl-Simulated-Regret", "header Dprl-Simulated-Regret: a finite number in [0, 1e9], got %q", v)
-			return
-		}
-		regret = f
 	}
 	body, ok := readBody(w, r, x.maxBytes)
 	if !ok {
 		return
 	}
+	if bad := s.decode(x, sub, body); bad != nil {
+		reply(w, *bad)
+		return
+	}
+	reply(w, x.submit(r.Context(), sub))
+}
+
+// prepare checks a submission's identity in an order that reveals nothing about
+// participation: the user's credential first (independent of the state), then the
+// idempotency key and the simulated regret. field prefixes the fields named in errors (for a
+// batch item).
+func (s *Server) prepare(x *experiment, user, cred, idem, regretText string, field func(string) string) (*submission, *result) {
+	if field == nil {
+		field = func(f string) string { return f }
+	}
+	bad := func(status int, code, f, format string, args ...any) (*submission, *result) {
+		return nil, &result{status, apiError{Code: code, Field: field(f), Message: fmt.Sprintf(format, args...)}}
+	}
+	if !printable(user, MaxUserID) {
+		return bad(http.StatusBadRequest, "invalid_request", "Dprl-User", "the user's ID (header Dprl-User): 1 to %d printable ASCII characters", MaxUserID)
+	}
+	got, err := base64.RawURLEncoding.DecodeString(cred)
+	want := s.userMAC("dprl/credential/v1", x.def.ID, user)
+	if !hmac.Equal(got, want) || err != nil {
+		return bad(http.StatusForbidden, "forbidden", "Dprl-User-Credential", "not this user's credential for this experiment (header Dprl-User-Credential)")
+	}
+	if !printable(idem, MaxIdemKey) {
+		return bad(http.StatusBadRequest, "invalid_request", "Idempotency-Key", "the idempotency key (header Idempotency-Key): required, 1 to %d printable ASCII characters (retry a report with the same key)", MaxIdemKey)
+	}
+	regret := math.NaN()
+	if regretText != "" {
+		f, err := strconv.ParseFloat(regretText, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e9 {
+			return bad(http.StatusBadRequest, "invalid_request", "Dprl-Simulated-Regret", "a simulator's regret (header Dprl-Simulated-Regret): a finite number in [0, 1e9], got %q", regretText)
+		}
+		regret = f
+	}
+	sub := &submission{idem: idem, regret: regret, done: make(chan result, 1)}
+	copy(sub.user[:], s.userMAC("dprl/user/v1", x.def.ID, user))
+	return sub, nil
+}
+
+// decode decodes and validates a report's bytes (JSON or binary) into sub.
+func (s *Server) decode(x *experiment, sub *submission, body []byte) *result {
 	rep, err := protocol.Decode(body, x.head)
 	if err != nil {
 		x.count(func(c *counters) { c.invalid++ })
-		reply(w, refusal(err))
-		return
+		r := refusal(err)
+		return &r
 	}
 	raw := body
 	if !bytes.HasPrefix(body, []byte(protocol.Magic)) {
 		if raw, err = protocol.EncodeBinary(rep); err != nil {
-			reply(w, refusal(err))
-			return
+			r := refusal(err)
+			return &r
 		}
 	}
-	sub := &submission{idem: idem, regret: regret, rep: rep, raw: raw, done: make(chan result, 1)}
-	copy(sub.user[:], s.userMAC("dprl/user/v1", x.def.ID, user))
-	reply(w, x.submit(r.Context(), sub))
+	sub.rep, sub.raw = rep, raw
+	return nil
+}
+
+// MaxBatch is the largest number of reports in one batch submission.
+const MaxBatch = 256
+
+// batchItem is one report of a batch submission: the headers of a single submission as
+// fields, and the report's JSON.
+type batchItem struct {
+	User            string          `json:"user"`
+	Credential      string          `json:"credential"`
+	IdempotencyKey  string          `json:"idempotency_key"`
+	SimulatedRegret *float64        `json:"simulated_regret,omitempty"`
+	Report          json.RawMessage `json:"report"`
+}
+
+type batchResult struct {
+	Status int       `json:"status"`
+	Ack    *ack      `json:"ack,omitempty"`
+	Error  *apiError `json:"error,omitempty"`
+}
+
+// submitBatch is POST /v1/experiments/{id}/reports/batch: up to MaxBatch users' reports (for a
+// gateway that collects its users' reports, or a simulator), each with its own user,
+// credential and idempotency key, checked exactly as a single submission, committed in the
+// order given (one group commit) and answered one result per item. A refused item changes no
+// state; the others are unaffected.
+func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
+	if !bearer(r, s.client) {
+		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "submitting reports needs the client token (Authorization: Bearer …)")
+		return
+	}
+	x := s.experimentOf(w, r)
+	if x == nil {
+		return
+	}
+	body, ok := readBody(w, r, int64(MaxBatch)*(x.maxBytes*2+1024))
+	if !ok {
+		return
+	}
+	var req struct {
+		Reports []batchItem `json:"reports"`
+	}
+	if err := strictdecode.Decode(body, "json", &req); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+		return
+	}
+	if len(req.Reports) == 0 || len(req.Reports) > MaxBatch {
+		fail(w, http.StatusBadRequest, "invalid_request", "reports", "reports: 1 to %d reports, got %d", MaxBatch, len(req.Reports))
+		return
+	}
+	out := make([]batchResult, len(req.Reports))
+	subs := make([]*submission, len(req.Reports))
+	for i, it := range req.Reports {
+		field := func(f string) string { return fmt.Sprintf("reports[%d].%s", i, f) }
+		rt := ""
+		if it.SimulatedRegret != nil {
+			rt = strconv.FormatFloat(*it.SimulatedRegret, 'g', -1, 64)
+		}
+		sub, bad := s.prepare(x, it.User, it.Credential, it.IdempotencyKey, rt, field)
+		if bad == nil {
+			bad = s.decode(x, sub, it.Report)
+			if bad != nil {
+				if e, ok := bad.body.(apiError); ok {
+					e.Field = field(e.Field)
+					bad.body = e
+				}
+			}
+		}
+		if bad != nil {
+			out[i] = itemResult(*bad)
+			continue
+		}
+		subs[i] = sub
+	}
+	for i, res := range x.submitAll(r.Context(), subs) {
+		if subs[i] != nil {
+			out[i] = itemResult(res)
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+}
+
+func itemResult(r result) batchResult {
+	br := batchResult{Status: r.status}
+	switch b := r.body.(type) {
+	case apiError:
+		br.Error = &b
+	case ack:
+		br.Ack = &b
+	}
+	return br
 }
 
 // credentialsRequest is the body of POST /v1/experiments/{id}/credentials.

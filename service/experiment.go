@@ -158,7 +158,11 @@ func (x *experiment) publish() error {
 	if err != nil {
 		return err
 	}
-	body, err := json.Marshal(policyResponse{Experiment: x.def.ID, Version: v, Header: x.head, Rule: raw})
+	pr := policyResponse{Experiment: x.def.ID, Version: v, Header: x.head, Rule: raw}
+	if us, ok := x.served.Session.Curator().(protocol.UserSider); ok {
+		pr.UserSide = us.UserSide()
+	}
+	body, err := json.Marshal(pr)
 	if err != nil {
 		return err
 	}
@@ -353,26 +357,44 @@ func (x *experiment) close() {
 
 // submit queues s and waits for the committer's answer (or the request's end).
 func (x *experiment) submit(ctx context.Context, s *submission) result {
+	return x.submitAll(ctx, []*submission{s})[0]
+}
+
+// submitAll queues the submissions in order (nil ones are skipped) and waits for the
+// committer's answers; the committer takes them in this order, usually in one group commit.
+func (x *experiment) submitAll(ctx context.Context, subs []*submission) []result {
+	out := make([]result, len(subs))
+	queued := make([]bool, len(subs))
 	x.qmu.RLock()
-	if x.closed {
-		x.qmu.RUnlock()
-		return result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "the server is shutting down; nothing was stored; retry later"}}
+	for i, s := range subs {
+		if s == nil {
+			continue
+		}
+		if x.closed {
+			out[i] = result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "the server is shutting down; nothing was stored; retry later"}}
+			continue
+		}
+		select {
+		case x.queue <- s:
+			queued[i] = true
+		case <-ctx.Done():
+			out[i] = result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "request cancelled before the report was queued; nothing was stored"}}
+		}
 	}
-	select {
-	case x.queue <- s:
-		x.qmu.RUnlock()
-	case <-ctx.Done():
-		x.qmu.RUnlock()
-		return result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "request cancelled before the report was queued; nothing was stored"}}
+	x.qmu.RUnlock()
+	for i, s := range subs {
+		if !queued[i] {
+			continue
+		}
+		select {
+		case out[i] = <-s.done:
+		case <-ctx.Done():
+			// The committer still answers into the buffered channel; the client retries
+			// with the same idempotency key to learn the outcome.
+			out[i] = result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "request cancelled while the report was being committed; retry with the same Idempotency-Key"}}
+		}
 	}
-	select {
-	case r := <-s.done:
-		return r
-	case <-ctx.Done():
-		// The committer still answers into the buffered channel; the client retries with
-		// the same idempotency key to learn the outcome.
-		return result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "request cancelled while the report was being committed; retry with the same Idempotency-Key"}}
-	}
+	return out
 }
 
 // snapshot is the public state of the experiment (ledger, status page).

@@ -191,3 +191,63 @@ func TestMembershipIsPrivate(t *testing.T) {
 		t.Errorf("her second contribution: %d %s", code, body)
 	}
 }
+
+// TestBatchSubmission: a batch commits its valid items in order and refuses the others item by
+// item (naming reports[i].field), leaving the state as if only the valid ones were sent.
+func TestBatchSubmission(t *testing.T) {
+	c, s, _ := live(t, t.TempDir(), true)
+	url := serverURL(t, s)
+	ctx := context.Background()
+	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
+		Epsilon: 1, Delta: 1e-5, Capacity: 100, Seed: seedp(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, _ := c.Credentials(ctx, l.Experiment, []string{"a", "b", "c"})
+	head := header(t, c, l.Experiment)
+	good, _ := json.Marshal(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)})
+	bad, _ := json.Marshal(&protocol.Trajectory{Header: head, States: make([]int, 2), Actions: make([]int, 5), Rewards: make([]float64, 5)})
+	item := func(u, cred string, rep []byte) string {
+		return fmt.Sprintf(`{"user":%q,"credential":%q,"idempotency_key":"k","report":%s}`, u, cred, rep)
+	}
+	body := `{"reports":[` + strings.Join([]string{item("a", creds["a"], good), item("b", creds["b"], bad), item("c", creds["a"], good), item("c", creds["c"], good), item("a", creds["a"], good)}, ",") + `]}`
+	code, resp := rawReq(t, url, "POST", "/v1/experiments/"+l.Experiment+"/reports/batch", clientTok, []byte(body), nil)
+	if code != 200 {
+		t.Fatalf("%d %s", code, resp)
+	}
+	var out struct {
+		Results []struct {
+			Status int
+			Ack    *struct{ Sequence uint64 }
+			Error  *struct{ Code, Field string }
+		}
+	}
+	if err := json.Unmarshal([]byte(resp), &out); err != nil || len(out.Results) != 5 {
+		t.Fatalf("%v: %s", err, resp)
+	}
+	want := []struct {
+		status int
+		field  string
+	}{{201, ""}, {400, "reports[1].report.states"}, {403, "reports[2].Dprl-User-Credential"}, {201, ""}, {409, ""}}
+	for i, w := range want {
+		r := out.Results[i]
+		if r.Status != w.status || (w.field != "" && (r.Error == nil || r.Error.Field != w.field)) {
+			t.Errorf("item %d: %+v, want %d %s", i, r, w.status, w.field)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	if out.Results[0].Ack.Sequence != 1 || out.Results[3].Ack.Sequence != 2 || out.Results[4].Error.Code != "in_progress" {
+		t.Errorf("sequences: %s", resp)
+	}
+	// A retry of the batch's first item is acknowledged again, not counted.
+	code, resp = rawReq(t, url, "POST", "/v1/experiments/"+l.Experiment+"/reports/batch", clientTok, []byte(`{"reports":[`+item("a", creds["a"], good)+`]}`), nil)
+	if code != 200 || !strings.Contains(resp, `"replayed":true`) || !strings.Contains(resp, `"sequence":1`) {
+		t.Errorf("retry: %d %s", code, resp)
+	}
+	led, _ := c.Ledger(ctx, l.Experiment)
+	if led.UsersServed != 2 {
+		t.Errorf("%d users served, want 2", led.UsersServed)
+	}
+}

@@ -21,6 +21,14 @@ func EncodeRule(rule any) ([]byte, error) {
 	return b, nil
 }
 
+// UserSider is implemented by curators whose users need public parameters beyond the header to
+// build their reports (a locally private agent's randomiser: its σ, clipping and layout). A
+// service publishes them with the policy. They are fixed at construction from public
+// parameters.
+type UserSider interface {
+	UserSide() any
+}
+
 // Remote is a curator reached over a transport (a client of `dprl serve`).
 type Remote interface {
 	// Policy returns the currently published policy: its version and its rule's wire form

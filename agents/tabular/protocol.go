@@ -96,6 +96,25 @@ func (c *TrustedCurator) Receive(r *protocol.Trajectory) error {
 type LocalCurator struct {
 	publisher
 	message func(b [][]float64) Message
+	user    any
+}
+
+// UserSide implements protocol.UserSider: the public parameters of practical-ldp's user-side
+// randomiser (a RandomizerParams; nil for the papers' LDP agents), so that a client in another
+// language (python/dprl/ldp.py) privatises exactly as the Go one.
+func (c *LocalCurator) UserSide() any { return c.user }
+
+// RandomizerParams are the public parameters of practical-ldp's user-side randomiser: the
+// contribution's layout and clipping (S, A, H, pooled, visit cap, reward weight) and the noise
+// σ, all fixed from public parameters before any data.
+type RandomizerParams struct {
+	States       int     `json:"states"`
+	Actions      int     `json:"actions"`
+	Horizon      int     `json:"horizon"`
+	Pool         bool    `json:"pool"`
+	VisitCap     int     `json:"visit_cap"`
+	RewardWeight float64 `json:"reward_weight"`
+	Sigma        float64 `json:"sigma"`
 }
 
 // Receive implements protocol.LDPCurator: the blocks are checked against the public lengths
@@ -215,8 +234,10 @@ func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Se
 	ev := NewEvaluator(m)
 	if z, ok := ag.Client.(*GaussianRandomizer); ok {
 		head := tabHeader(name, protocol.KindPrivatized, S, A, H, []int{len(z.rep.x)})
+		e := z.enc
 		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
-			message: func(b [][]float64) Message { return &GaussianReport{x: b[0]} }}
+			message: func(b [][]float64) Message { return &GaussianReport{x: b[0]} },
+			user:    RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, VisitCap: e.cap, RewardWeight: e.w, Sigma: z.sigma}}
 		rep := &protocol.Privatized{Header: head, Blocks: make([][]float64, 1)}
 		u := &User[*protocol.Privatized]{m: m, traj: model.NewTrajectory(H), report: func(t *model.Trajectory) (*protocol.Privatized, error) {
 			r, err := z.Randomize(t)

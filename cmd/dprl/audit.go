@@ -9,15 +9,14 @@ import (
 
 	"github.com/dprl/dprl/internal/auditregistry"
 	"github.com/dprl/dprl/internal/progress"
-	"github.com/dprl/dprl/privacy/audit"
 )
 
 // newAuditCmd is `dprl audit`, a thin wrapper of package internal/auditregistry.
 func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		all, list, quiet, force bool
-		family                  string
-		r                       auditregistry.Run
+		all, list, quiet bool
+		family           string
+		r                auditregistry.Run
 	)
 	cmd := &cobra.Command{
 		Use:   "audit [target ...]",
@@ -42,17 +41,11 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Runs done / total across every selected target, with ETA (bar on a terminal,
-			// a line per 10 % otherwise); one line per finished target.
+			// Runs done / total across every target with ETA; one line per finished target.
 			update, finish := progress.New(stderr, "audit", "runs", quiet)
 			defer finish()
-			if update != nil {
-				r.Progress = func(done, total int) { update(int64(done), int64(total)) }
-			}
-			r.Force, r.Done = force, func(done, total int, res audit.Result) {
-				if !quiet {
-					fmt.Fprintf(stderr, "dprl: audit %d/%d %-48s ε_LB = %.3f (claim %g)  %s  %.1fs\n", done, total, res.Target, res.EpsilonLB, res.Claim.Epsilon, res.Verdict(), res.Seconds)
-				}
+			if r.Progress = update; !quiet {
+				r.Done = auditregistry.TargetLog(stderr)
 			}
 			rep, err := r.Audit(sel)
 			if err != nil {
@@ -77,6 +70,6 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.Uint64Var(&r.Seed, "seed", 1, "audit seed")
 	f.StringVar(&r.Out, "out", "runs/audit", "output directory")
 	f.BoolVar(&quiet, "quiet", false, "no progress output")
-	f.BoolVar(&force, "force", false, "replace an earlier audit (or run) in the output directory: the files dprl wrote there are removed first")
+	f.BoolVar(&r.Force, "force", false, "replace an earlier audit (or run) in the output directory: the files dprl wrote there are removed first")
 	return cmd
 }

@@ -22,24 +22,7 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 			"same environment (config.resolved.yaml); --allow-different-env compares different environments with a warning.",
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if fig != "" {
-				if err := compare.CheckFigurePath(fig); err != nil {
-					return err
-				}
-			}
-			res, err := compare.Run(args, compare.Options{Globs: globs, AllowDifferentEnv: allowEnv, Warn: cmd.ErrOrStderr()})
-			if err != nil {
-				return err
-			}
-			if fig != "" {
-				if err := res.Plot(fig); err != nil {
-					return err
-				}
-			}
-			if asJSON {
-				return res.WriteJSON(stdout)
-			}
-			return res.WriteMarkdown(stdout)
+			return compare.Report(stdout, args, compare.Options{Globs: globs, AllowDifferentEnv: allowEnv, Warn: cmd.ErrOrStderr()}, fig, asJSON)
 		},
 	}
 	f := cmd.Flags()

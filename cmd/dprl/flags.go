@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/inputerr"
 	"github.com/dprl/dprl/internal/membudget"
 	"github.com/dprl/dprl/internal/progress"
 )
@@ -22,12 +23,7 @@ func addMemoryFlag(root *cobra.Command) {
 	root.PersistentFlags().StringVar(&memory, "memory", "",
 		"memory budget, e.g. 3GiB or 512MiB (default: $DPRL_MEMORY, else 3/4 of the physical memory or of what RLIMIT_AS, RLIMIT_DATA or the cgroup leave); a run estimated above it is refused with exit status 2")
 	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
-		b, err := membudget.Resolve(memory, root.PersistentFlags().Changed("memory"))
-		if err != nil {
-			return usageError{err}
-		}
-		membudget.Set(b)
-		return nil
+		return inputerr.Wrap(membudget.Apply(memory, root.PersistentFlags().Changed("memory")))
 	}
 }
 

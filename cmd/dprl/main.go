@@ -1,12 +1,7 @@
-// Command dprl runs differentially private reinforcement-learning experiments.
-//
-//	dprl reproduce qiao-fig1          # Qiao & Wang (2023) Figure 1 on RiverSwim
-//	dprl run --agent dp-ucbvi-jdp --epsilon 1 --episodes 20000 --seeds 1-5
-//	dprl list                         # environments, agents, privatizers
-//
-// Errors are printed to stderr with a non-zero exit status (2 for bad input, 1 otherwise).
-// The command only parses flags and prints: the libraries check the input (returning
-// inputerr.Error for the user's mistakes) and do the work.
+// Command dprl runs differentially private reinforcement-learning experiments (dprl list,
+// run, reproduce, sweep, audit, compare; docs/cli.md). It only parses flags and prints: the
+// libraries check the input and do the work. Errors are printed to stderr with exit status 2
+// for bad input (inputerr.Error and the like) and 1 otherwise.
 package main
 
 import (
@@ -46,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(stderr, "dprl: error: %v\n", err)
 		var u usageError
-		if errors.As(err, &u) || inputerr.Is(err) || errors.As(err, new(*compare.InputError)) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) ||
+		if errors.As(err, &u) || inputerr.Is(err) || compare.IsInputError(err) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) ||
 			membudget.IsError(err) {
 			return 2
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"strings"
 
@@ -76,13 +75,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if _, err := newRegistry().Lookup(family); err != nil {
 					return badInput("--family: %v", err)
 				}
-				f := fl.RunFlags
+				f := experiment.SpecFlags(fl.RunFlags)
 				f.Changed, f.Value = ch, func(flag string) string { return cmd.Flags().Lookup(flag).Value.String() }
-				f.Refused, f.RefusedWhy = experiment.OnlyFlags(), fmt.Sprintf("with --family %s --agent %s (the papers' agents' settings; give environment parameters as --env-param NAME=VALUE)", family, f.Agent)
-				if family == experiment.FamilyName {
-					// dprl's practical tabular agents: the named environment flags are env.params.
-					f.Refused, f.NamedParams = experiment.PaperFlags(), experiment.ParamFlagMap()
-				}
 				s, err := f.Spec()
 				if err != nil {
 					return err
@@ -90,26 +84,10 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if !ch("out") {
 					l.Out, l.OutSet = engine.DefaultRunDir(s.Family, strings.Join(s.Agents, "+"), s), true
 				}
-				return runPrint(stdout, l, func() (*engine.Planned, error) {
-					p, err := newRegistry().PlanSpec(s, "flags")
-					if err != nil {
-						return nil, engine.FlagError(err)
-					}
-					return p, nil
-				})
-			}
-			if ch("delta") {
-				return badInput("--delta: the papers' tabular agents are pure ε-DP (δ is for dprl's (ε, δ) practical agents, e.g. --agent practical-jdp)")
-			}
-			params, err := engine.ParseEnvParams(fl.EnvParams)
-			if err != nil {
-				return err
-			}
-			if err := experiment.ApplyParamFlags(params, ch, cmd.Flags().Set); err != nil {
-				return err
+				return runPrint(stdout, l, func() (*engine.Planned, error) { return newRegistry().PlanFlags(s) })
 			}
 			fl.Changed = ch
-			cfg, err := fl.Config()
+			cfg, err := fl.FromFlags(cmd.Flags().Set)
 			if err != nil {
 				return err
 			}

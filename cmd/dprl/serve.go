@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
@@ -45,9 +43,11 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			return service.ListenAndServe(ctx, s, l, func(url string) {
+			err = service.ListenAndServe(ctx, s, l, func(url string) {
 				fmt.Fprintf(stdout, "dprl serve: listening on %s (data %s)\n", url, cfg.Dir)
 			})
+			cfg.Logf("stopped: requests drained, store closed")
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -103,8 +103,8 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 			if exp == "" {
 				req.Env = client.Env{Name: env, Params: params}
 				if envFile != "" {
-					if req.Env.Model, err = readModel(envFile); err != nil {
-						return err
+					if req.Env.Model, err = client.ReadModel(envFile); err != nil {
+						return badInput("--env-file: %v", err)
 					}
 				}
 				req.Seed = o.Seed
@@ -119,23 +119,11 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cum := res.Cumulative()
-			final := 0.0
-			if len(cum) > 0 {
-				final = cum[len(cum)-1]
+			fmt.Fprintln(stdout, res.Summary(o.Experiment))
+			if out != "" {
+				return res.WriteCSV(out)
 			}
-			fmt.Fprintf(stdout, "experiment %s: %d users, %d reports acknowledged, %.0f reports/s, latency p50 %s p99 %s, cumulative regret %.17g\n",
-				o.Experiment, len(res.Regret), res.Accepted, float64(res.Accepted)/res.Seconds, res.Quantile(0.5), res.Quantile(0.99), final)
-			if out == "" {
-				return nil
-			}
-			return atomicfile.WriteFile(out, func(w io.Writer) error {
-				fmt.Fprintln(w, "user,regret,cumulative_regret")
-				for i, r := range res.Regret {
-					fmt.Fprintf(w, "%d,%.17g,%.17g\n", i+1, r, cum[i])
-				}
-				return nil
-			}, 0o644)
+			return nil
 		},
 	}
 	f := sim.Flags()
@@ -157,16 +145,4 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&tok.Client, "client-token", "", "client token (default $DPRL_CLIENT_TOKEN)")
 	root.AddCommand(sim)
 	return root
-}
-
-// readModel reads a model file for an inline env.model (JSON; YAML is converted).
-func readModel(path string) (json.RawMessage, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, badInput("--env-file: %v", err)
-	}
-	if json.Valid(b) {
-		return b, nil
-	}
-	return nil, badInput("--env-file: %s: the served model must be JSON", path)
 }

@@ -11,14 +11,7 @@ import (
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/internal/progress"
 )
-
-// loadSweep plans a sweep configuration: a YAML file with `family:` (default tabular), or the
-// name of an embedded reproduction.
-func loadSweep(arg string) (*engine.Planned, engine.Source, error) {
-	return newRegistry().LoadSweep(arg, experiment.FamilyName)
-}
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -49,18 +42,11 @@ func newSweepPlanCmd(stdout io.Writer) *cobra.Command {
 			if shards < 1 || shards > engine.MaxShards {
 				return badInput("--shards: must be in [1, %d], got %d", engine.MaxShards, shards)
 			}
-			p, _, err := loadSweep(args[0])
-			if err != nil {
-				return err
+			p, _, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
+			if err == nil {
+				engine.WriteUnits(stdout, p, shards)
 			}
-			var cost int64
-			fmt.Fprintf(stdout, "# %s: family %s, %d units\n# index shard id seed cell\n", p.Name(), p.Family, len(p.Units()))
-			for i, u := range p.Units() {
-				fmt.Fprintf(stdout, "%d\t%d\t%s\t%d\t%s\n", i, i%shards, u.ID(), u.Seed, u.Cell)
-				cost += u.Cost
-			}
-			fmt.Fprintf(stdout, "# total cost %d episodes\n", cost)
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().IntVar(&shards, "shards", 1, "show the shard of each unit for this many shards")
@@ -86,15 +72,12 @@ func newSweepRunCmd(stdout, stderr io.Writer) *cobra.Command {
 			if out == "" {
 				return badInput("--out: required (the sweep's directory, shared by every shard)")
 			}
-			p, _, err := loadSweep(args[0])
+			p, _, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
 			if err != nil {
 				return err
 			}
-			l := engine.LocalRun{Workers: workers, Out: out, Progress: func(name string) (func(int64, int64), func()) {
-				return progress.New(stderr, name, "episodes", quiet)
-			}}
 			start := time.Now()
-			ran, skipped, err := l.RunShard(p, s)
+			ran, skipped, err := localRun(workers, out, true, outputFlags{}, stderr, quiet).RunShard(p, s)
 			if err != nil {
 				return err
 			}
@@ -121,7 +104,7 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 			if out == "" {
 				return badInput("--out: required (the sweep's directory)")
 			}
-			p, src, err := loadSweep(args[0])
+			p, src, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
 			if err != nil {
 				return err
 			}

@@ -225,3 +225,15 @@ func TestWriteClusterFiles(t *testing.T) {
 		t.Errorf("unknown reproduction: %v", err)
 	}
 }
+
+// TestWriteUnits: `dprl sweep plan` lists every unit with its shard and the total cost.
+func TestWriteUnits(t *testing.T) {
+	p := plan(t, fakeRegistry(nil), 2, 2)
+	var b strings.Builder
+	WriteUnits(&b, p, 3)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 7 || lines[0] != "# fake: family fake, 4 units" || !strings.HasPrefix(lines[5], "3\t0\t"+p.Units()[3].ID()+"\t2\tcell1") ||
+		lines[6] != "# total cost 40 episodes" {
+		t.Errorf("WriteUnits:\n%s", b.String())
+	}
+}

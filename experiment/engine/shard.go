@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -75,4 +76,16 @@ func RunShard(ctx context.Context, p *Planned, l Local, dir string, s Shard) (ra
 		return 0, skipped, fmt.Errorf("out: %w", err)
 	}
 	return len(todo), skipped, l.Launch(ctx, p, dir, todo)
+}
+
+// WriteUnits writes the units of the sweep p (`dprl sweep plan`): a header, one line per unit
+// (index, its shard among shards, ID, seed, cell) and the total cost.
+func WriteUnits(w io.Writer, p *Planned, shards int) {
+	var cost int64
+	fmt.Fprintf(w, "# %s: family %s, %d units\n# index shard id seed cell\n", p.Name(), p.Family, len(p.Units()))
+	for i, u := range p.Units() {
+		fmt.Fprintf(w, "%d\t%d\t%s\t%d\t%s\n", i, i%shards, u.ID(), u.Seed, u.Cell)
+		cost += u.Cost
+	}
+	fmt.Fprintf(w, "# total cost %d episodes\n", cost)
 }

@@ -307,27 +307,6 @@ func (s *RunSpec) IntParam(name string, def, lo, hi int) (int, error) {
 	return int(v), nil
 }
 
-// IntParam is one integer environment parameter of a family: its env.params name, where it
-// goes, its default and its range.
-type IntParam struct {
-	Name        string
-	Dst         *int
-	Def, Lo, Hi int
-}
-
-// IntParams sets every p.Dst from env.params (p.Def when absent), refusing a value outside
-// [p.Lo, p.Hi] with the field and the range.
-func (s *RunSpec) IntParams(ps ...IntParam) error {
-	for _, p := range ps {
-		v, err := s.IntParam(p.Name, p.Def, p.Lo, p.Hi)
-		if err != nil {
-			return err
-		}
-		*p.Dst = v
-	}
-	return nil
-}
-
 // EnvError wraps the error of building the environment a RunSpec names, under the field that
 // caused it: env.file for a model file, env.params otherwise.
 func (s *RunSpec) EnvError(err error) error {

@@ -139,3 +139,12 @@ func (f RunFlags) Spec() (*RunSpec, error) {
 	}
 	return s, nil
 }
+
+// PlanFlags plans a RunSpec built from flags (PlanSpec); its errors name the flags (FlagError).
+func (r *Registry) PlanFlags(s *RunSpec) (*Planned, error) {
+	p, err := r.PlanSpec(s, "flags")
+	if err != nil {
+		return nil, FlagError(err)
+	}
+	return p, nil
+}

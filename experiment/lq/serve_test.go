@@ -1,279 +1,58 @@
 package lq
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"math"
 	"testing"
 
 	agents "github.com/dprl/dprl/agents/lq"
-	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/engine/servetest"
 )
 
-// The served agent (engine.Servable) against `dprl run`'s unit: in-process (protocol.Run), over
-// a wire-form remote (protocol.RunRemote against a fake service wrapping a third served
-// session) and the unit itself give the same regrets, bit for bit.
-
-const serveEnv = "env: {name: lq-e1}\n"
-
-// parseServed parses a served RunSpec document (one agent, one seed) and checks it as a service
-// does (engine.CheckServed).
-func parseServed(t *testing.T, doc string) *engine.RunSpec {
-	t.Helper()
-	s, err := engine.ParseRunSpec([]byte(doc), FamilyName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r engine.Registry
-	r.Register(Family{})
-	if _, err := engine.CheckServed(&r, s); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func serve(t *testing.T, s *engine.RunSpec, st engine.Streams) engine.Served {
-	t.Helper()
-	sv, err := Family{}.Session(s, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sv
-}
-
-// fakeRemote is an in-process service: the curator of a served session behind the wire forms
-// (rules as EncodeRule's JSON, cached by version; reports as EncodeBinary's bytes decoded against
-// the curator's header). It records the rule bytes of every Policy call and the reports.
-type fakeRemote struct {
-	cur     protocol.Session
-	have    bool
-	version uint64
-	rule    []byte
-	rules   [][]byte
-	reports [][]byte
-}
-
-func (r *fakeRemote) Policy(context.Context) (uint64, []byte, error) {
-	v, rule, err := r.cur.Publish()
-	if err != nil {
-		return 0, nil, err
-	}
-	if !r.have || v != r.version {
-		b, err := protocol.EncodeRule(rule)
-		if err != nil {
-			return 0, nil, err
+// served checks lq's served agents (the practical one and the papers') against `dprl run`'s
+// units (servetest); a run that stays on the zero line compares little.
+var served = servetest.Suite{
+	Family: Family{},
+	Env:    "env: {name: lq-e1}\n",
+	Users:  engine.FromOne,
+	// The unit records R(k) at every k (nil checkpoints).
+	Unit: func(t *testing.T, p engine.Plan, col *engine.Collection) ([]int, []float64) {
+		if _, ok := p.(*practicalPlan); ok {
+			return nil, servetest.Load[practicalUnit](t, col).Cum
 		}
-		r.have, r.version, r.rule = true, v, b
-	}
-	r.rules = append(r.rules, r.rule)
-	return v, r.rule, nil
-}
-
-func (r *fakeRemote) Submit(_ context.Context, k int, rep protocol.Report, _ float64) error {
-	b, err := protocol.EncodeBinary(rep)
-	if err != nil {
-		return err
-	}
-	got, err := protocol.Decode(b, r.cur.Expect())
-	if err != nil {
-		return fmt.Errorf("user %d: %w", k, err)
-	}
-	r.reports = append(r.reports, b)
-	return r.cur.Receive(got)
-}
-
-// replay feeds the reports recorded by rec to the curator of sv in order and returns how many
-// of its published rules (JSON) equal rec's.
-func replay(t *testing.T, sv engine.Served, rec *fakeRemote) (same int) {
-	t.Helper()
-	c := sv.Session
-	for i, want := range rec.rules {
-		_, rule, err := c.Publish()
+		return nil, servetest.Load[SeedRun](t, col).Cum
+	},
+	Nontrivial: func(t *testing.T, s *engine.RunSpec, cum []float64) {
+		K := s.Episodes
+		sys, err := (&Config{System: "lq-e1"}).BuildSystem()
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := protocol.EncodeRule(rule)
-		if err != nil {
-			t.Fatal(err)
+		if zero := ZeroLine(sys, K); cum[K-1] == zero[K-1] {
+			t.Fatalf("R(K) = %v is the zero line's (u ≡ 0 throughout): the test compares little", cum[K-1])
 		}
-		if bytes.Equal(b, want) {
-			same++
+	},
+	Wire: func(rule any) any {
+		switch rule.(type) {
+		case *agents.PracticalPlanner:
+			return new(*agents.PracticalPlanner)
+		case *agents.Billboard:
+			return new(*agents.Billboard)
 		}
-		if i < len(rec.reports) {
-			rep, err := protocol.Decode(rec.reports[i], c.Expect())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Receive(rep); err != nil {
-				t.Fatalf("report %d: %v", i+1, err)
-			}
-		}
-	}
-	return same
-}
-
-// checkServed runs the served agent of doc (seed 7) in-process and remotely and compares both,
-// bit for bit, with each other and with `dprl run`'s unit of the same spec and seed.
-func checkServed(t *testing.T, doc string) {
-	t.Helper()
-	ctx := context.Background()
-	s := parseServed(t, doc)
-	st := engine.Streams{Seed: s.Seeds[0]}
-	K := s.Episodes
-
-	local := serve(t, s, st)
-	if _, err := json.Marshal(local.Privacy); err != nil || local.Statement == "" {
-		t.Fatalf("privacy report %v (%v), statement %q", local.Privacy, err, local.Statement)
-	}
-	var inproc []float64
-	if err := protocol.Run(ctx, local.Session, protocol.Options{Episodes: K, Users: st.Episodes(engine.FromOne),
-		Each: func(_ int, r float64) { inproc = append(inproc, r) }}); err != nil {
-		t.Fatal(err)
-	}
-
-	user, cur := serve(t, s, st), serve(t, s, st)
-	rem := &fakeRemote{cur: cur.Session}
-	var remote []float64
-	if err := protocol.RunRemote(ctx, user.Session, protocol.Options{Episodes: K, Users: st.Episodes(engine.FromOne),
-		Each: func(_ int, r float64) { remote = append(remote, r) }}, rem); err != nil {
-		t.Fatal(err)
-	}
-	if len(inproc) != K || len(remote) != K {
-		t.Fatalf("%d and %d regrets, want %d", len(inproc), len(remote), K)
-	}
-	cum := make([]float64, K) // R(k) as the unit sums it
-	c := 0.0
-	for k := range inproc {
-		if math.Float64bits(inproc[k]) != math.Float64bits(remote[k]) {
-			t.Fatalf("episode %d: regret %v in-process, %v remote", k+1, inproc[k], remote[k])
-		}
-		c += inproc[k]
-		cum[k] = c
-	}
-
-	p, err := Family{}.PlanSpec(s, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := engine.NewPlanned(FamilyName, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var unitCum []float64
-	if _, ok := p.(*practicalPlan); ok {
-		var u practicalUnit
-		if err := col.Load(0, &u); err != nil {
-			t.Fatal(err)
-		}
-		unitCum = u.Cum
-	} else {
-		var u SeedRun
-		if err := col.Load(0, &u); err != nil {
-			t.Fatal(err)
-		}
-		unitCum = u.Cum
-	}
-	if len(unitCum) != K {
-		t.Fatalf("%d cumulative regrets recorded, want K = %d", len(unitCum), K)
-	}
-	for k := range unitCum {
-		if math.Float64bits(unitCum[k]) != math.Float64bits(cum[k]) {
-			t.Fatalf("R(%d) = %v served, %v by dprl run's unit", k+1, cum[k], unitCum[k])
-		}
-	}
-	sys, err := (&Config{System: "lq-e1"}).BuildSystem()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if zero := ZeroLine(sys, K); cum[K-1] == zero[K-1] {
-		t.Fatalf("R(K) = %v is the zero line's (u ≡ 0 throughout): the test compares little", cum[K-1])
-	}
-	t.Logf("%s: R(%d) = %v, %d rule versions", s.Agents[0], K, c, rem.version)
+		return nil
+	},
 }
 
 func TestServedMatchesRun(t *testing.T) {
 	// At this K practical-ofu-rl leaves the zero policy (u ≡ 0) only at a large ε, and the
 	// paper's Private-OFU-RL not at all (its non-private OFU-RL does: the same code).
-	for _, c := range []struct{ agent, K, eps string }{{"practical-ofu-rl", "300", "100"}, {"ofu-rl", "300", "1"}} {
-		t.Run(c.agent, func(t *testing.T) {
-			checkServed(t, serveEnv+"episodes: "+c.K+"\nseeds: [7]\nagents: ["+c.agent+"]\nprivacy: {epsilons: ["+c.eps+"]}\n")
-		})
-	}
+	served.MatchesRun(t, servetest.Run{Agent: "practical-ofu-rl", K: 300, Eps: "100"}, servetest.Run{Agent: "ofu-rl", K: 300, Eps: "1"})
 }
 
 // TestServedAgents: every agent of the family is served; its privacy report is JSON and its
 // first rule round-trips through its wire form.
-func TestServedAgents(t *testing.T) {
-	for _, a := range AgentNames() {
-		s := parseServed(t, serveEnv+"episodes: 20\nseeds: [1]\nagents: ["+a+"]\nprivacy: {epsilons: [1]}\n")
-		sv := serve(t, s, engine.Streams{Seed: 1})
-		if _, err := json.Marshal(sv.Privacy); err != nil || sv.Statement == "" {
-			t.Errorf("%s: privacy %v (%v), statement %q", a, sv.Privacy, err, sv.Statement)
-		}
-		t.Logf("%s: %s", a, sv.Statement)
-		_, rule, err := sv.Session.Publish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := protocol.EncodeRule(rule)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var back any
-		switch rule.(type) {
-		case *agents.PracticalPlanner:
-			var pl *agents.PracticalPlanner
-			err, back = json.Unmarshal(b, &pl), pl
-		case *agents.Billboard:
-			var bb *agents.Billboard
-			err, back = json.Unmarshal(b, &bb), bb
-		default:
-			t.Fatalf("%s: rule of type %T", a, rule)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b2, _ := protocol.EncodeRule(back); !bytes.Equal(b, b2) {
-			t.Errorf("%s: the rule does not round-trip", a)
-		}
-	}
-}
+func TestServedAgents(t *testing.T) { served.Agents(t, AgentNames()) }
 
-// TestServedSecureKeyed: with privacy.noise secure and a key, the noise is keyed: a second
-// session with the same key fed the same reports publishes the same rules, one with another key
-// different ones.
+// TestServedSecureKeyed: with privacy.noise secure and a key, the noise is keyed.
 func TestServedSecureKeyed(t *testing.T) {
-	ctx := context.Background()
-	s := parseServed(t, serveEnv+"episodes: 300\nseeds: [3]\nagents: [practical-ofu-rl]\nprivacy: {epsilons: [1], noise: secure}\n")
-	k1, k2 := [32]byte{1}, [32]byte{2}
-	st := engine.Streams{Seed: 3, Key: &k1}
-	rec := &fakeRemote{cur: serve(t, s, st).Session}
-	if err := protocol.RunRemote(ctx, serve(t, s, st).Session, protocol.Options{Episodes: s.Episodes, Users: st.Episodes(engine.FromOne)}, rec); err != nil {
-		t.Fatal(err)
-	}
-	if rec.version < 3 {
-		t.Fatalf("only %d rule versions: the test compares little", rec.version)
-	}
-	if same := replay(t, serve(t, s, st), rec); same != len(rec.rules) {
-		t.Errorf("same key: %d of %d rules equal, want all", same, len(rec.rules))
-	}
-	other := st
-	other.Key = &k2
-	same := replay(t, serve(t, s, other), rec)
-	t.Logf("%d rule versions; another key: %d of %d rules equal", rec.version, same, len(rec.rules))
-	if same == len(rec.rules) {
-		t.Errorf("another key: all %d rules equal, want some to differ", same)
-	}
-	seeded := *s
-	seeded.Privacy.Noise = "seeded"
-	if same := replay(t, serve(t, &seeded, st), rec); same == len(rec.rules) {
-		t.Errorf("seeded noise: all %d rules equal to the keyed ones, want some to differ", same)
-	}
+	served.SecureKeyed(t, "practical-ofu-rl", 300, 3)
 }

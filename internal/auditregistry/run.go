@@ -77,6 +77,14 @@ func Select(all bool, family string, names []string) ([]audit.Target, error) {
 	return sel, nil
 }
 
+// TargetLog returns a Run.Done that writes one line per audited target on w: its place, name,
+// lower bound, claim, verdict and time.
+func TargetLog(w io.Writer) func(done, total int, r audit.Result) {
+	return func(done, total int, r audit.Result) {
+		fmt.Fprintf(w, "dprl: audit %d/%d %-48s ε_LB = %.3f (claim %g)  %s  %.1fs\n", done, total, r.Target, r.EpsilonLB, r.Claim.Epsilon, r.Verdict(), r.Seconds)
+	}
+}
+
 // Run is an audit as `dprl audit` runs it: its settings and where it reports.
 type Run struct {
 	// Runs per side (0: each target's default), Confidence of the lower bounds, Workers, Seed.
@@ -89,7 +97,7 @@ type Run struct {
 	Force bool
 	// Progress, when set, reports the runs done across every target; Done, when set, is
 	// called after each target.
-	Progress func(done, total int)
+	Progress func(done, total int64)
 	Done     func(done, total int, r audit.Result)
 }
 
@@ -131,7 +139,10 @@ func (o Run) Audit(sel []audit.Target) (*audit.Report, error) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	opts := audit.Options{Runs: o.Runs, Confidence: o.Confidence, Workers: o.Workers, Seed: rng.NewSeed(o.Seed), Progress: o.Progress}
+	opts := audit.Options{Runs: o.Runs, Confidence: o.Confidence, Workers: o.Workers, Seed: rng.NewSeed(o.Seed)}
+	if o.Progress != nil {
+		opts.Progress = func(done, total int) { o.Progress(int64(done), int64(total)) }
+	}
 	done := o.Done
 	if done == nil {
 		done = func(int, int, audit.Result) {}

@@ -75,3 +75,12 @@ func TestRunCheck(t *testing.T) {
 	}
 	var _ audit.Target = sel[0]
 }
+
+// TestTargetLog: one line per audited target.
+func TestTargetLog(t *testing.T) {
+	var b strings.Builder
+	TargetLog(&b)(2, 5, audit.Result{Target: "mechanism/laplace", EpsilonLB: 0.5, Claim: audit.Claim{Epsilon: 1}, Seconds: 1.25})
+	if !strings.HasPrefix(b.String(), "dprl: audit 2/5 mechanism/laplace") || !strings.Contains(b.String(), "ε_LB = 0.500 (claim 1)") || !strings.HasSuffix(b.String(), "1.2s\n") {
+		t.Errorf("%q", b.String())
+	}
+}

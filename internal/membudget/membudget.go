@@ -272,6 +272,17 @@ func Set(b Budget) {
 	debug.SetMemoryLimit(b.Bytes)
 }
 
+// Apply resolves the budget (Resolve: the flag --memory when flagSet, else DPRL_MEMORY, else
+// the default) and makes it this process's (Set).
+func Apply(flagValue string, flagSet bool) error {
+	b, err := Resolve(flagValue, flagSet)
+	if err != nil {
+		return err
+	}
+	Set(b)
+	return nil
+}
+
 // Current returns the budget set by Set, or the default one (without setting the runtime's
 // memory limit) when Set was never called (library use, tests).
 func Current() Budget {

@@ -215,3 +215,27 @@ func IsInputError(err error) bool {
 	var ie *InputError
 	return errors.As(err, &ie)
 }
+
+// Report is `dprl compare`: it checks the figure path fig (none when ""), compares the run
+// directories dirs (Run), writes the figure, and writes the result on w as JSON (asJSON) or
+// Markdown. Problems with the input are *InputError values.
+func Report(w io.Writer, dirs []string, opt Options, fig string, asJSON bool) error {
+	if fig != "" {
+		if err := CheckFigurePath(fig); err != nil {
+			return err
+		}
+	}
+	res, err := Run(dirs, opt)
+	if err != nil {
+		return err
+	}
+	if fig != "" {
+		if err := res.Plot(fig); err != nil {
+			return err
+		}
+	}
+	if asJSON {
+		return res.WriteJSON(w)
+	}
+	return res.WriteMarkdown(w)
+}

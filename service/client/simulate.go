@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"sync"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/boundedread"
 )
 
 // SimOptions configure Simulate.
@@ -61,6 +65,41 @@ func (r *SimResult) Cumulative() []float64 {
 		out[i] = s
 	}
 	return out
+}
+
+// Summary is the one line `dprl client simulate` prints.
+func (r *SimResult) Summary(exp string) string {
+	final := 0.0
+	for _, v := range r.Regret {
+		final += v
+	}
+	return fmt.Sprintf("experiment %s: %d users, %d reports acknowledged, %.0f reports/s, latency p50 %s p99 %s, cumulative regret %.17g",
+		exp, len(r.Regret), r.Accepted, float64(r.Accepted)/r.Seconds, r.Quantile(0.5), r.Quantile(0.99), final)
+}
+
+// WriteCSV writes each user's regret and the cumulative regret (user,regret,cumulative_regret;
+// full precision) to path, atomically.
+func (r *SimResult) WriteCSV(path string) error {
+	cum := r.Cumulative()
+	return atomicfile.WriteFile(path, func(w io.Writer) error {
+		fmt.Fprintln(w, "user,regret,cumulative_regret")
+		for i, v := range r.Regret {
+			fmt.Fprintf(w, "%d,%.17g,%.17g\n", i+1, v, cum[i])
+		}
+		return nil
+	}, 0o644)
+}
+
+// ReadModel reads a model file for an experiment's inline env.model (JSON, at most 8 MiB).
+func ReadModel(path string) (json.RawMessage, error) {
+	b, err := boundedread.ReadFile(path, 8<<20)
+	if err != nil {
+		return nil, err
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("%s: a served model must be JSON", path)
+	}
+	return b, nil
 }
 
 // Quantile returns the q-quantile of the submission latencies.

@@ -1,0 +1,681 @@
+"""Gymnasium users of a served dprl experiment: ``dprl.gym.run``.
+
+    from dprl.gym import run
+    res = run(None, "FrozenLake-v1", agent="practical-jdp", epsilon=1, delta=1e-5,
+              users=20_000, seed=1, horizon=20, out="runs/frozenlake")
+    res.cumulative[-1], res.last_decile, res.episodes_per_second, res.ledger["statement"]
+
+What :func:`run` does:
+
+1. exports the environment's model with :mod:`dprl.gym_export` (``horizon`` as given, else the
+   exporter's default: Gymnasium's time limit where dprl's size limit allows it);
+2. creates a tabular experiment on the server with that model inline and ``capacity = users``
+   (K; the ledger's ``capacity`` is the number of reports the calibration covers, K or K − 1:
+   the users beyond it play but do not report, as in ``dprl run``), and mints the users'
+   credentials in chunks of 10 000;
+3. plays the users in order, in batches of ``batch`` (≤ 256): every user of a batch plays the
+   policy cached when the batch starts. User k (1-based) resets the environment with the seed
+   :func:`user_seed` (seed, k), then for h = 0 … H−1 takes the rule's action ``Act[h][s]``
+   (a stochastic rule ``Prob[h][s·A+a]`` is sampled from a generator seeded the same way) and
+   steps ``env.unwrapped`` (no ``TimeLimit``: an episode is never truncated before H). After
+   ``terminated`` she stays in the terminal state — absorbing in the exported model — for the
+   remaining steps, with its reward (the image of 0 under the reward map), without stepping
+   Gymnasium. Her rewards are Gymnasium's mapped by the exported ``reward_map`` (r' = scale·r +
+   offset, clipped into [0, 1]);
+4. reports: under a trajectory agent (``practical-jdp``, ``ucbvi``, …) her report is
+   ``{"header": <policy header>, "states", "actions", "rewards"}``; under ``practical-ldp`` she
+   privatises it herself with :class:`dprl.ldp.GaussianRandomizer` built from the policy's
+   ``user_side`` (noise from :class:`dprl.ldp.SecureNormal`, the OS CSPRNG) and sends
+   ``{"header": <policy header>, "blocks": [[…]]}``. A batch is one request (committed in order,
+   each item with its user, credential and idempotency key ``k<k>``; a transport error or a
+   5xx is retried with the same keys, so nothing is counted twice). The policy is fetched again
+   (``If-None-Match``) only when an acknowledgement names a policy version other than the
+   cached one;
+5. evaluates exactly: V*₁ and V^π₁ by backward induction on the exported tables (numpy), in
+   expectation over the initial distribution, once per policy version; user k's regret is that
+   of the policy she played, sent along as ``simulated_regret`` (the ledger's curve).
+
+:func:`write_run_dir` writes the same run directory as ``dprl run`` (``regret_long.csv``,
+``curves/file/<label>.csv``, ``summary.md``, ``manifest.json`` last, with the SHA-256 of every
+file), for one or several seeds of the same configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from . import __version__
+from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, Client, Policy
+from .ldp import GaussianRandomizer, LDPParams, SecureNormal
+from .server import LocalServer
+
+__all__ = [
+    "RunResult",
+    "Tables",
+    "run",
+    "user_seed",
+    "checkpoints",
+    "write_run_dir",
+    "t_quantile_975",
+    "mean_ci",
+    "go_format_g",
+]
+
+Server = Union[LocalServer, Client, None]
+
+POINTS = 500
+"""experiment/practical.Points: the checkpoints stored per run."""
+
+
+def checkpoints(K: int) -> list[int]:
+    """experiment/practical.Checkpoints: min(500, K) episodes (i+1)·K/n, i = 0 … n−1."""
+    n = min(POINTS, K)
+    return [(i + 1) * K // n for i in range(n)]
+
+
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def user_seed(seed: int, k: int) -> int:
+    """The seed user k (1-based) resets the environment with: splitmix64(splitmix64(seed) ⊕ k)
+    reduced to 63 bits (distinct users and seeds give unrelated seeds)."""
+    return _splitmix64(_splitmix64(seed & _M64) ^ (k & _M64)) >> 1
+
+
+# ---------------------------------------------------------------- exact evaluation
+
+
+class Tables:
+    """The exported model's tables as numpy arrays, with exact backward induction."""
+
+    def __init__(self, model: Mapping[str, Any]) -> None:
+        self.S = int(model["states"])
+        self.A = int(model["actions"])
+        self.H = int(model["horizon"])
+        self.P = np.asarray(model["transitions"], dtype=np.float64)  # (S, A, S)
+        self.R = np.asarray(model["reward"], dtype=np.float64)  # (S, A)
+        self.init = np.asarray(model["init"], dtype=np.float64)  # (S,)
+        if model.get("homogeneous", True) is not True or self.P.shape != (self.S, self.A, self.S):
+            raise ValueError("model: want a time-homogeneous tabular model (an exported Gymnasium model)")
+        V = np.zeros(self.S)
+        for _ in range(self.H):
+            V = (self.R + self.P @ V).max(axis=1)
+        self.v_star = float(self.init @ V)
+
+    def value(self, rule: Mapping[str, Any]) -> float:
+        """V^π₁ (expected over the initial distribution) of a tabular rule: deterministic
+        ``Act[h][s]`` or stochastic ``Prob[h][s·A+a]``."""
+        S, A, H = self.S, self.A, self.H
+        V = np.zeros(S)
+        act, prob = rule.get("Act"), rule.get("Prob")
+        idx = np.arange(S)
+        if act is not None:
+            act_a = np.asarray(act, dtype=np.int64)
+            if act_a.shape != (H, S):
+                raise ValueError(f"rule.Act: shape {act_a.shape}, want ({H}, {S})")
+            for h in range(H - 1, -1, -1):
+                a = act_a[h]
+                V = self.R[idx, a] + self.P[idx, a] @ V
+        elif prob is not None:
+            pr = np.asarray(prob, dtype=np.float64).reshape(H, S, A)
+            for h in range(H - 1, -1, -1):
+                V = ((self.R + self.P @ V) * pr[h]).sum(axis=1)
+        else:
+            raise ValueError("rule: neither Act nor Prob")
+        return float(self.init @ V)
+
+    def regret(self, rule: Mapping[str, Any]) -> float:
+        """V*₁ − V^π₁ (≥ 0; rounding below 0 is clamped)."""
+        return max(self.v_star - self.value(rule), 0.0)
+
+    def uniform_regret(self) -> float:
+        """The per-episode regret of the uniform random policy."""
+        V = np.zeros(self.S)
+        for _ in range(self.H):
+            V = (self.R + self.P @ V).mean(axis=1)
+        return max(self.v_star - float(self.init @ V), 0.0)
+
+
+# ---------------------------------------------------------------- the result
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` measured: one seed of one (environment, agent, ε, δ, K)."""
+
+    env_id: str
+    env_kwargs: dict[str, Any]
+    agent: str
+    epsilon: float
+    delta: float
+    seed: int
+    horizon: int
+    users: int
+    experiment: str
+    server: str
+    regret: np.ndarray
+    """Exact regret of each user's episode (user k at index k − 1)."""
+    seconds: float
+    """Wall time of playing and reporting (credentials included; creation excluded)."""
+    ledger: dict[str, Any]
+    model: dict[str, Any]
+    v_star: float
+    uniform_regret: float
+    """The uniform policy's exact per-episode regret."""
+    accepted: int
+    skipped: int
+    policy_fetches: int
+    policy_versions: int
+    out: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def cumulative(self) -> np.ndarray:
+        """Cumulative regret after each user."""
+        return np.cumsum(self.regret)
+
+    @property
+    def final(self) -> float:
+        """R(K): the cumulative regret after the last user."""
+        return float(self.regret.sum())
+
+    @property
+    def last_decile(self) -> float:
+        """Mean per-episode regret over the last K/10 users (dprl run's last_decile_regret)."""
+        K = len(self.regret)
+        n = K // 10
+        return float(self.regret[K - n :].sum() / n) if n > 0 else float("nan")
+
+    @property
+    def episodes_per_second(self) -> float:
+        return len(self.regret) / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def label(self) -> str:
+        """dprl run's curve label: ``agent eps=ε`` (the agent alone when ε = 0)."""
+        return f"{self.agent} eps={go_format_g(self.epsilon)}" if self.epsilon > 0 else self.agent
+
+    def checkpoint_regret(self) -> list[tuple[int, float]]:
+        """(episode, cumulative regret) at dprl run's checkpoints."""
+        cum = self.cumulative
+        return [(k, float(cum[k - 1])) for k in checkpoints(len(self.regret))]
+
+
+# ---------------------------------------------------------------- playing
+
+
+def _episode_det(
+    u: Any, act: list[list[int]], H: int, seed: int, terminal: frozenset[int], absorb: list[list[float]],
+    scale: float, offset: float,
+) -> tuple[list[int], list[int], list[float]]:
+    s, _ = u.reset(seed=seed)
+    s = int(s)
+    states = [s]
+    actions: list[int] = []
+    rewards: list[float] = []
+    done = False
+    for h in range(H):
+        a = act[h][s]
+        actions.append(a)
+        if done:
+            rewards.append(absorb[s][a])
+            states.append(s)
+            continue
+        s2, r, term, _trunc, _info = u.step(a)
+        s = int(s2)
+        x = scale * float(r) + offset
+        rewards.append(0.0 if x < 0 else 1.0 if x > 1 else x)
+        states.append(s)
+        if term:
+            done = True
+    return states, actions, rewards
+
+
+def _episode_prob(
+    u: Any, prob: np.ndarray, H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
+) -> tuple[list[int], list[int], list[float]]:
+    rng = np.random.default_rng(seed)
+    A = prob.shape[2]
+    s, _ = u.reset(seed=seed)
+    s = int(s)
+    states = [s]
+    actions: list[int] = []
+    rewards: list[float] = []
+    done = False
+    draws = rng.random(H)
+    for h in range(H):
+        cdf = np.cumsum(prob[h, s])
+        a = int(min(np.searchsorted(cdf, draws[h] * cdf[-1], side="right"), A - 1))
+        actions.append(a)
+        if done:
+            rewards.append(absorb[s][a])
+            states.append(s)
+            continue
+        s2, r, term, _trunc, _info = u.step(a)
+        s = int(s2)
+        x = scale * float(r) + offset
+        rewards.append(0.0 if x < 0 else 1.0 if x > 1 else x)
+        states.append(s)
+        if term:
+            done = True
+    return states, actions, rewards
+
+
+def _trajectory_json(header_json: str, states: list[int], actions: list[int], rewards: list[float]) -> str:
+    return (
+        '{"header":' + header_json + ',"states":[' + ",".join(map(str, states)) + '],"actions":['
+        + ",".join(map(str, actions)) + '],"rewards":[' + ",".join(map(repr, rewards)) + "]}"
+    )
+
+
+def _privatized_json(header_json: str, values: Sequence[float]) -> str:
+    # repr is the shortest round-trip form (valid JSON; Go reads back the same doubles).
+    return '{"header":' + header_json + ',"blocks":[[' + ",".join(map(repr, values)) + "]]}"
+
+
+class _Retry:
+    """Go's client retry: transport errors, 5xx and in_progress back off 50 ms … 6.4 s, 8 tries."""
+
+    @staticmethod
+    def call(f: Callable[[], Any]) -> Any:
+        for attempt in range(8):
+            try:
+                return f()
+            except APIError as e:
+                if attempt == 7 or not (e.status == 0 or e.status >= 500 or e.code == "in_progress"):
+                    raise
+                time.sleep(0.05 * (1 << attempt))
+        raise AssertionError("unreachable")
+
+
+def _client_of(server: LocalServer | Client) -> Client:
+    if isinstance(server, LocalServer):
+        return server.client()
+    return server
+
+
+def run(
+    server: Server,
+    env_id: str,
+    agent: str = "practical-jdp",
+    epsilon: float = 1.0,
+    delta: float = 1e-5,
+    users: int = 20_000,
+    seed: int = 1,
+    horizon: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    batch: int = MAX_BATCH,
+    progress: Callable[[int, int], None] | None = None,
+    user_prefix: str = "gym-",
+    **env_kwargs: Any,
+) -> RunResult:
+    """Play ``users`` Gymnasium users of ``env_id`` against a new experiment (module docstring).
+
+    ``server``: a :class:`~dprl.server.LocalServer`, a :class:`~dprl.client.Client` (with both
+    tokens), or None to start a local server for this run and stop it after. ``env_kwargs`` go
+    to ``gym.make`` (e.g. ``map_name="8x8"``, ``is_slippery=False``). ``progress(done, total)``
+    is called after each batch. With ``out``, the run directory is written there
+    (:func:`write_run_dir`)."""
+    import gymnasium as gym  # the 'gym' extra
+
+    from . import gym_export as gx
+
+    if not 1 <= batch <= MAX_BATCH:
+        raise ValueError(f"batch: 1 to {MAX_BATCH}, got {batch}")
+    if users < 1:
+        raise ValueError(f"users: at least 1, got {users}")
+    if server is None:
+        with LocalServer() as srv:
+            return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix, **env_kwargs)
+
+    env = gym.make(env_id, **env_kwargs)
+    try:
+        u = env.unwrapped
+        H = horizon if horizon is not None else gx.default_horizon(env_id, env_kwargs.get("map_name"))
+        model = gx.export_env(env, H, gx._file_name(env_id, env, env_kwargs.get("map_name")))
+        tables = Tables(model)
+        rm = model["reward_map"]
+        scale, offset = float(rm["scale"]), float(rm["offset"])
+        absorb: list[list[float]] = [list(map(float, row)) for row in model["reward"]]
+        terminal = frozenset(s for s in range(tables.S) if all(tables.P[s, a, s] == 1.0 for a in range(tables.A)))
+
+        c = _client_of(server)
+        created = c.create("tabular", agent, {"name": "file", "model": model}, capacity=users, epsilon=epsilon if epsilon > 0 else None, delta=delta)
+        exp = str(created["experiment"])
+        capacity = int(created["capacity"])
+        start = time.perf_counter()
+        creds: dict[str, str] = {}
+        regret = np.empty(users)
+        regret_of: dict[int, float] = {}
+        pol: Policy | None = None
+        acked: int | None = None
+        fetches = 0
+        accepted = 0
+        noise = SecureNormal()
+        rand: GaussianRandomizer | None = None
+        header_json = ""
+        k = 1
+        while k <= users:
+            if pol is None or acked != pol.version:
+                pol = _Retry.call(lambda: c.policy(exp))
+                fetches += 1
+                header_json = json.dumps(pol.header, separators=(",", ":"))
+                if pol.version not in regret_of:
+                    regret_of[pol.version] = tables.regret(pol.rule)
+                if pol.header.get("kind") == "privatized":
+                    rand = _randomizer(pol, noise)
+            assert pol is not None
+            r_pol = regret_of[pol.version]
+            act = pol.rule.get("Act")
+            prob = None if act is not None else np.asarray(pol.rule["Prob"], dtype=np.float64).reshape(H, tables.S, tables.A)
+            last = min(k + batch - 1, users)
+            # Credentials for this batch (minted in chunks of 10 000).
+            need_chunk = (min(last, capacity) - 1) // MAX_CREDENTIAL_USERS if k <= capacity else -1
+            for ch in range((k - 1) // MAX_CREDENTIAL_USERS, need_chunk + 1):
+                if f"{user_prefix}{ch * MAX_CREDENTIAL_USERS + 1}" not in creds:
+                    ids = [f"{user_prefix}{j}" for j in range(ch * MAX_CREDENTIAL_USERS + 1, min((ch + 1) * MAX_CREDENTIAL_USERS, capacity) + 1)]
+                    creds.update(_Retry.call(lambda ids=ids: c.credentials(exp, ids)))
+            items: list[BatchItem] = []
+            for j in range(k, last + 1):
+                sj = user_seed(seed, j)
+                if act is not None:
+                    st, ac, rw = _episode_det(u, act, H, sj, terminal, absorb, scale, offset)
+                else:
+                    assert prob is not None
+                    st, ac, rw = _episode_prob(u, prob, H, sj, absorb, scale, offset)
+                regret[j - 1] = r_pol
+                if j > capacity:
+                    continue  # beyond the calibrated capacity: plays, does not report (dprl run)
+                if rand is not None:
+                    rep = _privatized_json(header_json, rand.noisy_values(st, ac, rw))
+                else:
+                    rep = _trajectory_json(header_json, st, ac, rw)
+                uid = f"{user_prefix}{j}"
+                items.append(BatchItem(uid, creds[uid], f"k{j}", rep, r_pol))
+            if items:
+                results = _Retry.call(lambda: c.submit_batch(exp, items))
+                for it, res in zip(items, results):
+                    if not res.ok:
+                        assert res.error is not None
+                        raise APIError(res.error.status, res.error.code, res.error.field,
+                                       f"user {it.user}: {res.error.message}")
+                    accepted += 1
+                ack = results[-1].ack
+                assert ack is not None
+                acked = int(ack["policy_version"])
+            if progress is not None:
+                progress(last, users)
+            k = last + 1
+        seconds = time.perf_counter() - start
+        ledger = c.ledger(exp)
+    finally:
+        env.close()
+    res = RunResult(
+        env_id=env_id, env_kwargs=dict(env_kwargs), agent=agent, epsilon=float(epsilon), delta=float(delta),
+        seed=seed, horizon=H, users=users, experiment=exp, server=c.base_url, regret=regret, seconds=seconds,
+        ledger=ledger, model=model, v_star=tables.v_star, uniform_regret=tables.uniform_regret(),
+        accepted=accepted, skipped=users - accepted, policy_fetches=fetches, policy_versions=len(regret_of),
+    )
+    if out is not None:
+        write_run_dir(out, [res])
+        res.out = Path(out)
+    return res
+
+
+def _randomizer(pol: Policy, noise: SecureNormal) -> GaussianRandomizer:
+    us = pol.user_side
+    if us is None:
+        raise ValueError(f"the policy of {pol.experiment} has kind privatized but no user_side")
+    params = LDPParams(
+        states=int(us["states"]), actions=int(us["actions"]), horizon=int(us["horizon"]),
+        pool=bool(us["pool"]), visit_cap=int(us["visit_cap"]), reward_weight=float(us["reward_weight"]),
+    )
+    rz = GaussianRandomizer(params, float(us["sigma"]), noise, agent=str(pol.header["agent"]))
+    want = json.loads(rz.header.to_json())
+    if want != pol.header:
+        raise ValueError(f"the randomiser's header {want} differs from the policy's {pol.header}")
+    return rz
+
+
+# ---------------------------------------------------------------- statistics and the run dir
+
+_T975 = [
+    12.706204736174705, 4.302652729749464, 3.1824463052837095, 2.7764451051977943, 2.5705818356363155,
+    2.44691185114497, 2.3646242515927853, 2.3060041352041667, 2.2621571627982053, 2.228138851986275,
+    2.2009851600916397, 2.178812829667229, 2.1603686564627926, 2.144786687917804, 2.1314495455597755,
+    2.1199052992212546, 2.109815577833317, 2.1009220402410387, 2.0930240544083096, 2.085963447265865,
+    2.0796138447276804, 2.0738730679040263, 2.0686576104190486, 2.063898561628026, 2.0595385527532977,
+    2.055529438642873, 2.0518305164802855, 2.048407141795245, 2.0452296421327043, 2.042272456301238,
+]
+
+
+def t_quantile_975(df: int) -> float:
+    """The 0.975 quantile of Student's t with df degrees of freedom (a table for df ≤ 30,
+    computed with 30-digit arithmetic; beyond, a Cornish–Fisher expansion, error < 2e-6)."""
+    if df < 1:
+        raise ValueError("df: at least 1")
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959963984540054
+    n = float(df)
+    return (
+        z + (z**3 + z) / (4 * n) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * n**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * n**3)
+    )
+
+
+def mean_ci(x: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and t-based 95 % CI over seeds (report.MeanBand: one value per seed; a single
+    seed gives [m, m])."""
+    a = np.asarray(x, dtype=np.float64)
+    m = float(a.mean())
+    if len(a) < 2:
+        return m, m, m
+    h = t_quantile_975(len(a) - 1) * float(a.std(ddof=1)) / math.sqrt(len(a))
+    return m, m - h, m + h
+
+
+def go_format_g(x: float) -> str:
+    """strconv.FormatFloat(x, 'g', -1, 64): shortest round-trip digits, e notation (exponent
+    of at least two digits) when the decimal exponent is < −4 or ≥ 6, else plain."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "+Inf" if x > 0 else "-Inf"
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    r = repr(abs(x))
+    mant, _, e = r.partition("e")
+    exp10 = int(e) if e else 0
+    ip, _, fp = mant.partition(".")
+    digits = (ip + fp).lstrip("0")
+    # decimal point position dp: value = 0.digits × 10^dp
+    if ip != "0":
+        dp = len(ip) + exp10
+    else:
+        dp = -(len(fp) - len(fp.lstrip("0"))) + exp10
+    digits = digits.rstrip("0") or "0"
+    sign = "-" if x < 0 else ""
+    e1 = dp - 1
+    if e1 < -4 or e1 >= 6:
+        m = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{m}e{'-' if e1 < 0 else '+'}{abs(e1):02d}"
+    if dp <= 0:
+        return sign + "0." + "0" * (-dp) + digits
+    if dp >= len(digits):
+        return sign + digits + "0" * (dp - len(digits))
+    return sign + digits[:dp] + "." + digits[dp:]
+
+
+def _sha256(p: Path) -> str:
+    h = hashlib.sha256()
+    with p.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _safe(label: str) -> str:
+    """rundir.FileName: every character outside [A-Za-z0-9._-] becomes _."""
+    return "".join(ch if (ch.isascii() and (ch.isalnum() or ch in "-._")) else "_" for ch in label)
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _versions() -> dict[str, str]:
+    out = {"dprl_python": __version__, "python": platform.python_version(), "numpy": np.__version__}
+    try:
+        import gymnasium
+
+        out["gymnasium"] = gymnasium.__version__
+    except ImportError:  # pragma: no cover
+        pass
+    return out
+
+
+def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], command: Sequence[str] | None = None) -> Path:
+    """Write the run directory of one configuration's seeds (as ``dprl run`` does):
+
+    * ``regret_long.csv`` — ``family,curve,seed,episode,regret``: the cumulative regret at
+      dprl run's checkpoints (:func:`checkpoints`), curve ``file/<label>`` (dprl run's name for
+      a model given with ``--env file``), numbers in Go's shortest ``%g`` form;
+    * ``curves/file/<label>.csv`` — ``episode,seed_<s>…,mean[,ci95_lo,ci95_hi]``;
+    * ``env.json`` — the exported model the experiment was created with; ``ledger.json`` —
+      the experiments' ledgers;
+    * ``summary.md`` — the table of ``dprl run`` (R(K) mean, t-based 95 % CI over seeds,
+      last-decile regret per episode, episodes/s, the accountant's statement);
+    * ``manifest.json`` (written last) — provenance, inputs and every file with its SHA-256.
+    """
+    if not results:
+        raise ValueError("results: at least one run")
+    r0 = results[0]
+    for r in results[1:]:
+        same = (r.env_id, r.env_kwargs, r.agent, r.epsilon, r.delta, r.horizon, r.users) == (
+            r0.env_id, r0.env_kwargs, r0.agent, r0.epsilon, r0.delta, r0.horizon, r0.users)
+        if not same or r.model != r0.model:
+            raise ValueError("results: every run must have the same configuration (only the seed differs)")
+    if len({r.seed for r in results}) != len(results):
+        raise ValueError("results: seeds must differ")
+    results = sorted(results, key=lambda r: r.seed)
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "manifest.json").unlink(missing_ok=True)  # its presence means the directory is complete
+    group, label = "file", r0.label
+    curve = f"{group}/{_safe(label)}"
+    K = r0.users
+    cps = checkpoints(K)
+    cums = [r.cumulative for r in results]
+    files: list[str] = []
+
+    model_text = json.dumps(r0.model, separators=(",", ":")) + "\n"
+    _write(d / "env.json", model_text)
+    files.append("env.json")
+
+    lines = ["family,curve,seed,episode,regret"]
+    for r, cum in zip(results, cums):
+        for k in cps:
+            lines.append(f"tabular,{curve},{r.seed},{k},{go_format_g(float(cum[k - 1]))}")
+    _write(d / "regret_long.csv", "\n".join(lines) + "\n")
+    files.append("regret_long.csv")
+
+    (d / "curves" / group).mkdir(parents=True, exist_ok=True)
+    rel = f"curves/{group}/{_safe(label)}.csv"
+    hdr = ["episode"] + [f"seed_{r.seed}" for r in results] + ["mean"] + (["ci95_lo", "ci95_hi"] if len(results) > 1 else [])
+    rows = [",".join(hdr)]
+    for k in cps:
+        vals = [float(cum[k - 1]) for cum in cums]
+        m, lo, hi = mean_ci(vals)
+        row = [str(k)] + [go_format_g(v) for v in vals] + [go_format_g(m)]
+        if len(results) > 1:
+            row += [go_format_g(lo), go_format_g(hi)]
+        rows.append(",".join(row))
+    _write(d / rel, "\n".join(rows) + "\n")
+    files.append(rel)
+
+    _write(d / "ledger.json", json.dumps([r.ledger for r in results], indent=2, ensure_ascii=False) + "\n")
+    files.append("ledger.json")
+
+    finals = [r.final for r in results]
+    m, lo, hi = mean_ci(finals)
+    tail = float(np.mean([r.last_decile for r in results]))
+    eps = float(np.mean([r.episodes_per_second for r in results]))
+    statement = str(r0.ledger.get("statement", ""))
+    kw = ", ".join(f"{k}={v!r}" for k, v in sorted(r0.env_kwargs.items()))
+    summary = "\n".join([
+        "# run: Gymnasium users through dprl serve (dprl.gym)",
+        "",
+        f"{r0.env_id}{' (' + kw + ')' if kw else ''} exported as `{r0.model.get('name', '')}` "
+        f"(S={r0.model['states']}, A={r0.model['actions']}), H={r0.horizon}, K={K}, seeds "
+        f"{[r.seed for r in results]}, δ={go_format_g(r0.delta)}, noise secure (the server's), "
+        f"rewards mapped r' = {go_format_g(r0.model['reward_map']['scale'])}·r + {go_format_g(r0.model['reward_map']['offset'])}. "
+        "Users are Gymnasium episodes played in batches against the served experiment; regret is "
+        "exact (backward induction on the exported tables) for the policy each user played.",
+        "",
+        f"## {group} (uniform policy: {r0.uniform_regret:.4f} per episode)",
+        "",
+        "| curve | R(K) mean | 95% CI | last-decile regret/episode | episodes/s | privacy (accountant) |",
+        "| --- | ---: | --- | ---: | ---: | --- |",
+        f"| {label} | {m:.0f} | [{lo:.0f}, {hi:.0f}] | {tail:.4f} | {eps:.0f} | {statement} |",
+        "",
+        "Experiments: " + ", ".join(f"{r.experiment} (seed {r.seed}, {r.accepted} reports accepted, "
+                                      f"{r.policy_versions} policy versions played)" for r in results),
+        "",
+    ])
+    _write(d / "summary.md", summary)
+    files.append("summary.md")
+
+    manifest: dict[str, Any] = {
+        "dprl_version": __version__,
+        "producer": "dprl.gym (Python)",
+        "versions": _versions(),
+        "inputs": [{"role": "env", "path": "env.json", "sha256": _sha256(d / "env.json")}],
+        "command": list(command) if command is not None else list(sys.argv),
+        "config": {
+            "family": "tabular", "env": r0.env_id, "env_kwargs": r0.env_kwargs, "horizon": r0.horizon,
+            "episodes": K, "seeds": [r.seed for r in results], "delta": r0.delta,
+            "curves": [{"env": "file", "file": "env.json", "agent": r0.agent, "epsilon": r0.epsilon}],
+        },
+        "curves": [{
+            "group": group, "label": label, "agent": r0.agent, "epsilon": r0.epsilon, "episodes": K,
+            "privacy": statement,
+            "private_at_nominal": bool((r0.ledger.get("guarantee") or {}).get("private_at_nominal", False)),
+            "runs": [{
+                "seed": r.seed, "final_regret": r.final, "last_decile_regret": r.last_decile,
+                "episodes_per_second": r.episodes_per_second, "experiment": r.experiment,
+                "accepted": r.accepted, "skipped": r.skipped, "policy_versions": r.policy_versions,
+            } for r in results],
+        }],
+        "v_star": r0.v_star,
+        "uniform_regret_per_episode": {group: r0.uniform_regret},
+        "server": r0.server,
+        "figures": [],
+        "csv": [rel],
+        "files": [{"path": f, "sha256": _sha256(d / f)} for f in files],
+    }
+    _write(d / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    return d
+

@@ -1,0 +1,243 @@
+"""Start a local ``dprl serve`` for scripts and tests.
+
+    from dprl.server import LocalServer
+    with LocalServer() as srv:                 # temporary data dir, random tokens, a free port
+        c = srv.client()                       # a dprl.client.Client with both tokens
+        ...
+    # stopped with SIGTERM (the server drains: reports in flight are committed), data dir removed
+
+The binary: ``binary=`` if given, else ``$DPRL_BINARY``, else ``dprl`` on ``PATH``, else it is
+built with ``go build ./cmd/dprl`` from the dprl checkout the package sits in (found by walking
+up from this file, then from the working directory, for a ``go.mod`` declaring ``module
+github.com/dprl/dprl``; ``$DPRL_REPO`` names it explicitly) into a cache directory
+(``$DPRL_CACHE``, else ``$XDG_CACHE_HOME/dprl``, else ``~/.cache/dprl``). The build runs once per
+process (Go's build cache makes a rebuild of an unchanged tree quick), so the binary follows the
+checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from .client import Client
+
+__all__ = ["LocalServer", "ServerError", "find_repo", "find_binary", "build_binary", "MODULE"]
+
+MODULE = "github.com/dprl/dprl"
+_LISTENING = "dprl serve: listening on "
+
+
+class ServerError(RuntimeError):
+    """The server could not be found, built or started."""
+
+
+def _is_repo(d: Path) -> bool:
+    gm = d / "go.mod"
+    try:
+        with gm.open(encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and parts[0] == "module":
+                    return parts[1] == MODULE
+    except OSError:
+        return False
+    return False
+
+
+def find_repo(start: str | os.PathLike[str] | None = None) -> Path | None:
+    """The dprl checkout: ``$DPRL_REPO``, else the first directory above ``start`` (default: this
+    package, then the working directory) whose go.mod declares module github.com/dprl/dprl."""
+    env = os.environ.get("DPRL_REPO")
+    if env:
+        p = Path(env).resolve()
+        return p if _is_repo(p) else None
+    starts = [Path(start)] if start is not None else [Path(__file__).resolve().parent, Path.cwd()]
+    for s in starts:
+        for d in [s.resolve(), *s.resolve().parents]:
+            if _is_repo(d):
+                return d
+    return None
+
+
+def _cache_dir() -> Path:
+    if os.environ.get("DPRL_CACHE"):
+        return Path(os.environ["DPRL_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dprl"
+
+
+_built: dict[Path, Path] = {}
+_build_lock = threading.Lock()
+
+
+def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
+    """``go build -o CACHE/bin/dprl ./cmd/dprl`` in repo (once per process per repo)."""
+    with _build_lock:
+        if repo in _built:
+            return _built[repo]
+        go = shutil.which("go")
+        if go is None:
+            raise ServerError("no dprl binary on PATH and no go toolchain to build one (install Go ≥ 1.26 or put dprl on PATH)")
+        d = out_dir or (_cache_dir() / "bin")
+        d.mkdir(parents=True, exist_ok=True)
+        out = d / "dprl"
+        p = subprocess.run([go, "build", "-o", str(out), "./cmd/dprl"], cwd=repo, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise ServerError(f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}):\n{p.stderr.strip()}")
+        _built[repo] = out
+        return out
+
+
+def find_binary(binary: str | os.PathLike[str] | None = None) -> Path:
+    """The dprl binary: ``binary``, ``$DPRL_BINARY``, ``dprl`` on PATH, else built from the
+    checkout (:func:`find_repo`, :func:`build_binary`)."""
+    for cand in (binary, os.environ.get("DPRL_BINARY")):
+        if cand:
+            p = Path(cand)
+            if not p.is_file() or not os.access(p, os.X_OK):
+                raise ServerError(f"{p}: not an executable file")
+            return p
+    w = shutil.which("dprl")
+    if w:
+        return Path(w)
+    repo = find_repo()
+    if repo is None:
+        raise ServerError(
+            "no dprl binary: not on PATH, $DPRL_BINARY unset, and no dprl checkout (go.mod of module "
+            f"{MODULE}) above {Path(__file__).resolve().parent} or the working directory (set $DPRL_REPO)"
+        )
+    return build_binary(repo)
+
+
+class LocalServer:
+    """A ``dprl serve`` subprocess on ``addr`` (default 127.0.0.1, any free port).
+
+    ``data_dir`` defaults to a directory in a temporary directory (with the server's log,
+    ``log_path``) removed on :meth:`stop` (``keep_data=True`` keeps it); the tokens default to random 32-character ones. ``seeded`` starts the test mode
+    (``--seeded``). Use it as a context manager, or call :meth:`start` and :meth:`stop`."""
+
+    def __init__(
+        self,
+        binary: str | os.PathLike[str] | None = None,
+        data_dir: str | os.PathLike[str] | None = None,
+        admin_token: str | None = None,
+        client_token: str | None = None,
+        addr: str = "127.0.0.1:0",
+        seeded: bool = False,
+        extra_args: Sequence[str] = (),
+        keep_data: bool = False,
+        startup_timeout: float = 120.0,
+    ) -> None:
+        self.binary = find_binary(binary)
+        self._tmp: str | None = tempfile.mkdtemp(prefix="dprl-serve-")
+        self.data_dir = Path(data_dir) if data_dir is not None else Path(self._tmp) / "data"
+        self.log_path = Path(self._tmp) / "serve.log"
+        self.admin_token = admin_token or "adm-" + secrets.token_urlsafe(24)
+        self.client_token = client_token or "cli-" + secrets.token_urlsafe(24)
+        self.addr = addr
+        self.seeded = seeded
+        self.extra_args = list(extra_args)
+        self.keep_data = keep_data
+        self.startup_timeout = startup_timeout
+        self.url = ""
+        self.proc: subprocess.Popen[str] | None = None
+        self._reader: threading.Thread | None = None
+
+    def command(self) -> list[str]:
+        cmd = [
+            str(self.binary), "serve", "--data", str(self.data_dir), "--addr", self.addr,
+            "--admin-token", self.admin_token, "--client-token", self.client_token,
+        ]
+        if self.seeded:
+            cmd.append("--seeded")
+        return cmd + self.extra_args
+
+    def start(self) -> LocalServer:
+        """Start the server and wait for its ``listening on URL`` line."""
+        if self.proc is not None:
+            raise ServerError("already started")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("w", encoding="utf-8")
+        self.proc = subprocess.Popen(
+            self.command(), stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1, start_new_session=True
+        )
+        log.close()
+        ready = threading.Event()
+        found: list[str] = []
+        proc = self.proc
+        assert proc.stdout is not None
+        stdout = proc.stdout
+
+        def read() -> None:  # drain stdout into the log; note the URL
+            with self.log_path.open("a", encoding="utf-8") as out:
+                for line in stdout:
+                    out.write(line)
+                    out.flush()
+                    if not found and line.startswith(_LISTENING):
+                        found.append(line[len(_LISTENING) :].split()[0])
+                        ready.set()
+            ready.set()
+
+        self._reader = threading.Thread(target=read, name="dprl-serve-stdout", daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + self.startup_timeout
+        while not ready.wait(0.05):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                break
+        if not found:
+            code = proc.poll()
+            self.stop()
+            raise ServerError(f"dprl serve did not start (exit {code}); its output:\n{self.log()}")
+        self.url = found[0]
+        return self
+
+    def log(self) -> str:
+        """The server's output so far (stdout and stderr)."""
+        try:
+            return self.log_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def client(self, timeout: float = 120.0) -> Client:
+        """A :class:`~dprl.client.Client` of this server holding both tokens."""
+        if not self.url:
+            raise ServerError("not started")
+        return Client(self.url, admin_token=self.admin_token, client_token=self.client_token, timeout=timeout)
+
+    def stop(self, timeout: float = 60.0) -> int | None:
+        """SIGTERM (the server drains and closes its store), SIGKILL after ``timeout`` s; then
+        remove the temporary data directory unless ``keep_data``. Returns the exit status."""
+        code: int | None = None
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            code = self.proc.returncode
+            if self._reader is not None:
+                self._reader.join(5)
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
+            self.proc = None
+        if self._tmp is not None and not self.keep_data:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        return code
+
+    def __enter__(self) -> LocalServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
