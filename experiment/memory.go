@@ -31,14 +31,14 @@ func (p *plan) memoryEstimate() engine.MemoryEstimate {
 	var e engine.MemoryEstimate
 	e.Fixed = membudget.Terms{{What: "environment", Bytes: practical.MDPBytes(m), Lower: practical.LowerEnv}}
 	e.Unit = membudget.Terms{{What: "agent tables", Bytes: agent, Lower: practical.LowerEnv},
-		{What: fmt.Sprintf("regret curve of K = %d episodes and its encoding", K), Bytes: membudget.Add(curve, practical.EncodeBytes(K)), Lower: practical.LowerEpisodes}}
+		{What: fmt.Sprintf("regret curve of K = %d episodes and its encoding", K), Bytes: membudget.Add(curve, engine.EncodeBytes(K)), Lower: practical.LowerEpisodes}}
 	// ReadCurveCSV appends to every column row by row: each ends at most 1.25× its length,
 	// and one array at a time is being copied into a larger one.
 	readBack := membudget.Add(membudget.Mul(curve, seeds+5)/4*5, curve)
 	e.Collect = membudget.Terms{
 		{What: fmt.Sprintf("regret curves of %d units", units), Bytes: membudget.Mul(units, curve), Lower: practical.LowerEpisodes + "; " + practical.LowerSeeds},
 		{What: "bands and axes", Bytes: membudget.Mul(curve, 4*int64(len(cfg.Curves))+5), Lower: practical.LowerEpisodes},
-		{What: "reading a unit or a curve's CSV back", Bytes: max(readBack, practical.EncodeBytes(K)), Lower: practical.LowerEpisodes}}
+		{What: "reading a unit or a curve's CSV back", Bytes: max(readBack, engine.EncodeBytes(K)), Lower: practical.LowerEpisodes}}
 	return e
 }
 

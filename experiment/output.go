@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/internal/uniform"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/report"
@@ -111,27 +112,13 @@ func (r *Result) used() *Config {
 // uniformly random actions (Q̃ ≡ H with random ties). Every (h, s) is visited at most once per
 // episode, so this is V*_1 − V^{uniform}_1 of the stochastic uniform policy.
 func noLearning(m *model.MDP, vstar float64) float64 {
-	next := make([]float64, m.S)
-	cur := make([]float64, m.S)
-	for h := m.H - 1; h >= 0; h-- {
-		for s := 0; s < m.S; s++ {
-			v := 0.0
-			for a := 0; a < m.A; a++ {
-				q := m.Reward(h, s, a)
-				for s2, p := range m.Trans(h, s, a) {
-					q += p * next[s2]
-				}
-				v += q / float64(m.A)
-			}
-			cur[s] = v
+	return vstar - uniform.Value(m.H, m.S, m.A, m.Init, func(h, s, a int, next []float64) float64 {
+		q := m.Reward(h, s, a)
+		for s2, p := range m.Trans(h, s, a) {
+			q += p * next[s2]
 		}
-		next, cur = cur, next
-	}
-	v := 0.0
-	for s, p := range m.Init {
-		v += p * next[s]
-	}
-	return vstar - v
+		return q
+	})
 }
 
 // Write stores the result in dir: one CSV per curve (curves/<label>.csv), one PNG and SVG

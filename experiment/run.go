@@ -81,11 +81,9 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress})
-	if err != nil {
-		return nil, err
-	}
-	res, err := p.result(c, opts.Output.Inputs)
+	res, err := engine.RunResult(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress}, func(p *plan, c *engine.Collection) (*Result, error) {
+		return p.result(c, opts.Output.Inputs)
+	})
 	if err != nil {
 		return nil, err
 	}

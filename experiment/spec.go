@@ -41,14 +41,10 @@ func (f Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) 
 func specConfig(s *engine.RunSpec, envs *TabularEnvs) (*Config, error) {
 	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Noise: s.Privacy.Noise,
 		Bonus: BonusSpec{Preset: "practical", Multiplier: s.Multipliers.Bonus}, envs: envs}
-	env := s.Env.Name
-	if env == "" {
-		env = envs.Default()
-	}
+	env, e, err := envs.Resolve(s, "tabular", "environment")
 	cfg.Env.Name = env
-	e, ok := envs.Lookup(env)
-	if !ok {
-		return nil, fmt.Errorf("env.name: unknown environment %q of family tabular (allowed: %s)", env, envs.Allowed())
+	if err != nil {
+		return nil, err
 	}
 	if err := envs.Set(e, s, &cfg.Env); err != nil {
 		return nil, err

@@ -111,14 +111,8 @@ func TestMeanBand(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := MeanBand(tc.runs, tc.level)
-			if tc.errSub != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.errSub) {
-					t.Fatalf("MeanBand error = %v, want one containing %q", err, tc.errSub)
-				}
+			if errorCase(t, "MeanBand", err, tc.errSub) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("MeanBand: %v", err)
 			}
 			if got.N != tc.want.N {
 				t.Errorf("N = %d, want %d", got.N, tc.want.N)
@@ -240,18 +234,28 @@ func TestGrowthExponent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := GrowthExponent(tc.x, tc.y, tc.from, tc.to)
-			if tc.errSub != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.errSub) {
-					t.Fatalf("GrowthExponent error = %v, want one containing %q", err, tc.errSub)
-				}
+			if errorCase(t, "GrowthExponent", err, tc.errSub) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("GrowthExponent: %v", err)
 			}
 			if !approxEqual(got, tc.want, 1e-9) {
 				t.Errorf("slope = %v, want %v", got, tc.want)
 			}
 		})
 	}
+}
+
+// errorCase checks the error of the function fn in a table case: when errSub is set the error
+// must contain it and errorCase returns true (the case is done); otherwise it must be nil.
+func errorCase(t *testing.T, fn string, err error, errSub string) bool {
+	t.Helper()
+	if errSub != "" {
+		if err == nil || !strings.Contains(err.Error(), errSub) {
+			t.Fatalf("%s error = %v, want one containing %q", fn, err, errSub)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", fn, err)
+	}
+	return false
 }

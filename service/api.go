@@ -162,6 +162,25 @@ func bearer(r *http.Request, want [32]byte) bool {
 	return subtle.ConstantTimeCompare(d[:], want[:]) == 1 && ok
 }
 
+// authorized reports whether the request's bearer token is want; if not it answers 401 with
+// the message need (which token the request needs).
+func authorized(w http.ResponseWriter, r *http.Request, want [32]byte, need string) bool {
+	if !bearer(r, want) {
+		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "%s (Authorization: Bearer …)", need)
+		return false
+	}
+	return true
+}
+
+// authorizedExperiment checks the bearer token (authorized) and then returns the experiment
+// the path names (experimentOf); nil when either check failed and was answered.
+func (s *Server) authorizedExperiment(w http.ResponseWriter, r *http.Request, want [32]byte, need string) *experiment {
+	if !authorized(w, r, want, need) {
+		return nil
+	}
+	return s.experimentOf(w, r)
+}
+
 // userMAC returns HMAC-SHA-256(user key, purpose ‖ 0 ‖ experiment ‖ 0 ‖ user).
 func (s *Server) userMAC(purpose, exp, user string) []byte {
 	m := hmac.New(sha256.New, s.userKey[:])
@@ -213,17 +232,8 @@ type createRequest struct {
 }
 
 func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
-	if !bearer(r, s.admin) {
-		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "creating an experiment needs the admin token (Authorization: Bearer …)")
-		return
-	}
-	body, ok := readBody(w, r, MaxCreateBytes)
-	if !ok {
-		return
-	}
 	var req createRequest
-	if err := strictdecode.Decode(body, "json", &req); err != nil {
-		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+	if !authorized(w, r, s.admin, "creating an experiment needs the admin token") || !readJSON(w, r, MaxCreateBytes, &req) {
 		return
 	}
 	spec := engine.RunSpec{Family: req.Family, Name: "served", Agents: []string{req.Agent}, Episodes: req.Capacity,
@@ -379,6 +389,20 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 	return b, true
 }
 
+// readJSON reads the body (readBody, at most max bytes) and decodes it strictly into v; it
+// answers a body that is too large or does not decode (400 naming the field) and returns false.
+func readJSON(w http.ResponseWriter, r *http.Request, max int64, v any) bool {
+	body, ok := readBody(w, r, max)
+	if !ok {
+		return false
+	}
+	if err := strictdecode.Decode(body, "json", v); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+		return false
+	}
+	return true
+}
+
 func (s *Server) experimentOf(w http.ResponseWriter, r *http.Request) *experiment {
 	id := r.PathValue("id")
 	x := s.lookup(id)
@@ -425,11 +449,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 // experiment, the user's credential (all independent of the state), then the body, and only
 // then participation and capacity (in the committer).
 func (s *Server) submitReport(w http.ResponseWriter, r *http.Request) {
-	if !bearer(r, s.client) {
-		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "submitting a report needs the client token (Authorization: Bearer …)")
-		return
-	}
-	x := s.experimentOf(w, r)
+	x := s.authorizedExperiment(w, r, s.client, "submitting a report needs the client token")
 	if x == nil {
 		return
 	}
@@ -528,23 +548,14 @@ type batchResult struct {
 // order given (one group commit) and answered one result per item. A refused item changes no
 // state; the others are unaffected.
 func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
-	if !bearer(r, s.client) {
-		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "submitting reports needs the client token (Authorization: Bearer …)")
-		return
-	}
-	x := s.experimentOf(w, r)
+	x := s.authorizedExperiment(w, r, s.client, "submitting reports needs the client token")
 	if x == nil {
-		return
-	}
-	body, ok := readBody(w, r, int64(MaxBatch)*(x.maxBytes*2+1024))
-	if !ok {
 		return
 	}
 	var req struct {
 		Reports []batchItem `json:"reports"`
 	}
-	if err := strictdecode.Decode(body, "json", &req); err != nil {
-		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+	if !readJSON(w, r, int64(MaxBatch)*(x.maxBytes*2+1024), &req) {
 		return
 	}
 	if len(req.Reports) == 0 || len(req.Reports) > MaxBatch {
@@ -600,21 +611,12 @@ type credentialsRequest struct {
 }
 
 func (s *Server) mintCredentials(w http.ResponseWriter, r *http.Request) {
-	if !bearer(r, s.admin) {
-		fail(w, http.StatusUnauthorized, "unauthorized", "Authorization", "minting credentials needs the admin token (Authorization: Bearer …)")
-		return
-	}
-	x := s.experimentOf(w, r)
+	x := s.authorizedExperiment(w, r, s.admin, "minting credentials needs the admin token")
 	if x == nil {
 		return
 	}
-	body, ok := readBody(w, r, int64(MaxCredentialUsers)*(MaxUserID+8)+1024)
-	if !ok {
-		return
-	}
 	var req credentialsRequest
-	if err := strictdecode.Decode(body, "json", &req); err != nil {
-		fail(w, http.StatusBadRequest, "invalid_request", fieldOf(err), "%v", err)
+	if !readJSON(w, r, int64(MaxCredentialUsers)*(MaxUserID+8)+1024, &req) {
 		return
 	}
 	if len(req.Users) == 0 || len(req.Users) > MaxCredentialUsers {

@@ -34,6 +34,26 @@ func rawReq(t *testing.T, url, method, path, token string, body []byte, hdr map[
 	return resp.StatusCode, string(b)
 }
 
+// createRiverSwim creates an experiment of the tabular agent on RiverSwim (H = 5) with the
+// given capacity, (ε, δ) = (1, 1e-5) and seed 3, and returns its ID.
+func createRiverSwim(t *testing.T, c *client.Client, agent string, capacity int) string {
+	t.Helper()
+	l, err := c.Create(context.Background(), client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
+		Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seedp(3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Experiment
+}
+
+// seededRiverSwim starts a seeded server (live) with a second URL serving the same state and
+// creates a practical-jdp RiverSwim experiment of capacity 100 on it (createRiverSwim).
+func seededRiverSwim(t *testing.T) (c *client.Client, url, id string) {
+	t.Helper()
+	c, s, _ := live(t, t.TempDir(), true)
+	return c, serverURL(t, s), createRiverSwim(t, c, "practical-jdp", 100)
+}
+
 // TestHostileClients: every hostile request gets its 4xx with a JSON body naming the field,
 // and leaves the published state (policy and ledger) unchanged byte for byte.
 func TestHostileClients(t *testing.T) {
@@ -41,15 +61,7 @@ func TestHostileClients(t *testing.T) {
 	c, s, _ := live(t, dir, true)
 	url := serverURL(t, s)
 	ctx := context.Background()
-	mk := func(agent string, capacity int) string {
-		l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
-			Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seedp(3)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l.Experiment
-	}
-	jdp, full, ldp := mk("practical-jdp", 100), mk("practical-jdp", 10), mk("practical-ldp", 100)
+	jdp, full, ldp := createRiverSwim(t, c, "practical-jdp", 100), createRiverSwim(t, c, "practical-jdp", 10), createRiverSwim(t, c, "practical-ldp", 100)
 	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: jdp, Registry: registry(), Users: 10, Seed: seedp(3)}); err != nil {
 		t.Fatal(err)
 	}
@@ -160,21 +172,15 @@ func TestHostileClients(t *testing.T) {
 // byte. With her own credential she learns it (a retry is acknowledged again; another key is a
 // conflict).
 func TestMembershipIsPrivate(t *testing.T) {
-	c, s, _ := live(t, t.TempDir(), true)
-	url := serverURL(t, s)
+	c, url, id := seededRiverSwim(t)
 	ctx := context.Background()
-	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
-		Epsilon: 1, Delta: 1e-5, Capacity: 100, Seed: seedp(3)})
-	if err != nil {
+	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: id, Registry: registry(), Users: 5, Seed: seedp(3)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: l.Experiment, Registry: registry(), Users: 5, Seed: seedp(3)}); err != nil {
-		t.Fatal(err)
-	}
-	creds, _ := c.Credentials(ctx, l.Experiment, []string{"sim-3", "outsider", "attacker"})
-	head := header(t, c, l.Experiment)
+	creds, _ := c.Credentials(ctx, id, []string{"sim-3", "outsider", "attacker"})
+	head := header(t, c, id)
 	b, _ := protocol.EncodeBinary(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)})
-	path := "/v1/experiments/" + l.Experiment + "/reports"
+	path := "/v1/experiments/" + id + "/reports"
 	for _, probe := range []struct{ name, cred string }{{"the attacker's own credential", creds["attacker"]}, {"no credential", ""}, {"a forged one", "AAAA"}} {
 		c1, b1 := rawReq(t, url, "POST", path, clientTok, b, map[string]string{"Dprl-User": "sim-3", "Dprl-User-Credential": probe.cred, "Idempotency-Key": "k3"})
 		c2, b2 := rawReq(t, url, "POST", path, clientTok, b, map[string]string{"Dprl-User": "outsider", "Dprl-User-Credential": probe.cred, "Idempotency-Key": "k3"})
@@ -195,23 +201,17 @@ func TestMembershipIsPrivate(t *testing.T) {
 // TestBatchSubmission: a batch commits its valid items in order and refuses the others item by
 // item (naming reports[i].field), leaving the state as if only the valid ones were sent.
 func TestBatchSubmission(t *testing.T) {
-	c, s, _ := live(t, t.TempDir(), true)
-	url := serverURL(t, s)
+	c, url, id := seededRiverSwim(t)
 	ctx := context.Background()
-	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
-		Epsilon: 1, Delta: 1e-5, Capacity: 100, Seed: seedp(3)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	creds, _ := c.Credentials(ctx, l.Experiment, []string{"a", "b", "c"})
-	head := header(t, c, l.Experiment)
+	creds, _ := c.Credentials(ctx, id, []string{"a", "b", "c"})
+	head := header(t, c, id)
 	good, _ := json.Marshal(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)})
 	bad, _ := json.Marshal(&protocol.Trajectory{Header: head, States: make([]int, 2), Actions: make([]int, 5), Rewards: make([]float64, 5)})
 	item := func(u, cred string, rep []byte) string {
 		return fmt.Sprintf(`{"user":%q,"credential":%q,"idempotency_key":"k","report":%s}`, u, cred, rep)
 	}
 	body := `{"reports":[` + strings.Join([]string{item("a", creds["a"], good), item("b", creds["b"], bad), item("c", creds["a"], good), item("c", creds["c"], good), item("a", creds["a"], good)}, ",") + `]}`
-	code, resp := rawReq(t, url, "POST", "/v1/experiments/"+l.Experiment+"/reports/batch", clientTok, []byte(body), nil)
+	code, resp := rawReq(t, url, "POST", "/v1/experiments/"+id+"/reports/batch", clientTok, []byte(body), nil)
 	if code != 200 {
 		t.Fatalf("%d %s", code, resp)
 	}
@@ -242,11 +242,11 @@ func TestBatchSubmission(t *testing.T) {
 		t.Errorf("sequences: %s", resp)
 	}
 	// A retry of the batch's first item is acknowledged again, not counted.
-	code, resp = rawReq(t, url, "POST", "/v1/experiments/"+l.Experiment+"/reports/batch", clientTok, []byte(`{"reports":[`+item("a", creds["a"], good)+`]}`), nil)
+	code, resp = rawReq(t, url, "POST", "/v1/experiments/"+id+"/reports/batch", clientTok, []byte(`{"reports":[`+item("a", creds["a"], good)+`]}`), nil)
 	if code != 200 || !strings.Contains(resp, `"replayed":true`) || !strings.Contains(resp, `"sequence":1`) {
 		t.Errorf("retry: %d %s", code, resp)
 	}
-	led, _ := c.Ledger(ctx, l.Experiment)
+	led, _ := c.Ledger(ctx, id)
 	if led.UsersServed != 2 {
 		t.Errorf("%d users served, want 2", led.UsersServed)
 	}

@@ -1,7 +1,9 @@
 package linmdp
 
 import (
+	"cmp"
 	"fmt"
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"math/rand/v2"
@@ -30,17 +32,7 @@ const (
 
 // String returns the rule's name.
 func (t TieBreak) String() string {
-	switch t {
-	case TieBonus:
-		return "bonus"
-	case TieUntruncated:
-		return "untruncated"
-	case TieLowestIndex:
-		return "lowest-index"
-	case TieSeededRandom:
-		return "seeded-random"
-	}
-	return fmt.Sprintf("TieBreak(%d)", int(t))
+	return agentkit.Name(t, "TieBreak", "bonus", "untruncated", "lowest-index", "seeded-random")
 }
 
 // ParseTieBreak parses a rule name.
@@ -137,15 +129,9 @@ type Common struct {
 }
 
 func (c *Common) defaults() {
-	if c.P == 0 {
-		c.P = 0.05
-	}
-	if c.CBeta == 0 {
-		c.CBeta = 1
-	}
-	if c.Lambda == 0 {
-		c.Lambda = 1
-	}
+	c.P = cmp.Or(c.P, 0.05)
+	c.CBeta = cmp.Or(c.CBeta, 1)
+	c.Lambda = cmp.Or(c.Lambda, 1)
 }
 
 func (c *Common) validate(env *model.MDP) error {

@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/smallmat"
 	"github.com/dprl/dprl/privacy/noise"
 )
@@ -84,12 +85,7 @@ func guardPD(a []float64, d int, floor float64, l, scratch []float64) (repaired 
 	repairEig(a, d, math.Max(floor, 1e-9))
 	if !smallmat.Cholesky(a, d, l) {
 		// Cannot happen for a finite matrix after repair; fall back to the floor·I matrix.
-		for i := range a {
-			a[i] = 0
-		}
-		for i := 0; i < d; i++ {
-			a[i*d+i] = math.Max(floor, 1e-9)
-		}
+		agentkit.SetScaledIdentity(a, d, math.Max(floor, 1e-9))
 		smallmat.Cholesky(a, d, l)
 	}
 	return true
@@ -100,12 +96,7 @@ func repairEig(a []float64, d int, floor float64) {
 	sym := mat.NewSymDense(d, append([]float64(nil), a...))
 	var es mat.EigenSym
 	if !es.Factorize(sym, true) {
-		for i := range a {
-			a[i] = 0
-		}
-		for i := 0; i < d; i++ {
-			a[i*d+i] = floor
-		}
+		agentkit.SetScaledIdentity(a, d, floor)
 		return
 	}
 	vals := es.Values(nil)

@@ -1,7 +1,9 @@
 package linmdp
 
 import (
+	"cmp"
 	"fmt"
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 
@@ -91,12 +93,8 @@ type Ngo struct {
 // public inputs only.
 func NewNgo(env *model.MDP, cfg NgoConfig) (*Ngo, error) {
 	cfg.defaults()
-	if cfg.C == 0 {
-		cfg.C = 2
-	}
-	if cfg.CShift == 0 {
-		cfg.CShift = 1
-	}
+	cfg.C = cmp.Or(cfg.C, 2)
+	cfg.CShift = cmp.Or(cfg.CShift, 1)
 	if err := cfg.validate(env); err != nil {
 		return nil, fmt.Errorf("ngo: %w", err)
 	}
@@ -121,17 +119,17 @@ func NewNgo(env *model.MDP, cfg NgoConfig) (*Ngo, error) {
 	} else {
 		rho := cfg.Rho
 		if rho == 0 {
-			if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
+			if !agentkit.ValidEpsilon(cfg.Epsilon) {
 				return nil, fmt.Errorf("ngo: epsilon must be finite and > 0, got %g", cfg.Epsilon)
 			}
-			if !(cfg.Delta > 0 && cfg.Delta < 1) {
+			if !agentkit.ValidDelta(cfg.Delta) {
 				return nil, fmt.Errorf("ngo: delta must be in (0, 1), got %g", cfg.Delta)
 			}
 			var err error
 			if rho, err = RhoFromEpsDelta(cfg.Epsilon, cfg.Delta); err != nil {
 				return nil, fmt.Errorf("ngo: %w", err)
 			}
-		} else if !(cfg.Delta > 0 && cfg.Delta < 1) {
+		} else if !agentkit.ValidDelta(cfg.Delta) {
 			cfg.Delta = 1e-5
 			a.cfg.Delta = cfg.Delta
 		}

@@ -1,9 +1,11 @@
 package linmdp
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/smallmat"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/accounting"
@@ -334,15 +336,9 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 	if err := cfg.validate(env); err != nil {
 		return nil, fmt.Errorf("practical: %w", err)
 	}
-	if cfg.C == 0 {
-		cfg.C = 2
-	}
-	if cfg.TargetScale == 0 {
-		cfg.TargetScale = 1
-	}
-	if cfg.Confidence == 0 {
-		cfg.Confidence = 0.05
-	}
+	cfg.C = cmp.Or(cfg.C, 2)
+	cfg.TargetScale = cmp.Or(cfg.TargetScale, 1)
+	cfg.Confidence = cmp.Or(cfg.Confidence, 0.05)
 	switch {
 	case cfg.Mode < PracticalPrivate || cfg.Mode > PracticalNoiseOff:
 		return nil, fmt.Errorf("practical: mode must be private, non-private or noise-off, got %d", int(cfg.Mode))
@@ -354,9 +350,9 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 		return nil, fmt.Errorf("practical: confidence must be in (0, 1), got %g", cfg.Confidence)
 	case cfg.BatchEvery < 0 || cfg.Batches < 0:
 		return nil, fmt.Errorf("practical: batch_every and batches must be >= 0 (0 = default), got %d and %d", cfg.BatchEvery, cfg.Batches)
-	case cfg.Mode != PracticalNonPrivate && (!(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0)):
+	case cfg.Mode != PracticalNonPrivate && !agentkit.ValidEpsilon(cfg.Epsilon):
 		return nil, fmt.Errorf("practical: epsilon must be finite and > 0, got %g", cfg.Epsilon)
-	case cfg.Mode != PracticalNonPrivate && !(cfg.Delta > 0 && cfg.Delta < 1):
+	case cfg.Mode != PracticalNonPrivate && !agentkit.ValidDelta(cfg.Delta):
 		return nil, fmt.Errorf("practical: delta must be in (0, 1), got %g", cfg.Delta)
 	}
 	if _, err := lookupLinCounter(cfg.Counter); err != nil {

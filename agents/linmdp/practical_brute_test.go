@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
 )
@@ -147,7 +148,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 						}
 					}
 					clear(a.cur.batch)
-					brute := linMaxPairDistance(xs)
+					brute := agenttest.MaxPairDistance(xs, nil)
 					delta := a.report.Entries[0].Sensitivity
 					if brute > delta*(1+1e-12) {
 						t.Errorf("%s: worst replace-one distance %v over all %d episodes exceeds Δ₂ = %v", name, brute, len(xs), delta)
@@ -159,31 +160,6 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 			}
 		}
 	}
-}
-
-// linMaxPairDistance returns max ‖x − y‖₂ over all pairs (deduplicated first).
-func linMaxPairDistance(vs [][]float64) float64 {
-	seen := map[string]bool{}
-	var u [][]float64
-	for _, v := range vs {
-		k := fmt.Sprint(v)
-		if !seen[k] {
-			seen[k] = true
-			u = append(u, v)
-		}
-	}
-	best := 0.0
-	for i := range u {
-		for j := 0; j < i; j++ {
-			s := 0.0
-			for k, x := range u[i] {
-				d := x - u[j][k]
-				s += d * d
-			}
-			best = max(best, s)
-		}
-	}
-	return math.Sqrt(best)
 }
 
 // TestPracticalOneObservationPerStep: PracticalSensitivity counts one step per h and user, so

@@ -1,9 +1,9 @@
 package linmdp
 
 import (
-	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/privacy/counter"
 )
 
@@ -105,9 +105,5 @@ const DefaultLinCounter = counter.DefaultKind
 func LinPracticalCounters() []string { return counter.NewRegistry().Names() }
 
 func lookupLinCounter(name string) (counter.Builder, error) {
-	k, err := counter.NewRegistry().Lookup(name)
-	if err != nil {
-		return nil, fmt.Errorf("counter: %w", err)
-	}
-	return k.Build, nil
+	return agentkit.CounterBuilder(name, "counter")
 }

@@ -3,8 +3,8 @@ package linmdp
 import (
 	"errors"
 	"math/rand/v2"
-	"slices"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/linmdp"
 )
@@ -33,8 +33,7 @@ type Curator struct {
 	received int
 	agentV   int
 	seen     bool
-	prev     [][]int
-	version  uint64
+	versions agentkit.ActionVersions
 }
 
 var _ protocol.Curator[[][]int, *protocol.Trajectory] = (*Curator)(nil)
@@ -68,31 +67,10 @@ func (c *Curator) begin() {
 func (c *Curator) Publish() (protocol.Policy[[][]int], error) {
 	c.begin()
 	if v := c.ag.PolicyVersion(); !c.seen || v != c.agentV {
-		pi := c.ag.Policy()
-		if !c.seen || !sameRule(pi, c.prev) {
-			c.version++
-			if c.prev == nil {
-				c.prev = make([][]int, len(pi))
-			}
-			for h := range pi {
-				c.prev[h] = append(c.prev[h][:0], pi[h]...)
-			}
-		}
+		c.versions.Publish(c.ag.Policy())
 		c.agentV, c.seen = v, true
 	}
-	return protocol.Policy[[][]int]{Version: c.version, Rule: c.ag.Policy()}, nil
-}
-
-func sameRule(a, b [][]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for h := range a {
-		if !slices.Equal(a[h], b[h]) {
-			return false
-		}
-	}
-	return true
+	return protocol.Policy[[][]int]{Version: c.versions.Version(), Rule: c.ag.Policy()}, nil
 }
 
 // Receive implements protocol.Curator: the whole trajectory is validated first (a refused

@@ -1,9 +1,11 @@
 package linmix
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
@@ -26,17 +28,7 @@ const (
 
 // String returns the algorithm's name.
 func (a Algorithm) String() string {
-	switch a {
-	case UCRLVTR:
-		return "ucrl-vtr"
-	case UCRLVTRPlus:
-		return "ucrl-vtr+"
-	case LinOptVI:
-		return "linopt-vi"
-	case LinOptPO:
-		return "linopt-po"
-	}
-	return fmt.Sprintf("Algorithm(%d)", int(a))
+	return agentkit.Name(a, "Algorithm", "ucrl-vtr", "ucrl-vtr+", "linopt-vi", "linopt-po")
 }
 
 // Mode selects the privacy model.
@@ -53,15 +45,7 @@ const (
 
 // String returns the mode's name.
 func (m Mode) String() string {
-	switch m {
-	case None:
-		return "none"
-	case JDP:
-		return "jdp"
-	case LDP:
-		return "ldp"
-	}
-	return fmt.Sprintf("Mode(%d)", int(m))
+	return agentkit.Name(m, "Mode", "none", "jdp", "ldp")
 }
 
 // Calibration selects how the noise is calibrated.
@@ -127,21 +111,11 @@ type knobs struct {
 }
 
 func (c *Config) defaults() {
-	if c.Calibration == "" {
-		c.Calibration = Paper
-	}
-	if c.P == 0 {
-		c.P = 0.05
-	}
-	if c.BetaMult == 0 {
-		c.BetaMult = 1
-	}
-	if c.ShiftMult == 0 {
-		c.ShiftMult = 1
-	}
-	if c.BetaForm == "" {
-		c.BetaForm = Corollary
-	}
+	c.Calibration = cmp.Or(c.Calibration, Paper)
+	c.P = cmp.Or(c.P, 0.05)
+	c.BetaMult = cmp.Or(c.BetaMult, 1)
+	c.ShiftMult = cmp.Or(c.ShiftMult, 1)
+	c.BetaForm = cmp.Or(c.BetaForm, Corollary)
 	if c.Mode != None && c.Delta == 0 && c.Calibration != Laplace {
 		c.Delta = 1e-5
 	}
@@ -178,10 +152,10 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("calibration: %q, want paper, laplace or zcdp", c.Calibration)
 	}
 	if c.Mode != None {
-		if !(c.Epsilon > 0) || math.IsInf(c.Epsilon, 0) {
+		if !agentkit.ValidEpsilon(c.Epsilon) {
 			return fmt.Errorf("epsilon: %v, want a finite number > 0", c.Epsilon)
 		}
-		if c.Calibration != Laplace && !(c.Delta > 0 && c.Delta < 1) {
+		if c.Calibration != Laplace && !agentkit.ValidDelta(c.Delta) {
 			return fmt.Errorf("delta: %v, want (0, 1)", c.Delta)
 		}
 	}

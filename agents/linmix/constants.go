@@ -3,6 +3,8 @@ package linmix
 import (
 	"fmt"
 	"math"
+
+	"github.com/dprl/dprl/agents/internal/agentkit"
 )
 
 // Params are the public inputs from which every noise level, shift and confidence width is
@@ -26,9 +28,9 @@ func (p Params) validate() error {
 		return fmt.Errorf("horizon = %d, want ≥ 1", p.H)
 	case p.D < 1:
 		return fmt.Errorf("dim = %d, want ≥ 1", p.D)
-	case !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0):
+	case !agentkit.ValidEpsilon(p.Epsilon):
 		return fmt.Errorf("epsilon = %v, want a finite number > 0", p.Epsilon)
-	case !(p.Delta > 0 && p.Delta < 1):
+	case !agentkit.ValidDelta(p.Delta):
 		return fmt.Errorf("delta = %v, want (0, 1)", p.Delta)
 	case !(p.P > 0 && p.P < 1):
 		return fmt.Errorf("p (failure probability) = %v, want (0, 1)", p.P)

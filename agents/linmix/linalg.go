@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dprl/dprl/agents/internal/agentkit"
 )
 
 // clampEigen replaces the symmetric matrix a by V·max(Λ, floor)·Vᵀ, its projection onto
@@ -22,12 +24,7 @@ func clampEigen(a []float64, d int, floor float64) {
 	}
 	var eig mat.EigenSym
 	if !eig.Factorize(s, true) {
-		for i := range a[:d*d] {
-			a[i] = 0
-		}
-		for i := 0; i < d; i++ {
-			a[i*d+i] = floor
-		}
+		agentkit.SetScaledIdentity(a[:d*d], d, floor)
 		return
 	}
 	vals := eig.Values(nil)

@@ -1,11 +1,13 @@
 package linmix
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
@@ -101,18 +103,10 @@ type practicalKnobs struct {
 
 func (c *PracticalConfig) defaults() {
 	c.Privacy.defaults()
-	if c.Lambda0 == 0 {
-		c.Lambda0 = 1
-	}
-	if c.Confidence == 0 {
-		c.Confidence = 0.05
-	}
-	if c.BetaMult == 0 {
-		c.BetaMult = 1
-	}
-	if c.P == 0 {
-		c.P = 0.05
-	}
+	c.Lambda0 = cmp.Or(c.Lambda0, 1)
+	c.Confidence = cmp.Or(c.Confidence, 0.05)
+	c.BetaMult = cmp.Or(c.BetaMult, 1)
+	c.P = cmp.Or(c.P, 0.05)
 }
 
 // Validate checks c (after defaults); errors name the field and its range.
@@ -289,14 +283,11 @@ func practicalGuard(x []float64, y, B float64) float64 {
 // the counter's prefix (the PracticalRelease) leaves it.
 type PracticalCurator struct {
 	enc      practicalEncoder
-	sched    counter.Schedule
-	batches  int
+	b        agentkit.Batches
 	maxUsers int
 	cnt      counter.GaussianCounter
 	exact    []float64 // exact running sums (noise-off twin; broken variants)
 	batch    []float64
-	inB      int
-	users    int
 	rel      PracticalRelease
 	g        ledger.Report
 	scales   []float64
@@ -308,19 +299,16 @@ type PracticalCurator struct {
 
 // Ingest adds one user's leaves.
 func (c *PracticalCurator) Ingest(lv *PracticalLeaves) error {
-	if c.users >= c.maxUsers {
+	if c.b.Users >= c.maxUsers {
 		return fmt.Errorf("practical curator: all %d users of the calibration (K−1) were ingested", c.maxUsers)
 	}
 	if err := c.enc.check(lv); err != nil {
 		return err
 	}
 	c.enc.add(lv, c.batch)
-	c.users++
-	c.inB++
-	if c.inB < c.sched.Size(c.batches) {
+	if !c.b.Add() {
 		return nil
 	}
-	c.batches++
 	for i, v := range c.batch {
 		c.exact[i] += v
 	}
@@ -348,8 +336,7 @@ func (c *PracticalCurator) Ingest(lv *PracticalLeaves) error {
 		copy(c.rel.Target, p[np:])
 	}
 	clear(c.batch)
-	c.inB = 0
-	c.rel.Users = c.users
+	c.rel.Users = c.b.Users
 	c.rel.version++
 	return nil
 }
@@ -364,7 +351,7 @@ func newPracticalCurator(H, d, K int, pub practicalPublic, p PracticalPrivacy, s
 	B, T := pub.B, pub.T
 	enc := practicalEncoder{d: d, B: B, T: T, leaves: H - 1, noClip: kn.noClip}
 	n := enc.dim()
-	c := &PracticalCurator{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, n),
+	c := &PracticalCurator{enc: enc, b: agentkit.NewBatches(p.BatchEvery), maxUsers: K - 1, batch: make([]float64, n),
 		exact: make([]float64, n), rel: newPracticalRelease(d), scales: practicalScales(d), raw: kn.raw, redraw: kn.redraw, src: src}
 	led, err := p.ledger()
 	if err != nil {
@@ -389,7 +376,7 @@ func newPracticalCurator(H, d, K int, pub practicalPublic, p PracticalPrivacy, s
 			return counter.NewBLT(c, *blt, s)
 		}
 	}
-	capacity := max(c.sched.Batches(K-1), 1)
+	capacity := max(c.b.Sched.Batches(K-1), 1)
 	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
 	// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much and
 	// its report adds it back.
@@ -461,14 +448,11 @@ func (z *PracticalRandomizer) Privatize(lv *PracticalLeaves) *PracticalReport {
 // PracticalLocalServer sums practical-ldp reports. It has no field or method through which a
 // trajectory, a leaf or a noise stream could reach it.
 type PracticalLocalServer struct {
-	sched   counter.Schedule
-	batches int
-	inB     int
-	sigma   float64
-	cap     int
-	sum     []float64
-	users   int
-	rel     PracticalRelease
+	b     agentkit.Batches
+	sigma float64
+	cap   int
+	sum   []float64
+	rel   PracticalRelease
 }
 
 // Receive adds one report; the release is refreshed at the end of each batch.
@@ -476,24 +460,18 @@ func (l *PracticalLocalServer) Receive(r *PracticalReport) error {
 	if r == nil || len(r.x) != len(l.sum) {
 		return errors.New("practical ldp server: malformed report")
 	}
-	if l.users >= l.cap {
+	if l.b.Users >= l.cap {
 		return fmt.Errorf("practical ldp server: already received K−1 = %d reports", l.cap)
 	}
-	for i, v := range r.x {
-		l.sum[i] += v
+	if !l.b.AddSum(l.sum, r.x) {
+		return nil
 	}
-	l.users++
-	l.inB++
-	if l.inB == l.sched.Size(l.batches) {
-		l.batches++
-		l.inB = 0
-		np := len(l.rel.Gram)
-		copy(l.rel.Gram, l.sum[:np])
-		copy(l.rel.Target, l.sum[np:])
-		l.rel.Users = l.users
-		l.rel.Std = l.sigma * math.Sqrt(float64(l.users))
-		l.rel.version++
-	}
+	np := len(l.rel.Gram)
+	copy(l.rel.Gram, l.sum[:np])
+	copy(l.rel.Target, l.sum[np:])
+	l.rel.Users = l.b.Users
+	l.rel.Std = l.sigma * math.Sqrt(float64(l.b.Users))
+	l.rel.version++
 	return nil
 }
 
@@ -522,7 +500,7 @@ func newPracticalLocal(H, d, K int, pub practicalPublic, p PracticalPrivacy, src
 	if err != nil {
 		return nil, nil, g, err
 	}
-	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
+	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, cap: K - 1, sum: make([]float64, enc.dim()), rel: newPracticalRelease(d)}
 	if kn.noiseDiv > 0 {
 		sigma /= kn.noiseDiv // broken variant
 	}

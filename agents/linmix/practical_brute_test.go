@@ -1,11 +1,11 @@
 package linmix
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -62,7 +62,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 						break
 					}
 				}
-				brute := mixMaxPairDistance(d, users)
+				brute := agenttest.MaxPairDistance(users, practicalScales(d))
 				delta := PracticalSensitivity(H, B, budget)
 				if brute > delta*(1+1e-12) {
 					t.Errorf("H=%d B=%v budget=%v: worst replace-one distance %v over %d users exceeds Δ₂ = %v", H, B, budget, brute, len(users), delta)
@@ -73,32 +73,6 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 			}
 		}
 	}
-}
-
-// mixMaxPairDistance returns the largest weightedDiff over all pairs (deduplicated first).
-func mixMaxPairDistance(d int, vs [][]float64) float64 {
-	seen := map[string]bool{}
-	var u [][]float64
-	for _, v := range vs {
-		k := fmt.Sprint(v)
-		if !seen[k] {
-			seen[k] = true
-			u = append(u, v)
-		}
-	}
-	sc := practicalScales(d)
-	best := 0.0
-	for i := range u {
-		for j := 0; j < i; j++ {
-			s := 0.0
-			for k, a := range u[i] {
-				v := (a - u[j][k]) / sc[k]
-				s += v * v
-			}
-			best = max(best, s)
-		}
-	}
-	return math.Sqrt(best)
 }
 
 // TestPracticalLeavesPerUser: PracticalSensitivity counts n = H − 1 leaves per user (‖u‖ ≤

@@ -1,10 +1,12 @@
 package linmix
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
@@ -46,18 +48,10 @@ type PracticalPrivacy struct {
 }
 
 func (p *PracticalPrivacy) defaults() {
-	if p.BatchEvery == 0 {
-		p.BatchEvery = 1
-	}
-	if p.Counter == "" {
-		p.Counter = "blt"
-	}
-	if p.Clip == 0 {
-		p.Clip = 1
-	}
-	if p.Budget == 0 {
-		p.Budget = 1
-	}
+	p.BatchEvery = cmp.Or(p.BatchEvery, 1)
+	p.Counter = cmp.Or(p.Counter, "blt")
+	p.Clip = cmp.Or(p.Clip, 1)
+	p.Budget = cmp.Or(p.Budget, 1)
 	if p.Mode != None && p.Delta == 0 {
 		p.Delta = 1e-5
 	}
@@ -71,10 +65,10 @@ func (p PracticalPrivacy) Validate() error {
 		return fmt.Errorf("privacy.mode: %d unknown (none, jdp, ldp)", int(p.Mode))
 	}
 	if p.Mode != None {
-		if !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0) {
+		if !agentkit.ValidEpsilon(p.Epsilon) {
 			return fmt.Errorf("privacy.epsilon: %v, want a finite number > 0", p.Epsilon)
 		}
-		if !(p.Delta > 0 && p.Delta < 1) {
+		if !agentkit.ValidDelta(p.Delta) {
 			return fmt.Errorf("privacy.delta: %v, want (0, 1)", p.Delta)
 		}
 	}

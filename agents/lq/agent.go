@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
@@ -83,7 +84,7 @@ func (c Config) validate() error {
 	switch {
 	case !(c.Epsilon > 0) || math.IsNaN(c.Epsilon):
 		return fmt.Errorf("lq: epsilon: must be > 0 (or +Inf for non-private), got %v", c.Epsilon)
-	case !(c.Delta > 0 && c.Delta < 1):
+	case !agentkit.ValidDelta(c.Delta):
 		return fmt.Errorf("lq: delta: must be in (0, 1), got %v", c.Delta)
 	case !(c.Alpha > 0 && c.Alpha <= 1):
 		return fmt.Errorf("lq: alpha: must be in (0, 1], got %v", c.Alpha)

@@ -1,9 +1,11 @@
 package lq
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
@@ -144,19 +146,13 @@ func (c PracticalConfig) resolve(pub Public) (PracticalConfig, error) {
 	if c.Budget == 0 || c.Theory {
 		c.Budget = theoryBudget(pub)
 	}
-	if c.Counter == "" {
-		c.Counter = "blt"
-	}
-	if c.References == 0 {
-		c.References = 4
-	}
-	if c.Lambda == 0 {
-		c.Lambda = 1
-	}
+	c.Counter = cmp.Or(c.Counter, "blt")
+	c.References = cmp.Or(c.References, 4)
+	c.Lambda = cmp.Or(c.Lambda, 1)
 	switch {
-	case !c.NoiseOff && (!(c.Epsilon > 0) || math.IsInf(c.Epsilon, 0)):
+	case !c.NoiseOff && !agentkit.ValidEpsilon(c.Epsilon):
 		return c, fmt.Errorf("practical lq: epsilon: must be finite and > 0, got %v", c.Epsilon)
-	case !c.NoiseOff && !(c.Delta > 0 && c.Delta < 1):
+	case !c.NoiseOff && !agentkit.ValidDelta(c.Delta):
 		return c, fmt.Errorf("practical lq: delta: must be in (0, 1), got %v", c.Delta)
 	case c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes:
 		return c, fmt.Errorf("practical lq: episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
@@ -187,11 +183,7 @@ func (c PracticalConfig) resolve(pub Public) (PracticalConfig, error) {
 func PracticalCounters() []string { return counter.NewRegistry().Names() }
 
 func lookupPracticalCounter(name string) (counter.Builder, error) {
-	k, err := counter.NewRegistry().Lookup(name)
-	if err != nil {
-		return nil, fmt.Errorf("practical lq: %w", err)
-	}
-	return k.Build, nil
+	return agentkit.CounterBuilder(name, "practical lq")
 }
 
 // PracticalSensitivity returns Δ₂ = B, the ℓ2 sensitivity of one user's element under
@@ -350,10 +342,7 @@ func (r *PracticalRelease) Clone() *PracticalRelease {
 type PracticalCurator struct {
 	p, n     int
 	enc      *practicalEncoder
-	sched    counter.Schedule
-	batches  int
-	inB      int
-	users    int
+	b        agentkit.Batches
 	maxUsers int
 	broken   practicalBroken
 	cnt      counter.GaussianCounter
@@ -377,12 +366,12 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 	}
 	p, n := pub.N+pub.D, pub.N
 	dim := practicalDim(p, n)
-	c := &PracticalCurator{p: p, n: n, enc: newPracticalEncoder(pub, cfg.Budget), sched: counter.Schedule{Every: cfg.BatchEvery},
+	c := &PracticalCurator{p: p, n: n, enc: newPracticalEncoder(pub, cfg.Budget), b: agentkit.NewBatches(cfg.BatchEvery),
 		maxUsers: cfg.Episodes - 1, broken: cfg.broken, batch: make([]float64, dim), exact: make([]float64, dim),
 		scales: practicalScales(p, n)}
 	c.enc.noClip = cfg.broken == practicalNoClip
 	c.rel = PracticalRelease{V: make([]float64, p*p), U: make([]float64, p*n)}
-	capacity := max(c.sched.Batches(c.maxUsers), 1)
+	capacity := max(c.b.Sched.Batches(c.maxUsers), 1)
 	model := ledger.JDP
 	if cfg.NoiseOff {
 		model = ledger.NoiseOff // claims nothing; adds no noise and calibrates none
@@ -471,19 +460,15 @@ func (c *PracticalCurator) Encoder() (kept, truncated, scaled, dropped int) {
 // Receive takes user k's raw trajectory. The release is refreshed when the user completes a
 // batch of the schedule.
 func (c *PracticalCurator) Receive(tr *Trajectory) error {
-	if c.users >= c.maxUsers {
-		return fmt.Errorf("practical lq: curator holds %d users already: the calibration covers K−1 users", c.users)
+	if c.b.Users >= c.maxUsers {
+		return fmt.Errorf("practical lq: curator holds %d users already: the calibration covers K−1 users", c.b.Users)
 	}
 	if err := c.enc.add(tr, c.batch); err != nil {
 		return err
 	}
-	c.users++
-	c.inB++
-	if c.inB < c.sched.Size(c.batches) {
+	if !c.b.Add() {
 		return nil
 	}
-	c.batches++
-	c.inB = 0
 	for i, v := range c.batch {
 		c.exact[i] += v
 	}
@@ -524,10 +509,10 @@ func (c *PracticalCurator) Receive(tr *Trajectory) error {
 		}
 	}
 	copy(c.rel.U, pre[np:])
-	c.rel.Index, c.rel.Users, c.rel.Std = c.batches, c.users, std
+	c.rel.Index, c.rel.Users, c.rel.Std = c.b.Done, c.b.Users, std
 	c.rel.Slack = 0
 	if c.gamma > 0 {
-		c.rel.Slack = float64(c.batches+1) * c.gamma / 2
+		c.rel.Slack = float64(c.b.Done+1) * c.gamma / 2
 	}
 	return nil
 }

@@ -1,10 +1,10 @@
 package lq
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
@@ -63,7 +63,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 					break
 				}
 			}
-			brute := lqMaxPairDistance(els, scales)
+			brute := agenttest.MaxPairDistance(els, scales)
 			delta := PracticalSensitivity(budget)
 			if brute > delta*(1+1e-12) {
 				t.Errorf("H=%d B=%v: worst replace-one distance %v over %d trajectories exceeds Δ₂ = %v", H, budget, brute, len(els), delta)
@@ -73,31 +73,6 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 			}
 		}
 	}
-}
-
-// lqMaxPairDistance returns max ‖(e − e′)/scales‖₂ over all pairs (deduplicated first).
-func lqMaxPairDistance(vs [][]float64, scales []float64) float64 {
-	seen := map[string]bool{}
-	var u [][]float64
-	for _, v := range vs {
-		k := fmt.Sprint(v)
-		if !seen[k] {
-			seen[k] = true
-			u = append(u, v)
-		}
-	}
-	best := 0.0
-	for i := range u {
-		for j := 0; j < i; j++ {
-			s := 0.0
-			for k, a := range u[i] {
-				d := (a - u[j][k]) / scales[k]
-				s += d * d
-			}
-			best = max(best, s)
-		}
-	}
-	return math.Sqrt(best)
 }
 
 // TestPracticalSecureSlack (issue 18 (c)): with the Secure source the report's sensitivity is

@@ -3,10 +3,9 @@ package tabular
 import (
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/internal/privacytest"
-	"github.com/dprl/dprl/privacy/audit"
-	"github.com/dprl/dprl/rng"
 )
 
 // TestAuditTargets audits every tabular private agent and broken variant at a fixed seed with
@@ -26,16 +25,5 @@ func TestAuditTargetsDeterministic(t *testing.T) {
 // TestCanaryRawPlannerFlagged: the one-run canary audit catches a curator that releases exact
 // counts, and does not refute the correct JDP agent.
 func TestCanaryRawPlannerFlagged(t *testing.T) {
-	for _, tg := range AuditTargets() {
-		if tg.Name != "tabular/dp-ucbvi-jdp" && tg.Name != "tabular/dp-ucbvi-jdp/raw-planner" {
-			continue
-		}
-		r, err := audit.CanaryAudit(tg, audit.CanaryOptions{Seed: rng.NewSeed(2)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Violation != tg.Broken {
-			t.Errorf("%s: canary ε_LB = %.3f (%d/%d correct), want violation = %v", tg.Name, r.EpsilonLB, r.Correct, r.Guesses, tg.Broken)
-		}
-	}
+	agenttest.Canary(t, AuditTargets(), "tabular/dp-ucbvi-jdp", "tabular/dp-ucbvi-jdp/raw-planner")
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/privacy/ledger"
@@ -166,13 +167,10 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 // counter's prefix (the Release) leaves it.
 type PracticalCentral struct {
 	enc      *contribution
-	sched    counter.Schedule
-	batches  int
+	b        agentkit.Batches
 	maxUsers int
 	cnt      counter.GaussianCounter
 	batch    []float64
-	inB      int
-	users    int
 	rel      Release
 	report   ledger.Report
 }
@@ -187,18 +185,15 @@ type practicalCurator interface {
 
 // Ingest adds one user's episode.
 func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
-	if c.users >= c.maxUsers {
+	if c.b.Users >= c.maxUsers {
 		return fmt.Errorf("practical curator: all %d users of the calibration (K−1) were ingested", c.maxUsers)
 	}
 	if err := c.enc.add(t, c.batch); err != nil {
 		return err
 	}
-	c.users++
-	c.inB++
-	if c.inB < c.sched.Size(c.batches) {
+	if !c.b.Add() {
 		return nil
 	}
-	c.batches++
 	if c.cnt == nil { // exact counts (noise-off twin): the batch is added to the release
 		for i, v := range c.batch {
 			if i < len(c.rel.NT) {
@@ -221,8 +216,7 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 		c.rel.RStd = c.rel.Std / c.enc.w
 	}
 	clear(c.batch)
-	c.inB = 0
-	c.rel.Users = c.users
+	c.rel.Users = c.b.Users
 	return nil
 }
 
@@ -253,7 +247,7 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 		return nil, fmt.Errorf("practical curator: privacy model must be jdp or none, got ldp")
 	}
 	enc := newContribution(S, A, H, p)
-	c := &PracticalCentral{enc: enc, sched: counter.Schedule{Every: p.BatchEvery}, maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	c := &PracticalCentral{enc: enc, b: agentkit.NewBatches(p.BatchEvery), maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	led, err := p.ledger(p.Model)
 	if err != nil {
 		return nil, err
@@ -345,15 +339,12 @@ func (z *GaussianRandomizer) Encode(t *model.Trajectory) (Message, error) { retu
 // PracticalLocalServer sums practical-ldp reports. It has no method or field through which a
 // raw trajectory or a noise stream could reach it.
 type PracticalLocalServer struct {
-	sched   counter.Schedule
-	batches int
-	inB     int
-	sigma   float64
-	w       float64 // reward weight: the R block of the sum is divided by it
-	cap     int
-	sum     []float64
-	users   int
-	rel     Release
+	b     agentkit.Batches
+	sigma float64
+	w     float64 // reward weight: the R block of the sum is divided by it
+	cap   int
+	sum   []float64
+	rel   Release
 }
 
 // Receive adds one report; the release is refreshed after every M reports.
@@ -361,26 +352,20 @@ func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
 	if len(r.x) != len(l.sum) {
 		return fmt.Errorf("local server: report has length %d, want %d", len(r.x), len(l.sum))
 	}
-	if l.users >= l.cap {
+	if l.b.Users >= l.cap {
 		return fmt.Errorf("local server: already received K-1 = %d reports", l.cap)
 	}
-	for i, v := range r.x {
-		l.sum[i] += v
+	if !l.b.AddSum(l.sum, r.x) {
+		return nil
 	}
-	l.users++
-	l.inB++
-	if l.inB == l.sched.Size(l.batches) {
-		l.batches++
-		l.inB = 0
-		n := len(l.rel.NT)
-		copy(l.rel.NT, l.sum[:n])
-		for i, v := range l.sum[n:] {
-			l.rel.R[i] = v / l.w
-		}
-		l.rel.Users = l.users
-		l.rel.Std = l.sigma * math.Sqrt(float64(l.users))
-		l.rel.RStd = l.rel.Std / l.w
+	n := len(l.rel.NT)
+	copy(l.rel.NT, l.sum[:n])
+	for i, v := range l.sum[n:] {
+		l.rel.R[i] = v / l.w
 	}
+	l.rel.Users = l.b.Users
+	l.rel.Std = l.sigma * math.Sqrt(float64(l.b.Users))
+	l.rel.RStd = l.rel.Std / l.w
 	return nil
 }
 
@@ -410,7 +395,7 @@ func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*G
 		return nil, nil, rep, err
 	}
 	z := &GaussianRandomizer{enc: enc, sigma: sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
-	srv := &PracticalLocalServer{sched: counter.Schedule{Every: p.BatchEvery}, sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	return z, srv, rep, nil
 }
 

@@ -3,10 +3,9 @@ package tabular
 import (
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/internal/privacytest"
-	"github.com/dprl/dprl/privacy/audit"
-	"github.com/dprl/dprl/rng"
 )
 
 // TestPracticalAuditTargets audits every practical agent and broken variant at a fixed seed:
@@ -25,16 +24,5 @@ func TestPracticalAuditDeterministic(t *testing.T) {
 // TestPracticalCanary: the one-run canary audit flags the raw-planner curator and does not
 // refute the correct practical-jdp agent.
 func TestPracticalCanary(t *testing.T) {
-	for _, tg := range PracticalAuditTargets() {
-		if tg.Name != "tabular/practical-jdp" && tg.Name != "tabular/practical-jdp/raw-planner" {
-			continue
-		}
-		r, err := audit.CanaryAudit(tg, audit.CanaryOptions{Seed: rng.NewSeed(2)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Violation != tg.Broken {
-			t.Errorf("%s: canary ε_LB = %.3f (%d/%d correct), want violation = %v", tg.Name, r.EpsilonLB, r.Correct, r.Guesses, tg.Broken)
-		}
-	}
+	agenttest.Canary(t, PracticalAuditTargets(), "tabular/practical-jdp", "tabular/practical-jdp/raw-planner")
 }

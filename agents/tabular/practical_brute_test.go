@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
@@ -79,31 +80,6 @@ func allTrajectories(S, A, H int, rewards []float64, f func(*model.Trajectory)) 
 	}
 }
 
-// maxPairDistance returns max ‖x − y‖₂ over all pairs of the vectors (deduplicated first).
-func maxPairDistance(vs [][]float64) float64 {
-	seen := map[string]bool{}
-	var u [][]float64
-	for _, v := range vs {
-		k := fmt.Sprint(v)
-		if !seen[k] {
-			seen[k] = true
-			u = append(u, v)
-		}
-	}
-	best := 0.0
-	for i := range u {
-		for j := 0; j < i; j++ {
-			s := 0.0
-			for k, a := range u[i] {
-				d := a - u[j][k]
-				s += d * d
-			}
-			best = max(best, s)
-		}
-	}
-	return math.Sqrt(best)
-}
-
 // TestPracticalSensitivityBrute enumerates EVERY episode of small MDPs — every state sequence,
 // action sequence and reward pattern (rewards {0, 1}, the extremes of the clipped range, plus
 // hostile values outside [0, 1] on the smallest shapes) — encodes each with the agents' own
@@ -146,7 +122,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 						}
 						xs = append(xs, x)
 					})
-					brute := maxPairDistance(xs)
+					brute := agenttest.MaxPairDistance(xs, nil)
 					delta := PracticalSensitivity(sh.S, sh.A, sh.H, p)
 					name := fmt.Sprintf("S=%d A=%d H=%d pool=%v cap=%d w=%v", sh.S, sh.A, sh.H, pool, vc, p.rewardWeight())
 					if brute > delta*(1+1e-12) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 )
@@ -56,10 +57,10 @@ func (p PracticalPrivacy) Validate() error {
 		return fmt.Errorf("privacy.model: unknown model %d (allowed: none, jdp, ldp)", int(p.Model))
 	}
 	if p.Model != NonPrivate {
-		if !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0) {
+		if !agentkit.ValidEpsilon(p.Epsilon) {
 			return fmt.Errorf("privacy.epsilon: must be finite and > 0, got %g", p.Epsilon)
 		}
-		if !(p.Delta > 0 && p.Delta < 1) {
+		if !agentkit.ValidDelta(p.Delta) {
 			return fmt.Errorf("privacy.delta: must be in (0,1), got %g", p.Delta)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/privacy/noise"
@@ -23,15 +24,7 @@ const (
 
 // String returns "none", "jdp" or "ldp".
 func (m Model) String() string {
-	switch m {
-	case NonPrivate:
-		return "none"
-	case JDP:
-		return "jdp"
-	case LDP:
-		return "ldp"
-	}
-	return fmt.Sprintf("Model(%d)", int(m))
+	return agentkit.Name(m, "Model", "none", "jdp", "ldp")
 }
 
 // Calibration selects how the Laplace scales of the privatizers are derived from ε
@@ -55,15 +48,7 @@ const (
 
 // String returns "exact", "paper" or "unit".
 func (c Calibration) String() string {
-	switch c {
-	case Strict:
-		return "exact"
-	case Paper:
-		return "paper"
-	case Unit:
-		return "unit"
-	}
-	return fmt.Sprintf("Calibration(%d)", int(c))
+	return agentkit.Name(c, "Calibration", "exact", "paper", "unit")
 }
 
 // ParseCalibration parses "exact" (or its old name "strict"), "paper" or "unit".
@@ -123,7 +108,7 @@ func (p PrivacyConfig) Validate() error {
 		return fmt.Errorf("privacy.model: unknown model %d", int(p.Model))
 	}
 	if p.Model != NonPrivate {
-		if !(p.Epsilon > 0) || math.IsInf(p.Epsilon, 0) {
+		if !agentkit.ValidEpsilon(p.Epsilon) {
 			return fmt.Errorf("privacy.epsilon: must be finite and > 0, got %g", p.Epsilon)
 		}
 		if p.Calibration < Strict || p.Calibration > Unit {

@@ -3,8 +3,8 @@ package tabular
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/tabular"
 )
@@ -32,13 +32,12 @@ type tabServer interface {
 }
 
 // publisher turns a server's policy into versioned publications: the version changes when the
-// actions differ from the previous publication (the copy is O(H·S) and made only then).
+// actions differ from the previous publication (agentkit.ActionVersions).
 type publisher struct {
-	srv     tabServer
-	head    protocol.Header
-	users   int // Capacity
-	prev    [][]int
-	version uint64
+	srv      tabServer
+	head     protocol.Header
+	users    int // Capacity
+	versions agentkit.ActionVersions
 }
 
 func (p *publisher) Expect() protocol.Header { return p.head }
@@ -49,28 +48,7 @@ func (p *publisher) Publish() (protocol.Policy[*model.Policy], error) {
 	if err != nil {
 		return protocol.Policy[*model.Policy]{}, err
 	}
-	if p.version == 0 || !sameActions(pol.Act, p.prev) {
-		p.version++
-		if p.prev == nil {
-			p.prev = make([][]int, len(pol.Act))
-		}
-		for h := range pol.Act {
-			p.prev[h] = append(p.prev[h][:0], pol.Act[h]...)
-		}
-	}
-	return protocol.Policy[*model.Policy]{Version: p.version, Rule: pol}, nil
-}
-
-func sameActions(a, b [][]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for h := range a {
-		if !slices.Equal(a[h], b[h]) {
-			return false
-		}
-	}
-	return true
+	return protocol.Policy[*model.Policy]{Version: p.versions.Publish(pol.Act), Rule: pol}, nil
 }
 
 // TrustedCurator is the trusted curator of a JDP or non-private tabular agent: it receives raw

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/internal/auditregistry"
+	"github.com/dprl/dprl/internal/inputerr"
 	"github.com/dprl/dprl/internal/progress"
 )
 
@@ -29,7 +30,7 @@ func newAuditCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				if len(args) > 0 {
-					return badInput("--list: lists every target and takes no target names")
+					return inputerr.New("--list: lists every target and takes no target names")
 				}
 				if err := rejectChanged(cmd, "with --list (it only lists the targets)", "all", "family", "runs", "confidence", "workers", "seed", "out"); err != nil {
 					return err

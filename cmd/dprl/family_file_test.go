@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,17 +64,8 @@ func TestPracticalAgentsLearnOnFiles(t *testing.T) {
 // and returns its mean per-episode regret over the first 1 % and the last 10 % of K.
 func learningRatio(t *testing.T, path string) (first, last float64) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ep, cum []float64
-	for _, r := range rows[1:] {
+	for _, r := range readCSV(t, path) {
 		k, err1 := strconv.ParseFloat(r[3], 64)
 		v, err2 := strconv.ParseFloat(r[4], 64)
 		if err1 != nil || err2 != nil {

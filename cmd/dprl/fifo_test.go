@@ -3,40 +3,22 @@
 package main
 
 import (
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
-// runCLIWithin runs the CLI and fails the test if it has not returned within 10 s. On a
-// timeout it opens the write end of fifo, so that a reader stuck in open(2) is released and
-// the regression fails instead of hanging the test binary.
+// runCLIWithin runs the CLI and fails the test if it has not returned within 30 s. On a
+// timeout it releases fifo (boundedreadtest.Within), so that the regression fails instead of
+// hanging the test binary.
 func runCLIWithin(t *testing.T, fifo string, args ...string) (code int, stderr string) {
 	t.Helper()
-	type result struct {
-		code   int
-		stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		c, _, e := runCLI(t, args...)
-		done <- result{c, e}
-	}()
-	select {
-	case r := <-done:
-		return r.code, r.stderr
-	case <-time.After(30 * time.Second):
-		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		t.Fatalf("%q blocked for 30 s", args)
-		return 0, ""
-	}
+	boundedreadtest.Within(t, fmt.Sprintf("%q", args), 30*time.Second, fifo, func() { code, _, stderr = runCLI(t, args...) })
+	return code, stderr
 }
 
 // TestFIFOInputsRefused: a FIFO given as a model file (--env-file, every family), as a run or

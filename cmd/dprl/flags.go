@@ -63,7 +63,7 @@ func runPrint(stdout io.Writer, l engine.LocalRun, plan func() (*engine.Planned,
 func rejectChanged(cmd *cobra.Command, why string, names ...string) error {
 	for _, n := range names {
 		if cmd.Flags().Changed(n) {
-			return badInput("--%s: has no effect %s; remove it", n, why)
+			return inputerr.New("--%s: has no effect %s; remove it", n, why)
 		}
 	}
 	return nil

@@ -19,14 +19,6 @@ import (
 	"github.com/dprl/dprl/report/compare"
 )
 
-// usageError marks bad input (exit status 2), as inputerr.Error does for the libraries.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func badInput(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
 // newRegistry returns the registry of every family (package experiment/families).
 func newRegistry() *engine.Registry { return families.New() }
 
@@ -40,8 +32,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd.SetArgs(args)
 	if err := cmd.Execute(); err != nil {
 		fmt.Fprintf(stderr, "dprl: error: %v\n", err)
-		var u usageError
-		if errors.As(err, &u) || inputerr.Is(err) || compare.IsInputError(err) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) ||
+		if inputerr.Is(err) || compare.IsInputError(err) || isCobraUsage(err) || errors.Is(err, rundir.ErrEarlierRun) || errors.Is(err, rundir.ErrBadOut) ||
 			membudget.IsError(err) {
 			return 2
 		}

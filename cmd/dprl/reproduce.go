@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/inputerr"
 )
 
 // newReproduceCmd is `dprl reproduce NAME`: one subcommand per embedded reproduction of the
@@ -22,9 +23,9 @@ func newReproduceCmd(stdout, stderr io.Writer) *cobra.Command {
 		FParseErrWhitelist: cobra.FParseErrWhitelist{UnknownFlags: true},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return badInput("reproduce: name an experiment (available: %s)", names)
+				return inputerr.New("reproduce: name an experiment (available: %s)", names)
 			}
-			return badInput("unknown reproduction %q (available: %s)", args[0], names)
+			return inputerr.New("unknown reproduction %q (available: %s)", args[0], names)
 		},
 	}
 	for _, n := range r.ReproductionNames() {

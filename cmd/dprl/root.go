@@ -9,6 +9,7 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/inputerr"
 )
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
@@ -21,7 +22,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return inputerr.Error{Err: err} })
 	addMemoryFlag(root)
 	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout), newAuditCmd(stdout, stderr),
 		newSweepCmd(stdout, stderr), newCompareCmd(stdout), newServeCmd(stdout, stderr), newClientCmd(stdout, stderr))
@@ -66,14 +67,14 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 					return err
 				}
 				if ch("family") && family != fam {
-					return badInput("--family %s: the configuration file says family: %s", family, fam)
+					return inputerr.New("--family %s: the configuration file says family: %s", family, fam)
 				}
 				l.Inputs = inputs
 				return runPrint(stdout, l, func() (*engine.Planned, error) { return newRegistry().PlanBlock(fam, block, configPath) })
 			}
 			if _, err := agents.LookupPractical(fl.Agent); family != experiment.FamilyName || err == nil {
 				if _, err := newRegistry().Lookup(family); err != nil {
-					return badInput("--family: %v", err)
+					return inputerr.New("--family: %v", err)
 				}
 				f := experiment.SpecFlags(fl.RunFlags)
 				f.Changed, f.Value = ch, func(flag string) string { return cmd.Flags().Lookup(flag).Value.String() }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 // Tests of the run directory's safety (issue 18): --force removes only what dprl wrote, a
@@ -44,15 +46,7 @@ func putFile(t *testing.T, dir, name, s string) string {
 // putFiles writes each file (relative to dir) with its contents.
 func putFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	for rel, s := range files {
-		p := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files, 0o644)
 }
 
 // checkFiles requires every file to hold exactly its contents.
@@ -262,7 +256,9 @@ func TestOneRunPerDirectory(t *testing.T) {
 	resumed := time.Since(t0)
 	ws := metaWallSeconds(t, out)
 	// The killed invocation ran ≥ 2 units (about killedAfter); the resumed one took resumed.
-	if ws < resumed.Seconds()+0.4*killedAfter.Seconds() {
+	// Without the killed invocation's time, wall_seconds would be at most resumed; the margin
+	// 0.2·killedAfter holds on a loaded machine (process start-up counts in killedAfter only).
+	if ws < resumed.Seconds()+0.2*killedAfter.Seconds() {
 		t.Errorf("meta.json wall_seconds = %.2f; the killed invocation ran %.2f s and the resumed one %.2f s", ws, killedAfter.Seconds(), resumed.Seconds())
 	}
 }

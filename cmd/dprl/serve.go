@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/inputerr"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
@@ -30,7 +31,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t, path, generated, err := service.LoadTokens(cfg.Dir, tokensFrom(tok))
 			if err != nil {
-				return usageError{err}
+				return inputerr.Error{Err: err}
 			}
 			if generated {
 				fmt.Fprintf(stderr, "dprl serve: generated tokens in %s (mode 0600)\n", path)
@@ -39,7 +40,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			cfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "dprl serve: "+f+"\n", a...) }
 			s, err := service.New(cfg)
 			if err != nil {
-				return usageError{err}
+				return inputerr.Error{Err: err}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
@@ -104,7 +105,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 				req.Env = client.Env{Name: env, Params: params}
 				if envFile != "" {
 					if req.Env.Model, err = client.ReadModel(envFile); err != nil {
-						return badInput("--env-file: %v", err)
+						return inputerr.New("--env-file: %v", err)
 					}
 				}
 				req.Seed = o.Seed

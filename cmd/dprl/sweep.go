@@ -11,6 +11,7 @@ import (
 
 	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/inputerr"
 )
 
 func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -24,7 +25,7 @@ func newSweepCmd(stdout, stderr io.Writer) *cobra.Command {
 			"OUT must be on a filesystem shared by every task (NFS, Lustre, a ReadWriteMany volume).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return badInput("sweep: name a subcommand (plan, run, merge, slurm, k8s, config)")
+			return inputerr.New("sweep: name a subcommand (plan, run, merge, slurm, k8s, config)")
 		},
 	}
 	cmd.AddCommand(newSweepPlanCmd(stdout), newSweepRunCmd(stdout, stderr), newSweepMergeCmd(stdout),
@@ -40,7 +41,7 @@ func newSweepPlanCmd(stdout io.Writer) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if shards < 1 || shards > engine.MaxShards {
-				return badInput("--shards: must be in [1, %d], got %d", engine.MaxShards, shards)
+				return inputerr.New("--shards: must be in [1, %d], got %d", engine.MaxShards, shards)
 			}
 			p, _, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
 			if err == nil {
@@ -64,15 +65,12 @@ func newSweepRunCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := engine.ParseShard(shard, nil)
 			if err != nil {
-				return usageError{err}
+				return inputerr.Error{Err: err}
 			}
 			if err := engine.CheckWorkers(workers); err != nil {
 				return err
 			}
-			if out == "" {
-				return badInput("--out: required (the sweep's directory, shared by every shard)")
-			}
-			p, _, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
+			p, _, err := loadSweepInto(args[0], out, "the sweep's directory, shared by every shard")
 			if err != nil {
 				return err
 			}
@@ -101,10 +99,7 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 		Short: "Check that every unit is complete and write the sweep's outputs (refuses a partial sweep unless --allow-partial)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return badInput("--out: required (the sweep's directory)")
-			}
-			p, src, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
+			p, src, err := loadSweepInto(args[0], out, "the sweep's directory")
 			if err != nil {
 				return err
 			}
@@ -124,6 +119,15 @@ func newSweepMergeCmd(stdout io.Writer) *cobra.Command {
 	return cmd
 }
 
+// loadSweepInto loads the sweep configuration config to run or merge into out, which must be
+// set (outIs says what it is).
+func loadSweepInto(config, out, outIs string) (*engine.Planned, engine.Source, error) {
+	if out == "" {
+		return nil, engine.Source{}, inputerr.New("--out: required (%s)", outIs)
+	}
+	return newRegistry().LoadSweep(config, experiment.FamilyName)
+}
+
 // clusterFlags are the flags shared by `sweep slurm` and `sweep k8s`.
 func clusterFlags(cmd *cobra.Command, c *engine.Cluster, dir *string, outHelp, dirHelp string) {
 	f := cmd.Flags()
@@ -141,26 +145,49 @@ func printPaths(stdout io.Writer, paths []string) {
 	}
 }
 
-func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
-	var c engine.Cluster
+// clusterCmd describes `sweep slurm` or `sweep k8s`: its help and write, which writes the
+// launcher's files for the sweep config into dir and returns their paths and what to print
+// once they are all written (how to submit them).
+type clusterCmd struct {
+	use, short, long, outHelp, dirHelp string
+	write                              func(r *engine.Registry, c *engine.Cluster, config, dir string) (paths []string, next string, err error)
+}
+
+// command returns the cobra command, with the flags shared by the launchers (clusterFlags) set
+// into c; the caller adds the launcher's own.
+func (k clusterCmd) command(stdout io.Writer, c *engine.Cluster) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
-		Use:   "slurm CONFIG --out DIR --shards n [--parallel k]",
-		Short: "Write a Slurm job array (sbatch --array=0-(n-1)%k) and its merge job (--dependency=afterok), and submit.sh",
+		Use:   k.use,
+		Short: k.short,
+		Long:  k.long,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, submit, err := newRegistry().WriteSlurm(&c, args[0], experiment.FamilyName, dir)
+			paths, next, err := k.write(newRegistry(), c, args[0], dir)
 			printPaths(stdout, paths)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "submit with: bash %s\n", engine.ShellWord(submit))
+			fmt.Fprint(stdout, next)
 			return nil
 		},
 	}
-	clusterFlags(cmd, &c, &dir,
-		"the sweep's run directory, on a filesystem every node mounts at the same path (ASCII letters, digits and / . _ - + , = @ : ~ only: it is written in #SBATCH --output lines)",
-		"where to write the files (default OUT/slurm)")
+	clusterFlags(cmd, c, &dir, k.outHelp, k.dirHelp)
+	return cmd
+}
+
+func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
+	var c engine.Cluster
+	cmd := clusterCmd{
+		use:     "slurm CONFIG --out DIR --shards n [--parallel k]",
+		short:   "Write a Slurm job array (sbatch --array=0-(n-1)%k) and its merge job (--dependency=afterok), and submit.sh",
+		outHelp: "the sweep's run directory, on a filesystem every node mounts at the same path (ASCII letters, digits and / . _ - + , = @ : ~ only: it is written in #SBATCH --output lines)",
+		dirHelp: "where to write the files (default OUT/slurm)",
+		write: func(r *engine.Registry, c *engine.Cluster, config, dir string) ([]string, string, error) {
+			paths, submit, err := r.WriteSlurm(c, config, experiment.FamilyName, dir)
+			return paths, fmt.Sprintf("submit with: bash %s\n", engine.ShellWord(submit)), err
+		},
+	}.command(stdout, &c)
 	f := cmd.Flags()
 	f.StringVar(&c.Dprl, "dprl", "", "the dprl binary on the nodes (default: this binary; must be on the shared filesystem)")
 	f.StringVar(&c.Time, "time", "", "time limit of one task in a Slurm format: minutes, [hours:]minutes:seconds, days-hours[:minutes[:seconds]] (default: the partition's)")
@@ -170,32 +197,27 @@ func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
 
 func newSweepK8sCmd(stdout io.Writer) *cobra.Command {
 	var c engine.Cluster
-	var dir string
-	cmd := &cobra.Command{
-		Use:   "k8s CONFIG --out DIR --shards n --image IMAGE --claim PVC",
-		Short: "Write a Kubernetes Indexed Job for the shards (with a ConfigMap holding the configuration) and the merge Job",
-		Long: "Writes run-job.yaml (a ConfigMap holding the configuration file, mounted read-only in the pods at " + engine.ConfigMountPath + ",\n" +
+	cmd := clusterCmd{
+		use:   "k8s CONFIG --out DIR --shards n --image IMAGE --claim PVC",
+		short: "Write a Kubernetes Indexed Job for the shards (with a ConfigMap holding the configuration) and the merge Job",
+		long: "Writes run-job.yaml (a ConfigMap holding the configuration file, mounted read-only in the pods at " + engine.ConfigMountPath + ",\n" +
 			"and the shards as an Indexed Job) and merge-job.yaml. Both Jobs mount the ReadWriteMany claim --claim at --mount.\n" +
 			"--out is the run directory on the claim: relative to it (--out sweeps/s1 is MOUNT/sweeps/s1 in the pods) or an\n" +
 			"absolute path under --mount. An embedded reproduction is passed by name and needs no ConfigMap.",
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, run, merge, err := newRegistry().WriteK8s(&c, args[0], experiment.FamilyName, dir)
-			printPaths(stdout, paths)
+		outHelp: "the sweep's run directory on the claim: relative to it (the pods see MOUNT/OUT) or an absolute path under --mount",
+		dirHelp: "where to write the manifests (default ./k8s)",
+		write: func(r *engine.Registry, c *engine.Cluster, config, dir string) ([]string, string, error) {
+			paths, run, merge, err := r.WriteK8s(c, config, experiment.FamilyName, dir)
 			if err != nil {
-				return err
+				return paths, "", err
 			}
 			out, _ := c.PodOut()
 			rel := strings.TrimPrefix(strings.TrimPrefix(out, c.Mount), "/")
-			fmt.Fprintf(stdout, "the pods write the sweep into %q (%q on the claim %s)\n", out, rel, c.Claim)
-			fmt.Fprintf(stdout, "apply with: kubectl apply -f %s, then once it has completed: kubectl apply -f %s\n",
-				engine.ShellWord(run), engine.ShellWord(merge))
-			return nil
+			return paths, fmt.Sprintf("the pods write the sweep into %q (%q on the claim %s)\n", out, rel, c.Claim) +
+				fmt.Sprintf("apply with: kubectl apply -f %s, then once it has completed: kubectl apply -f %s\n",
+					engine.ShellWord(run), engine.ShellWord(merge)), nil
 		},
-	}
-	clusterFlags(cmd, &c, &dir,
-		"the sweep's run directory on the claim: relative to it (the pods see MOUNT/OUT) or an absolute path under --mount",
-		"where to write the manifests (default ./k8s)")
+	}.command(stdout, &c)
 	f := cmd.Flags()
 	f.StringVar(&c.Dprl, "dprl", "dprl", "the dprl command inside the image")
 	f.StringVar(&c.Image, "image", "", "container image holding dprl")
@@ -224,11 +246,11 @@ func newSweepConfigCmd(stdout io.Writer) *cobra.Command {
 				}
 			}
 			if cmd.Flags().Changed("episodes") && episodes < 1 {
-				return badInput("--episodes: must be >= 1, got %d", episodes)
+				return inputerr.New("--episodes: must be >= 1, got %d", episodes)
 			}
 			out, err := engine.Resize(r, e, episodes, sd)
 			if err != nil {
-				return usageError{err}
+				return inputerr.Error{Err: err}
 			}
 			_, err = stdout.Write(out)
 			return err

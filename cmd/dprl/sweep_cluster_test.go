@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 // hostile is a file name component that a shell would expand, split or execute if it were
@@ -225,7 +227,7 @@ func sbatchDirectives(t *testing.T, name, script string) []string {
 // records $0 and its argv in log/dprl.XXXXXX. Arguments are recorded NUL-separated.
 func stubs(t *testing.T, bin, dprl, log string) {
 	t.Helper()
-	for p, text := range map[string]string{
+	testfiles.Write(t, "", map[string]string{
 		filepath.Join(bin, "sbatch"): `#!/bin/bash
 set -euo pipefail
 n=$(find "$STUB_LOG" -name 'sbatch.*' | wc -l)
@@ -242,14 +244,7 @@ echo "$((4242 + n));stub"
 f=$(mktemp "$STUB_LOG/dprl.XXXXXX")
 printf '%s\0' "$0" "$@" >"$f"
 `,
-	} {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	}, 0o755)
 	if err := os.MkdirAll(log, 0o755); err != nil {
 		t.Fatal(err)
 	}

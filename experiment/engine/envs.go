@@ -119,6 +119,21 @@ func (r *Envs[C, M]) Default() string {
 	return r.envs[0].Name
 }
 
+// Resolve returns the environment a RunSpec's env.name selects (the reference environment,
+// Default, when it is omitted) and its name; an unknown name is an env.name error that names
+// family and calls the family's environments what (environment, system).
+func (r *Envs[C, M]) Resolve(s *RunSpec, family, what string) (string, Env[C, M], error) {
+	name := s.Env.Name
+	if name == "" {
+		name = r.Default()
+	}
+	e, ok := r.Lookup(name)
+	if !ok {
+		return name, e, fmt.Errorf("env.name: unknown %s %q of family %s (allowed: %s)", what, name, family, r.Allowed())
+	}
+	return name, e, nil
+}
+
 // SpecEnvs returns the environments with their parameter names and descriptions, the
 // reference environment first (SpecEnvLister; `dprl list`).
 func (r *Envs[C, M]) SpecEnvs() []SpecEnv {

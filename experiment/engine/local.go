@@ -215,6 +215,17 @@ func RunInMemory(ctx context.Context, p *Planned, l Local) (*Collection, error) 
 	return &Collection{Workers: workers, Seconds: time.Since(start).Seconds(), p: p, mem: mem}, nil
 }
 
+// RunResult runs every unit of p on this machine without writing any file (RunInMemory) and
+// returns what result assembles from the collection and p's plan (a P): a family's Run.
+func RunResult[P Plan, R any](ctx context.Context, p *Planned, l Local, result func(P, *Collection) (R, error)) (R, error) {
+	c, err := RunInMemory(ctx, p, l)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	return result(p.Plan.(P), c)
+}
+
 // Load decodes the result of unit i into v.
 func (c *Collection) Load(i int, v any) error {
 	u := c.p.Units()[i]

@@ -68,3 +68,11 @@ func checkMemory(p *Planned, n, workers int, collect bool) error {
 	}
 	return membudget.Check("this run", me.MemoryEstimate().Run(n, workers, collect))
 }
+
+// EncodeBytes bounds encoding a unit's result that holds n float64 values into its unit file
+// (gob: at most 9 bytes a value, into the encoder's own buffer and then the unit file's, each
+// grown by append) and decoding it back (the file read whole, the decoder's copy).
+func EncodeBytes(n int64) int64 {
+	enc := membudget.Mul(n, 9) + 4<<10
+	return membudget.AppendGrown(enc, 1) + 2*enc
+}

@@ -69,12 +69,6 @@ func checkAgent(env *model.MDP, cfg *Config, c Cell) error {
 		Bytes: agentBytes(env, cfg.Episodes, c.Agent), Lower: lowerEnv + "; " + lowerEpisodes}})
 }
 
-// encodeBytes bounds encoding a unit's result of n float64 values into its unit file.
-func encodeBytes(n int64) int64 {
-	enc := membudget.Mul(n, 9) + 4<<10
-	return membudget.AppendGrown(enc, 1) + 2*enc
-}
-
 // memoryEstimate bounds a linear MDP suite: per unit its agent (agentBytes) and its result
 // (checkpoints, at most 200 update episodes) with their encoding; the collection holds every
 // unit's result. The environments are the plan's (measured when the run is checked).
@@ -93,7 +87,7 @@ func (p *suitePlan) memoryEstimate() engine.MemoryEstimate {
 	var e engine.MemoryEstimate
 	e.Fixed = membudget.Terms{{What: "environments", Lower: lowerEnv}}
 	e.Unit = membudget.Terms{{What: "agent tables and per-episode records", Bytes: unit, Lower: lowerEnv + "; " + lowerEpisodes},
-		{What: "result and its encoding", Bytes: membudget.Floats(pts) + encodeBytes(pts)}}
+		{What: "result and its encoding", Bytes: membudget.Floats(pts) + engine.EncodeBytes(pts)}}
 	units := int64(len(p.units))
 	e.Collect = membudget.Terms{{What: fmt.Sprintf("results of %d units", units), Bytes: membudget.Mul(units, membudget.Floats(pts)+2<<10), Lower: lowerSeeds},
 		{What: "figures and CSVs", Bytes: membudget.Mul(int64(len(p.blocks)), 16*membudget.Floats(pts)) + 8<<20}}

@@ -9,6 +9,7 @@ import (
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/internal/uniform"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/noise"
@@ -21,27 +22,13 @@ func noLearning(m *model.MDP, vstar float64) (float64, bool) {
 	if float64(m.N)*float64(m.N)*float64(m.A)*float64(m.H)*float64(m.D) > 1e8 {
 		return 0, false
 	}
-	next := make([]float64, m.N)
-	cur := make([]float64, m.N)
-	for h := m.H - 1; h >= 0; h-- {
-		for s := 0; s < m.N; s++ {
-			v := 0.0
-			for a := 0; a < m.A; a++ {
-				q := m.Reward(h, s, a)
-				for s2 := 0; s2 < m.N; s2++ {
-					q += m.P(h, s, a, s2) * next[s2]
-				}
-				v += q / float64(m.A)
-			}
-			cur[s] = v
+	return vstar - uniform.Value(m.H, m.N, m.A, m.Init, func(h, s, a int, next []float64) float64 {
+		q := m.Reward(h, s, a)
+		for s2 := 0; s2 < m.N; s2++ {
+			q += m.P(h, s, a, s2) * next[s2]
 		}
-		next, cur = cur, next
-	}
-	v := 0.0
-	for s, p := range m.Init {
-		v += p * next[s]
-	}
-	return vstar - v, true
+		return q
+	}), true
 }
 
 // Cell is one curve: an agent at one ε (0 for non-private agents) in one environment under

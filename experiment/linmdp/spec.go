@@ -57,14 +57,10 @@ func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 // environment built once).
 func specEnv(s *engine.RunSpec) (EnvSpec, error) {
 	envs := Envs()
-	kind := s.Env.Name
-	if kind == "" {
-		kind = envs.Default()
-	}
+	kind, env, err := envs.Resolve(s, FamilyName, "environment")
 	e := EnvSpec{Name: kind, Kind: kind}
-	env, ok := envs.Lookup(kind)
-	if !ok {
-		return e, fmt.Errorf("env.name: unknown environment %q of family linmdp (allowed: %s)", kind, envs.Allowed())
+	if err != nil {
+		return e, err
 	}
 	named := *s // errors name the environment even when env.name is omitted
 	named.Env.Name = kind

@@ -87,12 +87,6 @@ func agentBytes(x envDims, K int, cv *Curve) int64 {
 	return b
 }
 
-// encodeBytes bounds encoding a unit's result of n float64 values into its unit file.
-func encodeBytes(n int64) int64 {
-	enc := membudget.Mul(n, 9) + 4<<10
-	return membudget.AppendGrown(enc, 1) + 2*enc
-}
-
 // memoryEstimate bounds a linear mixture plan: per unit, the environment it builds from its
 // seed, its agent and its checkpoints; the collection holds every unit's checkpoints.
 func (p *plan) memoryEstimate() engine.MemoryEstimate {
@@ -108,7 +102,7 @@ func (p *plan) memoryEstimate() engine.MemoryEstimate {
 	pts := int64(len(p.checkpoints))
 	var e engine.MemoryEstimate
 	e.Unit = membudget.Terms{{What: "environment", Bytes: env, Lower: lowerEnv}, {What: "agent tables", Bytes: unit, Lower: lowerEnv},
-		{What: "checkpoints and their encoding", Bytes: membudget.Floats(pts) + encodeBytes(pts)}}
+		{What: "checkpoints and their encoding", Bytes: membudget.Floats(pts) + engine.EncodeBytes(pts)}}
 	units := int64(len(p.units))
 	e.Collect = membudget.Terms{{What: fmt.Sprintf("checkpoints of %d units", units), Bytes: membudget.Mul(units, membudget.Floats(pts)+2<<10), Lower: lowerSeeds},
 		{What: "figures and CSVs", Bytes: membudget.Mul(int64(len(p.curves)), 16*membudget.Floats(pts)) + 8<<20}}

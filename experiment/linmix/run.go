@@ -175,11 +175,9 @@ func Run(ctx context.Context, c *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress})
-	if err != nil {
-		return nil, err
-	}
-	res, err := pl.Plan.(*plan).result(col, opts.Output.Inputs)
+	res, err := engine.RunResult(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress}, func(p *plan, col *engine.Collection) (*Result, error) {
+		return p.result(col, opts.Output.Inputs)
+	})
 	if err != nil {
 		return nil, err
 	}

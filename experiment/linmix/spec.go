@@ -60,14 +60,10 @@ func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 // environment built once).
 func specEnv(s *engine.RunSpec) (EnvConfig, error) {
 	envs := Envs()
-	kind := s.Env.Name
-	if kind == "" {
-		kind = envs.Default()
-	}
+	kind, env, err := envs.Resolve(s, FamilyName, "environment")
 	e := EnvConfig{Kind: kind}
-	env, ok := envs.Lookup(kind)
-	if !ok {
-		return e, fmt.Errorf("env.name: unknown environment %q of family linmix (allowed: %s)", kind, envs.Allowed())
+	if err != nil {
+		return e, err
 	}
 	named := *s // errors name the environment even when env.name is omitted
 	named.Env.Name = kind

@@ -32,15 +32,10 @@ func Envs() *engine.Envs[string, *model.System] {
 // into a configuration's system through the registry; family names the family in errors.
 func specSystem(s *engine.RunSpec, family string) (system string, file bool, err error) {
 	envs := Envs()
-	name := s.Env.Name
-	if name == "" {
-		name = envs.Default()
+	system, e, err := envs.Resolve(s, family, "system")
+	if err != nil {
+		return "", false, err
 	}
-	e, ok := envs.Lookup(name)
-	if !ok {
-		return "", false, fmt.Errorf("env.name: unknown system %q of family %s (allowed: %s)", s.Env.Name, family, envs.Allowed())
-	}
-	system = name
 	if err := envs.Set(e, s, &system); err != nil {
 		return "", false, err
 	}

@@ -45,13 +45,6 @@ func lqCounterBytes(sys *model.System, K int, kind string, capacity int) int64 {
 	return membudget.Mul(fd, 2*L+8)
 }
 
-// encodeBytes bounds encoding a unit's result of n float64 values into its unit file (gob: at
-// most 9 bytes a value, into the encoder's buffer and the file's, each grown by append).
-func encodeBytes(n int64) int64 {
-	enc := membudget.Mul(n, 9) + 4<<10
-	return membudget.AppendGrown(enc, 1) + 2*enc
-}
-
 // estimate is the estimate of an LQ plan with units (curve, seed) of at most K episodes:
 // fixed, the system's tables and the zero line; per unit, the agent's Riccati copies and
 // counters, and its per-episode regret, realised cost and cumulative regret (3 K values) and
@@ -65,12 +58,12 @@ func estimate(sys *model.System, K, curves, seeds int, counters int64) engine.Me
 	e.Fixed = membudget.Terms{{What: "system tables", Bytes: riccatiBytes(sys), Lower: lowerSystem},
 		{What: "zero line", Bytes: curve, Lower: lowerEpisodes}}
 	e.Unit = membudget.Terms{{What: "agent tables", Bytes: membudget.Add(membudget.Mul(riccatiBytes(sys), 9), counters), Lower: lowerSystem},
-		{What: fmt.Sprintf("per-episode records of K = %d episodes and their encoding", K), Bytes: membudget.Add(3*curve, encodeBytes(k)), Lower: lowerEpisodes}}
+		{What: fmt.Sprintf("per-episode records of K = %d episodes and their encoding", K), Bytes: membudget.Add(3*curve, engine.EncodeBytes(k)), Lower: lowerEpisodes}}
 	readBack := membudget.Add(membudget.Mul(curve, int64(seeds)+5)/4*5, curve)
 	e.Collect = membudget.Terms{
 		{What: fmt.Sprintf("regret curves of %d units", units), Bytes: membudget.Mul(units, curve), Lower: lowerEpisodes + "; " + lowerSeeds},
 		{What: "bands and axes", Bytes: membudget.Mul(curve, 4*int64(curves)+5), Lower: lowerEpisodes},
-		{What: "reading a unit or a curve's CSV back", Bytes: max(readBack, encodeBytes(k)), Lower: lowerEpisodes}}
+		{What: "reading a unit or a curve's CSV back", Bytes: max(readBack, engine.EncodeBytes(k)), Lower: lowerEpisodes}}
 	return e
 }
 

@@ -248,11 +248,7 @@ func RunPracticalExp(ctx context.Context, cfg *PracticalExpConfig, long bool, wo
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: workers, Progress: progress})
-	if err != nil {
-		return nil, err
-	}
-	return pl.Plan.(*practicalPlan).result(col)
+	return engine.RunResult(ctx, pl, engine.Local{Workers: workers, Progress: progress}, (*practicalPlan).result)
 }
 
 // finish computes each curve's band and growth exponent, and the goals.

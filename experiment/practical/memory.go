@@ -119,17 +119,6 @@ func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
 	return membudget.Add(membudget.Add(planner, stats), smallTables(S, A, H))
 }
 
-// encodeBytes bounds encoding a unit's result that holds n float64 values (gob: at most 9
-// bytes a value, into the encoder's own buffer and then the unit file's, each grown by
-// append) and decoding it back (the file read whole, the decoder's copy).
-func encodeBytes(n int64) int64 {
-	enc := membudget.Mul(n, 9) + 4<<10
-	return membudget.AppendGrown(enc, 1) + 2*enc
-}
-
-// EncodeBytes is encodeBytes for the other tabular suite (package experiment).
-func EncodeBytes(n int64) int64 { return encodeBytes(n) }
-
 // memoryEstimate bounds a practical-suite plan: the environments of every curve (fixed),
 // the largest unit's agent and records, and the collection of every unit's checkpoints.
 func (p *plan) memoryEstimate() engine.MemoryEstimate {
@@ -147,9 +136,9 @@ func (p *plan) memoryEstimate() engine.MemoryEstimate {
 	}
 	e.Fixed = membudget.Terms{{What: fmt.Sprintf("environments of %d curves", len(p.curves)), Bytes: envBytes, Lower: LowerEnv}}
 	e.Unit = membudget.Terms{{What: "agent tables", Bytes: unit, Lower: LowerEnv},
-		{What: "checkpoints and their encoding", Bytes: encodeBytes(Points) + membudget.Floats(Points), Lower: ""}}
+		{What: "checkpoints and their encoding", Bytes: engine.EncodeBytes(Points) + membudget.Floats(Points), Lower: ""}}
 	units := int64(len(p.units))
-	e.Collect = membudget.Terms{{What: fmt.Sprintf("checkpoints of %d units", units), Bytes: membudget.Mul(units, membudget.Floats(Points)+encodeBytes(Points)/8+1<<10), Lower: LowerSeeds},
+	e.Collect = membudget.Terms{{What: fmt.Sprintf("checkpoints of %d units", units), Bytes: membudget.Mul(units, membudget.Floats(Points)+engine.EncodeBytes(Points)/8+1<<10), Lower: LowerSeeds},
 		{What: "figures and CSVs", Bytes: membudget.Mul(int64(len(p.curves)), 16*membudget.Floats(Points)) + 8<<20}}
 	return e
 }

@@ -268,11 +268,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	col, err := engine.RunInMemory(ctx, pl, engine.Local{Workers: workers, Progress: opts.Progress})
-	if err != nil {
-		return nil, err
-	}
-	return pl.Plan.(*plan).result(col)
+	return engine.RunResult(ctx, pl, engine.Local{Workers: workers, Progress: opts.Progress}, (*plan).result)
 }
 
 // uniformRegret is the per-episode regret of the uniformly random policy.

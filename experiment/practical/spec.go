@@ -52,13 +52,9 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 		cfg.Noise = "secure"
 	}
 	envs := SpecEnvs()
-	env := s.Env.Name
-	if env == "" {
-		env = envs.Default()
-	}
-	e, ok := envs.Lookup(env)
-	if !ok {
-		return nil, fmt.Errorf("env.name: unknown environment %q of family tabular (allowed: %s)", env, envs.Allowed())
+	env, e, err := envs.Resolve(s, "tabular", "environment")
+	if err != nil {
+		return nil, err
 	}
 	var ec SpecEnvConfig
 	if err := envs.Set(e, s, &ec); err != nil {

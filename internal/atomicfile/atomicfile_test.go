@@ -24,6 +24,17 @@ func listDir(t *testing.T, dir string) []string {
 	return names
 }
 
+// writeThen returns a write function that writes s and then returns then (or the write's
+// error).
+func writeThen(s string, then error) func(w io.Writer) error {
+	return func(w io.Writer) error {
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+		return then
+	}
+}
+
 func TestWriteFile(t *testing.T) {
 	errBoom := errors.New("boom")
 	tests := []struct {
@@ -35,23 +46,17 @@ func TestWriteFile(t *testing.T) {
 		want     string
 	}{
 		{
-			name: "create new file",
-			write: func(w io.Writer) error {
-				_, err := io.WriteString(w, "hello\n")
-				return err
-			},
-			perm: 0o640,
-			want: "hello\n",
+			name:  "create new file",
+			write: writeThen("hello\n", nil),
+			perm:  0o640,
+			want:  "hello\n",
 		},
 		{
 			name:     "replace existing file",
 			existing: ptr("old contents"),
-			write: func(w io.Writer) error {
-				_, err := io.WriteString(w, "new")
-				return err
-			},
-			perm: 0o600,
-			want: "new",
+			write:    writeThen("new", nil),
+			perm:     0o600,
+			want:     "new",
 		},
 		{
 			name: "large write through buffer",
@@ -67,28 +72,18 @@ func TestWriteFile(t *testing.T) {
 			want: strings.Repeat("0123456789", 10000),
 		},
 		{
-			name: "error in write leaves no file and no temp file",
-			write: func(w io.Writer) error {
-				if _, err := io.WriteString(w, "partial"); err != nil {
-					return err
-				}
-				return errBoom
-			},
+			name:    "error in write leaves no file and no temp file",
+			write:   writeThen("partial", errBoom),
 			perm:    0o644,
 			wantErr: errBoom,
 		},
 		{
 			name:     "error in write leaves existing file untouched",
 			existing: ptr("precious"),
-			write: func(w io.Writer) error {
-				if _, err := io.WriteString(w, strings.Repeat("x", 1<<20)); err != nil {
-					return err
-				}
-				return errBoom
-			},
-			perm:    0o600,
-			wantErr: errBoom,
-			want:    "precious",
+			write:    writeThen(strings.Repeat("x", 1<<20), errBoom),
+			perm:     0o600,
+			wantErr:  errBoom,
+			want:     "precious",
 		},
 	}
 	for _, tc := range tests {

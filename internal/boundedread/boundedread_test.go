@@ -15,16 +15,10 @@ import (
 	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
 
-// within fails the test if f does not return within 5 s (a FIFO would block forever).
+// within fails the test if f does not return within 30 s (a FIFO would block forever).
 func within(t *testing.T, f func()) {
 	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("did not return within 30 s (blocked on the file)")
-	}
+	boundedreadtest.Within(t, "reading the file", 30*time.Second, "", f)
 }
 
 func TestReadFileRegular(t *testing.T) {

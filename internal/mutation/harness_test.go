@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 const good = `# a comment
@@ -200,15 +202,9 @@ func TestRunnerEndToEnd(t *testing.T) {
 		"tiny/tiny.go":   "package tiny\n\n// Scale is a noise scale.\nfunc Scale(eps float64) float64 { return 2 / eps }\n\n// Unused is not tested.\nfunc Unused() int { return 1 }\n",
 		"tiny/t_test.go": "package tiny\n\nimport \"testing\"\n\nfunc TestScale(t *testing.T) {\n\tif Scale(1) != 2 {\n\t\tt.Fatal(\"scale\")\n\t}\n}\n",
 	}
+	testfiles.Write(t, root, files, 0o644)
 	var names []string
-	for name, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for name := range files {
 		names = append(names, name)
 	}
 	ms := []Mutant{

@@ -172,32 +172,12 @@ var unknownField = regexp.MustCompile(`^field (\S+) not found in type`)
 
 // keyAtLine returns the path of the mapping key called key on line, or "".
 func keyAtLine(n *yaml.Node, line int, key, prefix string) string {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			if p := keyAtLine(c, line, key, prefix); p != "" {
-				return p
-			}
+	for _, e := range children(n, prefix) {
+		if e.key != nil && e.key.Value == key && e.key.Line == line {
+			return e.path
 		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if prefix != "" {
-				p = prefix + "." + k.Value
-			}
-			if k.Value == key && k.Line == line {
-				return p
-			}
-			if deeper := keyAtLine(v, line, key, p); deeper != "" {
-				return deeper
-			}
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			if p := keyAtLine(c, line, key, fmt.Sprintf("%s[%d]", prefix, i)); p != "" {
-				return p
-			}
+		if p := keyAtLine(e.value, line, key, e.path); p != "" {
+			return p
 		}
 	}
 	return ""
@@ -205,37 +185,48 @@ func keyAtLine(n *yaml.Node, line int, key, prefix string) string {
 
 // pathAtLine returns the path (a.b[2].c) of the deepest value of n that starts on line, or "".
 func pathAtLine(n *yaml.Node, line int, prefix string) string {
+	for _, e := range children(n, prefix) {
+		if deeper := pathAtLine(e.value, line, e.path); deeper != "" {
+			return deeper
+		}
+		switch {
+		case e.key != nil && (e.value.Line == line || e.key.Line == line),
+			n.Kind == yaml.SequenceNode && e.value.Line == line && e.value.Kind == yaml.ScalarNode:
+			return e.path
+		}
+	}
+	return ""
+}
+
+// entry is a node under a document, mapping or sequence, with its path.
+type entry struct {
+	path       string
+	key, value *yaml.Node // key is nil but in a mapping
+}
+
+// children returns the nodes directly under n in order: a document's content (path prefix), a
+// mapping's values (path prefix.key, or key when prefix is "") and a sequence's elements
+// (prefix[i]); none for a scalar or an alias.
+func children(n *yaml.Node, prefix string) []entry {
+	var out []entry
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if p := pathAtLine(c, line, prefix); p != "" {
-				return p
-			}
+			out = append(out, entry{path: prefix, value: c})
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
+			k := n.Content[i]
 			p := k.Value
 			if prefix != "" {
 				p = prefix + "." + k.Value
 			}
-			if deeper := pathAtLine(v, line, p); deeper != "" {
-				return deeper
-			}
-			if v.Line == line || k.Line == line {
-				return p
-			}
+			out = append(out, entry{path: p, key: k, value: n.Content[i+1]})
 		}
 	case yaml.SequenceNode:
 		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", prefix, i)
-			if deeper := pathAtLine(c, line, p); deeper != "" {
-				return deeper
-			}
-			if c.Line == line && c.Kind == yaml.ScalarNode {
-				return p
-			}
+			out = append(out, entry{path: fmt.Sprintf("%s[%d]", prefix, i), value: c})
 		}
 	}
-	return ""
+	return out
 }

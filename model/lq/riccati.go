@@ -104,22 +104,8 @@ func (s *Riccati) Solve(theta []float64) bool {
 	for h := s.h; h >= 1; h-- {
 		pn := s.P[h+1]
 		// PA = P_{h+1} A, PB = P_{h+1} B
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := 0.0
-				for k := 0; k < n; k++ {
-					v += pn[i*n+k] * a[k*n+j]
-				}
-				s.pa[i*n+j] = v
-			}
-			for j := 0; j < d; j++ {
-				v := 0.0
-				for k := 0; k < n; k++ {
-					v += pn[i*n+k] * b[k*d+j]
-				}
-				s.pb[i*d+j] = v
-			}
-		}
+		mulAdd(s.pa, nil, pn, a, n, n, n)
+		mulAdd(s.pb, nil, pn, b, n, n, d)
 		// G = R + Bᵀ P B; F = Bᵀ P A
 		for i := 0; i < d; i++ {
 			for j := 0; j < d; j++ {
@@ -177,6 +163,30 @@ func (s *Riccati) Solve(theta []float64) bool {
 	return true
 }
 
+// mulAdd sets dst (r×c) to base + X Y, X r×m and Y m×c, all row-major (base nil: 0). Each
+// entry sums its terms in order, starting from its base entry.
+func mulAdd(dst, base, x, y []float64, r, m, c int) { mulStrided(dst, base, x, y, r, m, c, c, 1) }
+
+// mulAddT sets dst (r×c) to base + X Yᵀ, X r×m and Y c×m, all row-major (base nil: 0).
+func mulAddT(dst, base, x, y []float64, r, m, c int) { mulStrided(dst, base, x, y, r, m, c, 1, m) }
+
+// mulStrided sets dst[i][j] (r×c, row-major) to base[i][j] + Σ_k X[i][k]·y[k·yk + j·yj], X r×m
+// row-major (base nil: 0).
+func mulStrided(dst, base, x, y []float64, r, m, c, yk, yj int) {
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			v := 0.0
+			if base != nil {
+				v = base[i*c+j]
+			}
+			for k := 0; k < m; k++ {
+				v += x[i*m+k] * y[k*yk+j*yj]
+			}
+			dst[i*c+j] = v
+		}
+	}
+}
+
 func traceProd(a, b []float64, n int) float64 {
 	t := 0.0
 	for i := 0; i < n; i++ {
@@ -210,25 +220,9 @@ func (s *Riccati) Gradient(x, grad []float64) {
 	for h := 1; h <= s.h-1; h++ {
 		lh, kh, pn := s.l[h], s.K[h], s.P[h+1]
 		// tmp = L Σ
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := 0.0
-				for k := 0; k < n; k++ {
-					v += lh[i*n+k] * sig[k*n+j]
-				}
-				s.tmp[i*n+j] = v
-			}
-		}
+		mulAdd(s.tmp, nil, lh, sig, n, n, n)
 		// tmp2 = P L Σ
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := 0.0
-				for k := 0; k < n; k++ {
-					v += pn[i*n+k] * s.tmp[k*n+j]
-				}
-				s.tmp2[i*n+j] = v
-			}
-		}
+		mulAdd(s.tmp2, nil, pn, s.tmp, n, n, n)
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {
 				s.ga[i*n+j] += 2 * s.tmp2[i*n+j]
@@ -242,15 +236,7 @@ func (s *Riccati) Gradient(x, grad []float64) {
 			}
 		}
 		// Σ ← L Σ Lᵀ + W = tmp Lᵀ + W
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := s.w[i*n+j]
-				for k := 0; k < n; k++ {
-					v += s.tmp[i*n+k] * lh[j*n+k]
-				}
-				sig[i*n+j] = v
-			}
-		}
+		mulAddT(sig, s.w, s.tmp, lh, n, n, n)
 	}
 	for r := 0; r < n; r++ {
 		for c := 0; c < n; c++ {
@@ -262,21 +248,31 @@ func (s *Riccati) Gradient(x, grad []float64) {
 	}
 }
 
+// splitPolicy checks the arguments of PolicyCost and PolicyCostForward (ErrBadGains) and
+// splits Θ into A and B.
+func splitPolicy(theta []float64, n, d int, gains [][]float64, x []float64) (a, b []float64, err error) {
+	for _, k := range gains {
+		if len(k) != d*n {
+			return nil, nil, ErrBadGains
+		}
+	}
+	if len(gains) == 0 || len(theta) != (n+d)*n || len(x) != n {
+		return nil, nil, ErrBadGains
+	}
+	a, b = Split(theta, n, d)
+	return a, b, nil
+}
+
 // PolicyCost returns J^π_1(Θ, x) for the linear time-varying policy u_h = K_h x_h
 // (gains[h−1] = K_h, d×n) on the system Θ with costs q, r and noise covariance w, by the
 // backward value recursion of lq spec §1.4:
 //
 //	S_{H+1} = 0,  S_h = Q + K_hᵀ R K_h + L_hᵀ S_{h+1} L_h,  J = xᵀ S_1 x + Σ_h tr(S_{h+1} W).
 func PolicyCost(theta []float64, n, d int, q, r, w []float64, gains [][]float64, x []float64) (float64, error) {
-	for _, k := range gains {
-		if len(k) != d*n {
-			return 0, ErrBadGains
-		}
+	a, b, err := splitPolicy(theta, n, d, gains, x)
+	if err != nil {
+		return 0, err
 	}
-	if len(gains) == 0 || len(theta) != (n+d)*n || len(x) != n {
-		return 0, ErrBadGains
-	}
-	a, b := Split(theta, n, d)
 	sNext := make([]float64, n*n)
 	sCur := make([]float64, n*n)
 	l := make([]float64, n*n)
@@ -285,24 +281,8 @@ func PolicyCost(theta []float64, n, d int, q, r, w []float64, gains [][]float64,
 	for h := len(gains); h >= 1; h-- {
 		k := gains[h-1]
 		noise += traceProd(sNext, w, n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := a[i*n+j]
-				for t := 0; t < d; t++ {
-					v += b[i*d+t] * k[t*n+j]
-				}
-				l[i*n+j] = v
-			}
-		}
-		for i := 0; i < d; i++ {
-			for j := 0; j < n; j++ {
-				v := 0.0
-				for t := 0; t < d; t++ {
-					v += r[i*d+t] * k[t*n+j]
-				}
-				rk[i*n+j] = v
-			}
-		}
+		mulAdd(l, a, b, k, n, d, n)
+		mulAdd(rk, nil, r, k, d, d, n)
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {
 				v := q[i*n+j]
@@ -334,15 +314,10 @@ func PolicyCost(theta []float64, n, d int, q, r, w []float64, gains [][]float64,
 // (Σ_1 = x xᵀ, Σ_{h+1} = L_h Σ_h L_hᵀ + W, J = Σ_h tr((Q + K_hᵀ R K_h) Σ_h)); it is the
 // cross-check of PolicyCost.
 func PolicyCostForward(theta []float64, n, d int, q, r, w []float64, gains [][]float64, x []float64) (float64, error) {
-	for _, k := range gains {
-		if len(k) != d*n {
-			return 0, ErrBadGains
-		}
+	a, b, err := splitPolicy(theta, n, d, gains, x)
+	if err != nil {
+		return 0, err
 	}
-	if len(gains) == 0 || len(theta) != (n+d)*n || len(x) != n {
-		return 0, ErrBadGains
-	}
-	a, b := Split(theta, n, d)
 	sig := make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -363,32 +338,12 @@ func PolicyCostForward(theta []float64, n, d int, q, r, w []float64, gains [][]f
 					}
 				}
 				m[i*n+j] = v
-				lv := a[i*n+j]
-				for t := 0; t < d; t++ {
-					lv += b[i*d+t] * k[t*n+j]
-				}
-				l[i*n+j] = lv
 			}
 		}
+		mulAdd(l, a, b, k, n, d, n)
 		total += traceProd(m, sig, n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := 0.0
-				for t := 0; t < n; t++ {
-					v += l[i*n+t] * sig[t*n+j]
-				}
-				ls[i*n+j] = v
-			}
-		}
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				v := w[i*n+j]
-				for t := 0; t < n; t++ {
-					v += ls[i*n+t] * l[j*n+t]
-				}
-				sig[i*n+j] = v
-			}
-		}
+		mulAdd(ls, nil, l, sig, n, n, n)
+		mulAddT(sig, w, ls, l, n, n, n)
 	}
 	return total, nil
 }

@@ -69,28 +69,21 @@ type ZCDP struct {
 }
 
 // NewPureDP returns an ε-DP guarantee. epsilon must be finite and > 0.
-func NewPureDP(epsilon float64) (PureDP, error) {
-	g := PureDP{Epsilon: epsilon}
-	if err := g.Validate(); err != nil {
-		return PureDP{}, err
-	}
-	return g, nil
-}
+func NewPureDP(epsilon float64) (PureDP, error) { return valid(PureDP{Epsilon: epsilon}) }
 
 // NewApproxDP returns an (ε,δ)-DP guarantee. epsilon must be finite and > 0, delta in (0, 1).
 func NewApproxDP(epsilon, delta float64) (ApproxDP, error) {
-	g := ApproxDP{Epsilon: epsilon, Delta: delta}
-	if err := g.Validate(); err != nil {
-		return ApproxDP{}, err
-	}
-	return g, nil
+	return valid(ApproxDP{Epsilon: epsilon, Delta: delta})
 }
 
 // NewZCDP returns a ρ-zCDP guarantee. rho must be finite and > 0.
-func NewZCDP(rho float64) (ZCDP, error) {
-	g := ZCDP{Rho: rho}
+func NewZCDP(rho float64) (ZCDP, error) { return valid(ZCDP{Rho: rho}) }
+
+// valid returns g if it is a valid guarantee, else the zero guarantee and g.Validate's error.
+func valid[G interface{ Validate() error }](g G) (G, error) {
 	if err := g.Validate(); err != nil {
-		return ZCDP{}, err
+		var zero G
+		return zero, err
 	}
 	return g, nil
 }

@@ -9,18 +9,9 @@ import (
 // composition, Dwork & Roth 2014 Thm 3.16 with δ = 0; seed 001 F.5; privacy spec §1.5). At
 // least one guarantee is required. The sum is taken left to right.
 func ComposePure(gs ...PureDP) (PureDP, error) {
-	if len(gs) == 0 {
-		return PureDP{}, fmt.Errorf("accounting: ComposePure needs at least 1 guarantee, got 0")
-	}
-	var eps float64
-	for i, g := range gs {
-		if err := g.validate(guaranteeOf(i)); err != nil {
-			return PureDP{}, err
-		}
-		eps += g.Epsilon
-	}
-	if math.IsInf(eps, 0) {
-		return PureDP{}, fmt.Errorf("accounting: composed epsilon overflows")
+	eps, err := compose("ComposePure", "epsilon", gs, func(eps float64, g PureDP) float64 { return eps + g.Epsilon })
+	if err != nil {
+		return PureDP{}, err
 	}
 	return PureDP{Epsilon: eps}, nil
 }
@@ -30,19 +21,13 @@ func ComposePure(gs ...PureDP) (PureDP, error) {
 // spec §1.5). The composed δ must stay < 1, otherwise the result is vacuous and an error is
 // returned. At least one guarantee is required. Sums are taken left to right.
 func ComposeApprox(gs ...ApproxDP) (ApproxDP, error) {
-	if len(gs) == 0 {
-		return ApproxDP{}, fmt.Errorf("accounting: ComposeApprox needs at least 1 guarantee, got 0")
-	}
-	var eps, delta float64
-	for i, g := range gs {
-		if err := g.validate(guaranteeOf(i)); err != nil {
-			return ApproxDP{}, err
-		}
-		eps += g.Epsilon
+	var delta float64
+	eps, err := compose("ComposeApprox", "epsilon", gs, func(eps float64, g ApproxDP) float64 {
 		delta += g.Delta
-	}
-	if math.IsInf(eps, 0) {
-		return ApproxDP{}, fmt.Errorf("accounting: composed epsilon overflows")
+		return eps + g.Epsilon
+	})
+	if err != nil {
+		return ApproxDP{}, err
 	}
 	if delta >= 1 {
 		return ApproxDP{}, fmt.Errorf("accounting: composed delta (sum of the deltas) must be < 1, got %v", delta)
@@ -54,20 +39,31 @@ func ComposeApprox(gs ...ApproxDP) (ApproxDP, error) {
 // (composition of zCDP, Bun & Steinke 2016; seed 000 Lemma 7; privacy spec §1.4). At least one
 // guarantee is required. The sum is taken left to right.
 func ComposeZCDP(gs ...ZCDP) (ZCDP, error) {
-	if len(gs) == 0 {
-		return ZCDP{}, fmt.Errorf("accounting: ComposeZCDP needs at least 1 guarantee, got 0")
-	}
-	var rho float64
-	for i, g := range gs {
-		if err := g.validate(guaranteeOf(i)); err != nil {
-			return ZCDP{}, err
-		}
-		rho += g.Rho
-	}
-	if math.IsInf(rho, 0) {
-		return ZCDP{}, fmt.Errorf("accounting: composed rho overflows")
+	rho, err := compose("ComposeZCDP", "rho", gs, func(rho float64, g ZCDP) float64 { return rho + g.Rho })
+	if err != nil {
+		return ZCDP{}, err
 	}
 	return ZCDP{Rho: rho}, nil
+}
+
+// compose checks that gs holds at least one guarantee (else an error naming the function fn)
+// and that each is valid, and folds them left to right into one parameter, starting from 0
+// with add; a composed parameter (named param) that overflows is an error.
+func compose[G interface{ validate(of string) error }](fn, param string, gs []G, add func(acc float64, g G) float64) (float64, error) {
+	if len(gs) == 0 {
+		return 0, fmt.Errorf("accounting: %s needs at least 1 guarantee, got 0", fn)
+	}
+	var acc float64
+	for i, g := range gs {
+		if err := g.validate(guaranteeOf(i)); err != nil {
+			return 0, err
+		}
+		acc = add(acc, g)
+	}
+	if math.IsInf(acc, 0) {
+		return 0, fmt.Errorf("accounting: composed %s overflows", param)
+	}
+	return acc, nil
 }
 
 func guaranteeOf(i int) string { return fmt.Sprintf(" of guarantee %d", i) }
@@ -242,24 +238,15 @@ func splitDelta0(delta float64, k int) (float64, error) {
 // composition (ComposePure, Dwork & Roth 2014 Thm 3.16) is ε-DP. k must be ≥ 1. The share is
 // rounded down so that ComposePure of k shares does not exceed ε in float64.
 func (p PureDP) Split(k int) (PureDP, error) {
-	if err := p.Validate(); err != nil {
-		return PureDP{}, err
-	}
-	eps, err := share("epsilon", p.Epsilon, k)
-	if err != nil {
-		return PureDP{}, err
-	}
-	return PureDP{Epsilon: eps}, nil
+	eps, err := validShare(p, "epsilon", p.Epsilon, k)
+	return PureDP{Epsilon: eps}, err
 }
 
 // Split divides an (ε,δ)-DP budget evenly among k mechanisms: each gets (ε/k, δ/k), and their
 // simple composition (ComposeApprox, Dwork & Roth 2014 Thm 3.16) is (ε,δ)-DP. k must be ≥ 1.
 // Shares are rounded down so that ComposeApprox of k shares does not exceed a in float64.
 func (a ApproxDP) Split(k int) (ApproxDP, error) {
-	if err := a.Validate(); err != nil {
-		return ApproxDP{}, err
-	}
-	eps, err := share("epsilon", a.Epsilon, k)
+	eps, err := validShare(a, "epsilon", a.Epsilon, k)
 	if err != nil {
 		return ApproxDP{}, err
 	}
@@ -274,14 +261,17 @@ func (a ApproxDP) Split(k int) (ApproxDP, error) {
 // composition (ComposeZCDP; seed 000 Lemma 7) is ρ-zCDP. k must be ≥ 1. The share
 // is rounded down so that ComposeZCDP of k shares does not exceed ρ in float64.
 func (z ZCDP) Split(k int) (ZCDP, error) {
-	if err := z.Validate(); err != nil {
-		return ZCDP{}, err
+	rho, err := validShare(z, "rho", z.Rho, k)
+	return ZCDP{Rho: rho}, err
+}
+
+// validShare returns share(name, x, k) for the parameter x of the guarantee g if g is valid;
+// on an error it returns 0 and the error (so the split guarantee is the zero value).
+func validShare(g interface{ Validate() error }, name string, x float64, k int) (float64, error) {
+	if err := g.Validate(); err != nil {
+		return 0, err
 	}
-	rho, err := share("rho", z.Rho, k)
-	if err != nil {
-		return ZCDP{}, err
-	}
-	return ZCDP{Rho: rho}, nil
+	return share(name, x, k)
 }
 
 // share returns x ≈ total/k such that adding x to itself k times left to right (as the

@@ -27,13 +27,7 @@ type GDP struct {
 }
 
 // NewGDP returns a μ-GDP guarantee. mu must be finite and > 0.
-func NewGDP(mu float64) (GDP, error) {
-	g := GDP{Mu: mu}
-	if err := g.Validate(); err != nil {
-		return GDP{}, err
-	}
-	return g, nil
-}
+func NewGDP(mu float64) (GDP, error) { return valid(GDP{Mu: mu}) }
 
 // Validate reports whether g is a valid guarantee (mu finite and > 0).
 func (g GDP) Validate() error { return g.validate("") }
@@ -139,18 +133,9 @@ func GDPFor(target ApproxDP) (GDP, error) {
 // The root of the sum of squares is accumulated with math.Hypot, so it neither overflows nor
 // underflows in intermediate steps.
 func ComposeGDP(gs ...GDP) (GDP, error) {
-	if len(gs) == 0 {
-		return GDP{}, fmt.Errorf("accounting: ComposeGDP needs at least 1 guarantee, got 0")
-	}
-	var mu float64
-	for i, g := range gs {
-		if err := g.validate(guaranteeOf(i)); err != nil {
-			return GDP{}, err
-		}
-		mu = math.Hypot(mu, g.Mu)
-	}
-	if math.IsInf(mu, 0) {
-		return GDP{}, fmt.Errorf("accounting: composed mu overflows")
+	mu, err := compose("ComposeGDP", "mu", gs, func(mu float64, g GDP) float64 { return math.Hypot(mu, g.Mu) })
+	if err != nil {
+		return GDP{}, err
 	}
 	return GDP{Mu: mu}, nil
 }

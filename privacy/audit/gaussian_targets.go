@@ -145,16 +145,7 @@ func runGaussianCounter(build func(counter.GaussianConfig, rng.Seed) (counter.Ga
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float64, T)
-	x := []float64{float64(side)}
-	for t := 0; t < T; t++ {
-		if err := c.Insert(x); err != nil {
-			return nil, err
-		}
-		out[t] = c.Prefix()[0]
-		x[0] = 0
-	}
-	return out, nil
+	return releases(c, T, side)
 }
 
 // runRedrawn is a BROKEN counter: release t is the exact prefix plus fresh noise with the

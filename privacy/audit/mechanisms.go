@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
@@ -88,22 +89,7 @@ func MechanismTargets() []Target {
 	const tL = 3
 	L := counter.Levels(tL)
 	bNode := float64(L) / eps
-	for _, v := range []struct {
-		suffix string
-		run    func(side int, seed rng.Seed) ([]float64, error)
-	}{
-		{"", func(side int, seed rng.Seed) ([]float64, error) {
-			return runTree(tL, side, noise.LaplaceNoise(bNode), seed)
-		}},
-		{"/noise-div4", func(side int, seed rng.Seed) ([]float64, error) {
-			return runTree(tL, side, noise.LaplaceNoise(bNode/4), seed)
-		}},
-		{"/scale-from-data", func(side int, seed rng.Seed) ([]float64, error) {
-			// BROKEN: the node scale is proportional to the data's magnitude (with a floor),
-			// so an all-zero input is released almost exactly.
-			return runTree(tL, side, noise.LaplaceNoise(bNode*math.Max(0.01, float64(side))), seed)
-		}},
-	} {
+	for _, v := range treeVariants(tL, bNode, noise.LaplaceNoise) {
 		add(Target{Name: "mechanism/tree-laplace" + v.suffix, Broken: v.suffix != "", Claim: Claim{Epsilon: eps},
 			Description: fmt.Sprintf("Laplace binary-mechanism counter, T = %d, L = %d, node scale L/ε: first element 0 vs 1, all releases observed", tL, L),
 			Run:         v.run})
@@ -113,23 +99,9 @@ func MechanismTargets() []Target {
 	const tG = 256
 	LG := counter.Levels(tG)
 	sg := gaussSigmaExact(1, eps, delta) * math.Sqrt(float64(LG))
-	for _, v := range []struct {
-		suffix string
-		run    func(side int, seed rng.Seed) ([]float64, error)
-	}{
-		{"", func(side int, seed rng.Seed) ([]float64, error) {
-			return runTree(tG, side, noise.GaussianNoise(sg), seed)
-		}},
-		{"/noise-div4", func(side int, seed rng.Seed) ([]float64, error) {
-			return runTree(tG, side, noise.GaussianNoise(sg/4), seed)
-		}},
-		{"/redrawn-per-release", func(side int, seed rng.Seed) ([]float64, error) {
-			return runTreeRedrawn(tG, side, sg, seed)
-		}},
-		{"/scale-from-data", func(side int, seed rng.Seed) ([]float64, error) {
-			return runTree(tG, side, noise.GaussianNoise(sg*math.Max(0.01, float64(side))), seed)
-		}},
-	} {
+	gaussianVariants := slices.Insert(treeVariants(tG, sg, noise.GaussianNoise), 2, treeVariant{"/redrawn-per-release",
+		func(side int, seed rng.Seed) ([]float64, error) { return runTreeRedrawn(tG, side, sg, seed) }})
+	for _, v := range gaussianVariants {
 		runs := 4000
 		if v.suffix == "/redrawn-per-release" {
 			runs = 6000 // its detection is marginal at 2000 CI runs (ε_LB ≈ 0.85–1.1 depending on the noise stream)
@@ -141,6 +113,31 @@ func MechanismTargets() []Target {
 	return ts
 }
 
+// treeVariant is one audit target of a tree counter: its name suffix ("" for the correct
+// counter) and its run.
+type treeVariant struct {
+	suffix string
+	run    func(side int, seed rng.Seed) ([]float64, error)
+}
+
+// treeVariants are the tree counter of capacity T with node noise node(scale) and two BROKEN
+// variants: the noise divided by 4, and a node scale proportional to the data's magnitude.
+func treeVariants(T int, scale float64, node func(float64) noise.Calibration) []treeVariant {
+	return []treeVariant{
+		{"", func(side int, seed rng.Seed) ([]float64, error) {
+			return runTree(T, side, node(scale), seed)
+		}},
+		{"/noise-div4", func(side int, seed rng.Seed) ([]float64, error) {
+			return runTree(T, side, node(scale/4), seed)
+		}},
+		{"/scale-from-data", func(side int, seed rng.Seed) ([]float64, error) {
+			// BROKEN: the node scale is proportional to the data's magnitude (with a floor),
+			// so an all-zero input is released almost exactly.
+			return runTree(T, side, node(scale*math.Max(0.01, float64(side))), seed)
+		}},
+	}
+}
+
 // runTree streams (side, 0, 0, …) of length T through a counter.Tree and returns every
 // release.
 func runTree(T, side int, node noise.Calibration, seed rng.Seed) ([]float64, error) {
@@ -148,13 +145,18 @@ func runTree(T, side int, node noise.Calibration, seed rng.Seed) ([]float64, err
 	if err != nil {
 		return nil, err
 	}
+	return releases(tr, T, side)
+}
+
+// releases streams (side, 0, 0, …) of length T through c and returns every release.
+func releases(c counter.Counter, T, side int) ([]float64, error) {
 	out := make([]float64, T)
 	x := []float64{float64(side)}
 	for t := 0; t < T; t++ {
-		if err := tr.Insert(x); err != nil {
+		if err := c.Insert(x); err != nil {
 			return nil, err
 		}
-		out[t] = tr.Prefix()[0]
+		out[t] = c.Prefix()[0]
 		x[0] = 0
 	}
 	return out, nil

@@ -434,7 +434,6 @@ type BLT struct {
 	u      []float64
 	noise  []float64 // N_t
 	sum    []float64
-	prefix []float64
 	zt     []float64 // Secure path: the draws z_t of the current insertion
 	pred   []float64 // Secure path: P_t = N_{t−1} − θᵀs_t, a function of z_1, …, z_{t−1}
 }
@@ -446,7 +445,7 @@ func NewBLT(cfg GaussianConfig, p BLTParams, src noise.Source) (*BLT, error) {
 		return nil, err
 	}
 	c := &BLT{p: BLTParams{Theta: append([]float64(nil), p.Theta...), Omega: append([]float64(nil), p.Omega...)}}
-	if err := c.init(cfg, src); err != nil {
+	if err := c.init(cfg, src, c); err != nil {
 		return nil, err
 	}
 	T := cfg.Capacity
@@ -461,7 +460,7 @@ func NewBLT(cfg GaussianConfig, p BLTParams, src noise.Source) (*BLT, error) {
 	for i := range c.s {
 		c.s[i] = make([]float64, cfg.Dim)
 	}
-	for _, q := range []*[]float64{&c.u, &c.noise, &c.sum, &c.prefix} {
+	for _, q := range []*[]float64{&c.u, &c.noise, &c.sum} {
 		*q = make([]float64, cfg.Dim)
 	}
 	if c.gamma > 0 {
@@ -501,38 +500,25 @@ func (c *BLT) NodesInPrefix() int { return c.t }
 // SensitivityFactor implements GaussianCounter: √(Σ_{k<T} c_k²).
 func (c *BLT) SensitivityFactor() float64 { return c.sf }
 
-// StdAt implements GaussianCounter: σ·√(Σ_{k<t} b_k²). It is O(1) for the current t; other t
-// are served by a second impulse generator that only moves forward, so increasing queries
-// cost O(d) amortised per step and a query below the previous one restarts it (O(t·d)).
-func (c *BLT) StdAt(t int) float64 {
-	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 {
-		if t == c.t {
-			return c.cumNow
-		}
-		if t < c.query.m {
-			c.query, c.qCum = newBLTImpulse(c.p), 0
-		}
-		for c.query.m < t {
-			b := c.query.next()
-			c.qCum += b * b
-		}
-		return c.qCum
-	})
+// variance gives StdAt = σ·√(Σ_{k<t} b_k²). It is O(1) for the current t; other t are served
+// by a second impulse generator that only moves forward, so increasing queries cost O(d)
+// amortised per step and a query below the previous one restarts it (O(t·d)).
+func (c *BLT) variance(t int) float64 {
+	if t == c.t {
+		return c.cumNow
+	}
+	if t < c.query.m {
+		c.query, c.qCum = newBLTImpulse(c.p), 0
+	}
+	for c.query.m < t {
+		b := c.query.next()
+		c.qCum += b * b
+	}
+	return c.qCum
 }
 
-// PrefixStd implements GaussianCounter.
-func (c *BLT) PrefixStd() float64 { return c.StdAt(c.t) }
-
-// Prefix implements Counter.
-func (c *BLT) Prefix() []float64 { return c.prefix }
-
-// Insert implements Counter.
-func (c *BLT) Insert(x []float64) error {
-	xr, err := c.element(x)
-	if err != nil {
-		return err
-	}
-	c.t++
+// step inserts element t.
+func (c *BLT) step(xr []float64) {
 	b := c.dec.next()
 	c.cumNow += b * b
 	u := c.u
@@ -570,7 +556,6 @@ func (c *BLT) Insert(x []float64) error {
 			p[k] = c.sum[k] + c.noise[k]
 		}
 	}
-	return nil
 }
 
 // nelderMead minimises f from x0 with the Nelder–Mead simplex method (standard coefficients:

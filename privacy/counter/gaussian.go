@@ -150,7 +150,8 @@ func CalibrateSigma(mu, sens2, factor float64, dim int, minScale float64, secure
 }
 
 // gaussBase holds what every Gaussian counter shares: the configuration, the stream length, the
-// noise source, and the secure grid.
+// noise source, the secure grid and the release; it implements Insert, Prefix, StdAt and
+// PrefixStd with the counter's own steps.
 type gaussBase struct {
 	cfg    GaussianConfig
 	t      int
@@ -158,20 +159,34 @@ type gaussBase struct {
 	gamma  float64   // grid step of the rounded statistic when the source is Secure, else 0
 	scales []float64 // σ·CoordScale[k] (nil when σ = 0)
 	xr     []float64 // scratch: the (rounded) element being inserted
+	prefix []float64 // the release after t insertions
+	steps  gaussSteps
 }
 
-func (b *gaussBase) init(cfg GaussianConfig, src noise.Source) error {
+// gaussSteps is what sets one Gaussian counter apart from another: its decoder's variance and
+// its insertion step.
+type gaussSteps interface {
+	// variance returns the variance of release t in units of σ² (StdAt(t) = σ·√variance(t)), for
+	// 1 ≤ t ≤ Capacity.
+	variance(t int) float64
+	// step inserts the checked (and, on the secure path, rounded) element xr as element number t
+	// (already counted) and updates prefix.
+	step(xr []float64)
+}
+
+func (b *gaussBase) init(cfg GaussianConfig, src noise.Source, steps gaussSteps) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if cfg.Sigma > 0 && src == nil {
 		return fmt.Errorf("counter: a noise source is required for sigma = %v", cfg.Sigma)
 	}
-	b.cfg, b.src = cfg, src
+	b.cfg, b.src, b.steps = cfg, src, steps
 	if cfg.CoordScale != nil {
 		b.cfg.CoordScale = append([]float64(nil), cfg.CoordScale...)
 	}
 	b.xr = make([]float64, cfg.Dim)
+	b.prefix = make([]float64, cfg.Dim)
 	if cfg.Sigma > 0 {
 		b.scales = make([]float64, cfg.Dim)
 		minScale := math.Inf(1)
@@ -207,6 +222,28 @@ func (b *gaussBase) Sigma() float64 { return b.cfg.Sigma }
 // Granularity returns the grid step γ of the secure path (elements are rounded to γ·Z and all
 // draws are multiples of γ), or 0 when the source is not Secure or σ = 0.
 func (b *gaussBase) Granularity() float64 { return b.gamma }
+
+// StdAt implements GaussianCounter: σ·√variance(t), NaN outside [0, Capacity].
+func (b *gaussBase) StdAt(t int) float64 {
+	return stdOrNaN(t, b.cfg.Capacity, b.cfg.Sigma, b.steps.variance)
+}
+
+// PrefixStd implements GaussianCounter.
+func (b *gaussBase) PrefixStd() float64 { return b.StdAt(b.t) }
+
+// Prefix implements Counter.
+func (b *gaussBase) Prefix() []float64 { return b.prefix }
+
+// Insert implements Counter.
+func (b *gaussBase) Insert(x []float64) error {
+	xr, err := b.element(x)
+	if err != nil {
+		return err
+	}
+	b.t++
+	b.steps.step(xr)
+	return nil
+}
 
 // element validates x and returns it copied into scratch, rounded to the grid on the secure
 // path.

@@ -26,7 +26,6 @@ type GaussianTree struct {
 	levels   int
 	alpha    [][]float64 // exact node sums α_i of the most recent node at level i
 	alphaHat [][]float64 // noisy node values α̂_i
-	prefix   []float64
 	z        []float64
 	created  int
 }
@@ -35,7 +34,7 @@ type GaussianTree struct {
 // src (src may be nil when cfg.Sigma = 0).
 func NewGaussianTree(cfg GaussianConfig, src noise.Source) (*GaussianTree, error) {
 	c := &GaussianTree{}
-	if err := c.init(cfg, src); err != nil {
+	if err := c.init(cfg, src, c); err != nil {
 		return nil, err
 	}
 	c.levels = Levels(cfg.Capacity)
@@ -45,7 +44,6 @@ func NewGaussianTree(cfg GaussianConfig, src noise.Source) (*GaussianTree, error
 		c.alpha[i] = make([]float64, cfg.Dim)
 		c.alphaHat[i] = make([]float64, cfg.Dim)
 	}
-	c.prefix = make([]float64, cfg.Dim)
 	c.z = make([]float64, cfg.Dim)
 	return c, nil
 }
@@ -65,24 +63,11 @@ func (c *GaussianTree) NodesCreated() int { return c.created }
 // SensitivityFactor implements GaussianCounter: √L.
 func (c *GaussianTree) SensitivityFactor() float64 { return math.Sqrt(float64(c.levels)) }
 
-// StdAt implements GaussianCounter: σ·√popcount(t).
-func (c *GaussianTree) StdAt(t int) float64 {
-	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 { return float64(bits.OnesCount(uint(t))) })
-}
+// variance gives StdAt = σ·√popcount(t).
+func (c *GaussianTree) variance(t int) float64 { return float64(bits.OnesCount(uint(t))) }
 
-// PrefixStd implements GaussianCounter.
-func (c *GaussianTree) PrefixStd() float64 { return c.StdAt(c.t) }
-
-// Prefix implements Counter.
-func (c *GaussianTree) Prefix() []float64 { return c.prefix }
-
-// Insert implements Counter.
-func (c *GaussianTree) Insert(x []float64) error {
-	xr, err := c.element(x)
-	if err != nil {
-		return err
-	}
-	c.t++
+// step inserts element t.
+func (c *GaussianTree) step(xr []float64) {
 	a, ah := mergeLevels(c.alpha, c.alphaHat, c.prefix, xr, c.t)
 	p := c.prefix
 	c.draw(c.z)
@@ -91,5 +76,4 @@ func (c *GaussianTree) Insert(x []float64) error {
 		p[k] += ah[k]
 	}
 	c.created++
-	return nil
 }

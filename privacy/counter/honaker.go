@@ -36,7 +36,6 @@ type HonakerTree struct {
 	est    [][]float64 // estimates ê of the most recent node at each level
 	na, ne []float64   // scratch: the new node at the current level
 	pa, pe []float64   // scratch: the new node at the level below
-	prefix []float64
 	z      []float64
 }
 
@@ -44,7 +43,7 @@ type HonakerTree struct {
 // node noise from src (src may be nil when cfg.Sigma = 0).
 func NewHonakerTree(cfg GaussianConfig, src noise.Source) (*HonakerTree, error) {
 	c := &HonakerTree{}
-	if err := c.init(cfg, src); err != nil {
+	if err := c.init(cfg, src, c); err != nil {
 		return nil, err
 	}
 	L := Levels(cfg.Capacity)
@@ -56,7 +55,7 @@ func NewHonakerTree(cfg GaussianConfig, src noise.Source) (*HonakerTree, error) 
 		c.alpha[i] = make([]float64, cfg.Dim)
 		c.est[i] = make([]float64, cfg.Dim)
 	}
-	for _, p := range []*[]float64{&c.na, &c.ne, &c.pa, &c.pe, &c.prefix, &c.z} {
+	for _, p := range []*[]float64{&c.na, &c.ne, &c.pa, &c.pe, &c.z} {
 		*p = make([]float64, cfg.Dim)
 	}
 	return c, nil
@@ -94,30 +93,17 @@ func (c *HonakerTree) NodesInPrefix() int {
 // SensitivityFactor implements GaussianCounter: √L.
 func (c *HonakerTree) SensitivityFactor() float64 { return math.Sqrt(float64(c.levels)) }
 
-// StdAt implements GaussianCounter: σ·√(Σ_{h ∈ bits(t)} v_h).
-func (c *HonakerTree) StdAt(t int) float64 {
-	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 {
-		s := 0.0
-		for u := uint(t); u != 0; u &= u - 1 {
-			s += c.v[bits.TrailingZeros(u)]
-		}
-		return s
-	})
+// variance gives StdAt = σ·√(Σ_{h ∈ bits(t)} v_h).
+func (c *HonakerTree) variance(t int) float64 {
+	s := 0.0
+	for u := uint(t); u != 0; u &= u - 1 {
+		s += c.v[bits.TrailingZeros(u)]
+	}
+	return s
 }
 
-// PrefixStd implements GaussianCounter.
-func (c *HonakerTree) PrefixStd() float64 { return c.StdAt(c.t) }
-
-// Prefix implements Counter.
-func (c *HonakerTree) Prefix() []float64 { return c.prefix }
-
-// Insert implements Counter.
-func (c *HonakerTree) Insert(x []float64) error {
-	xr, err := c.element(x)
-	if err != nil {
-		return err
-	}
-	c.t++
+// step inserts element t.
+func (c *HonakerTree) step(xr []float64) {
 	i := bits.TrailingZeros(uint(c.t))
 	p := c.prefix
 	// The nodes of levels j < i (the low 1-bits of t−1) leave the prefix; they become the
@@ -156,5 +142,4 @@ func (c *HonakerTree) Insert(x []float64) error {
 	for k, e := range c.est[i] {
 		p[k] += e
 	}
-	return nil
 }

@@ -43,10 +43,17 @@ var secureCounters = []struct {
 }
 
 // secureRun feeds the elements x(t, k) to a fresh counter keyed with key and returns every
-// release (countertest.SecureRun).
-func secureRun(f countertest.Factory, cfg counter.GaussianConfig, key [32]byte, x func(t, k int) float64) ([][]float64, error) {
-	return countertest.SecureRun(f, cfg, key, x)
+// release (countertest.SecureRun); an error fails the test.
+func secureRun(t *testing.T, f countertest.Factory, cfg counter.GaussianConfig, key [32]byte, x func(t, k int) float64) [][]float64 {
+	t.Helper()
+	rel, err := countertest.SecureRun(f, cfg, key, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
 }
+
+func zeroData(int, int) float64 { return 0 }
 
 func minScaleOf(cfg counter.GaussianConfig) float64 {
 	m := 1.0
@@ -94,14 +101,7 @@ func TestSecureNoiseIgnoresDataMagnitude(t *testing.T) {
 				continue
 			}
 			key := [32]byte{18, byte(ci), byte(cfg.Capacity)}
-			zero, err := secureRun(c.f, cfg, key, func(int, int) float64 { return 0 })
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, err := secureRun(c.f, cfg, key, big)
-			if err != nil {
-				t.Fatal(err)
-			}
+			zero, rel := secureRun(t, c.f, cfg, key, zeroData), secureRun(t, c.f, cfg, key, big)
 			sum := make([]float64, cfg.Dim)
 			bad := 0
 			for s := range rel {
@@ -145,14 +145,7 @@ func TestSecureRoundingResolution(t *testing.T) {
 				return (m + float64(k) + fr[(k+rep)%len(fr)]) * g
 			}
 			key := [32]byte{19, byte(ci), byte(rep)}
-			zero, err := secureRun(c.f, cfg, key, func(int, int) float64 { return 0 })
-			if err != nil {
-				t.Fatal(err)
-			}
-			rel, err := secureRun(c.f, cfg, key, x)
-			if err != nil {
-				t.Fatal(err)
-			}
+			zero, rel := secureRun(t, c.f, cfg, key, zeroData), secureRun(t, c.f, cfg, key, x)
 			for k := 0; k < cfg.Dim; k++ {
 				r := rel[0][k] - zero[0][k]
 				want := math.Floor(x(0, k)/g+0.5) * g
@@ -179,14 +172,7 @@ func TestSecureSensitivityWorstCase(t *testing.T) {
 			x := func(_, _ int) float64 { return g / 2 }
 			x2 := func(_, _ int) float64 { return g/2 - d }
 			key := [32]byte{20, byte(dim)}
-			a, err := secureRun(secureCounters[0].f, cfg, key, x)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := secureRun(secureCounters[0].f, cfg, key, x2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a, b := secureRun(t, secureCounters[0].f, cfg, key, x), secureRun(t, secureCounters[0].f, cfg, key, x2)
 			var in, out float64
 			for k := 0; k < dim; k++ {
 				in += (x(0, k) - x2(0, k)) * (x(0, k) - x2(0, k))

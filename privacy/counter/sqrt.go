@@ -45,24 +45,22 @@ func SqrtCoefficients(n int) []float64 {
 // elements (secure_release.go, docs/privacy.md).
 type SqrtFactorization struct {
 	gaussBase
-	c      []float64 // c_k, k < T
-	cum    []float64 // cum[t] = Σ_{k<t} c_k², t ≤ T
-	zs     []float64 // every draw, t·Dim
-	sum    []float64 // exact (or grid-rounded) running sum
-	prefix []float64
+	c   []float64 // c_k, k < T
+	cum []float64 // cum[t] = Σ_{k<t} c_k², t ≤ T
+	zs  []float64 // every draw, t·Dim
+	sum []float64 // exact (or grid-rounded) running sum
 }
 
 // NewSqrtFactorization returns the naive square-root factorisation counter (src may be nil
 // when cfg.Sigma = 0).
 func NewSqrtFactorization(cfg GaussianConfig, src noise.Source) (*SqrtFactorization, error) {
 	c := &SqrtFactorization{}
-	if err := c.init(cfg, src); err != nil {
+	if err := c.init(cfg, src, c); err != nil {
 		return nil, err
 	}
 	c.c = SqrtCoefficients(cfg.Capacity)
 	c.cum = cumSquares(c.c)
 	c.sum = make([]float64, cfg.Dim)
-	c.prefix = make([]float64, cfg.Dim)
 	return c, nil
 }
 
@@ -85,25 +83,12 @@ func (c *SqrtFactorization) NodesInPrefix() int { return c.t }
 // SensitivityFactor implements GaussianCounter: √(Σ_{k<T} c_k²).
 func (c *SqrtFactorization) SensitivityFactor() float64 { return math.Sqrt(c.cum[c.cfg.Capacity]) }
 
-// StdAt implements GaussianCounter: σ·√(Σ_{k<t} c_k²).
-func (c *SqrtFactorization) StdAt(t int) float64 {
-	return stdOrNaN(t, c.cfg.Capacity, c.cfg.Sigma, func(t int) float64 { return c.cum[t] })
-}
+// variance gives StdAt = σ·√(Σ_{k<t} c_k²).
+func (c *SqrtFactorization) variance(t int) float64 { return c.cum[t] }
 
-// PrefixStd implements GaussianCounter.
-func (c *SqrtFactorization) PrefixStd() float64 { return c.StdAt(c.t) }
-
-// Prefix implements Counter.
-func (c *SqrtFactorization) Prefix() []float64 { return c.prefix }
-
-// Insert implements Counter.
-func (c *SqrtFactorization) Insert(x []float64) error {
-	xr, err := c.element(x)
-	if err != nil {
-		return err
-	}
+// step inserts element t.
+func (c *SqrtFactorization) step(xr []float64) {
 	d := c.cfg.Dim
-	c.t++
 	c.zs = append(c.zs, make([]float64, d)...)
 	z := c.zs[(c.t-1)*d:]
 	c.draw(z)
@@ -128,5 +113,4 @@ func (c *SqrtFactorization) Insert(x []float64) error {
 			p[k] += c.sum[k]
 		}
 	}
-	return nil
 }

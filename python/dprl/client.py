@@ -245,8 +245,8 @@ class Client:
         url = self._prefix + path
         for attempt in (0, 1):
             reused = self._conn is not None
-            conn = self._connection()
             try:
+                conn = self._connection()
                 conn.request(method, url, body=body, headers=h)
                 resp = conn.getresponse()
                 data = resp.read()

@@ -57,7 +57,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import __version__
-from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, Client, Policy
+from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, BatchResult, Client, Policy
 from .ldp import GaussianRandomizer, LDPParams, SecureNormal
 from .server import LocalServer
 
@@ -224,8 +224,7 @@ class RunResult:
 
 
 def _episode_det(
-    u: Any, act: list[list[int]], H: int, seed: int, terminal: frozenset[int], absorb: list[list[float]],
-    scale: float, offset: float,
+    u: Any, act: list[list[int]], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
 ) -> tuple[list[int], list[int], list[float]]:
     s, _ = u.reset(seed=seed)
     s = int(s)
@@ -307,6 +306,93 @@ class _Retry:
         raise AssertionError("unreachable")
 
 
+class _Player:
+    """The users' side of :func:`run`: the cached policy, credentials, episodes, reports."""
+
+    def __init__(
+        self, c: Client, exp: str, capacity: int, tables: Tables, u: Any, seed: int, prefix: str,
+        scale: float, offset: float, absorb: list[list[float]],
+    ) -> None:
+        self.c, self.exp, self.capacity, self.tables, self.u = c, exp, capacity, tables, u
+        self.seed, self.prefix, self.scale, self.offset, self.absorb = seed, prefix, scale, offset, absorb
+        self.creds: dict[str, str] = {}
+        self.minted = 0  # credentials minted for users 1 … minted
+        self.regret_of: dict[int, float] = {}
+        self.pol: Policy | None = None
+        self.acked: int | None = None
+        self.fetches = 0
+        self.accepted = 0
+        self.noise = SecureNormal()
+        self.rand: GaussianRandomizer | None = None
+        self.header_json = ""
+
+    def refresh(self) -> None:
+        """Fetch the policy when none is cached or the last acknowledgement names another."""
+        if self.pol is not None and self.acked == self.pol.version:
+            return
+        pol: Policy = _Retry.call(lambda: self.c.policy(self.exp))
+        self.fetches += 1
+        if self.pol is None or pol.version != self.pol.version:
+            self.header_json = json.dumps(pol.header, separators=(",", ":"))
+            if pol.version not in self.regret_of:
+                self.regret_of[pol.version] = self.tables.regret(pol.rule)
+            self.rand = _randomizer(pol, self.noise) if pol.header.get("kind") == "privatized" else None
+        self.pol = pol
+
+    def ensure_credentials(self, upto: int) -> None:
+        """Mint the credentials of users up to ``upto`` (within the capacity), 10 000 at a time."""
+        upto = min(upto, self.capacity)
+        while self.minted < upto:
+            lo, hi = self.minted + 1, min(self.minted + MAX_CREDENTIAL_USERS, self.capacity)
+            ids = [f"{self.prefix}{j}" for j in range(lo, hi + 1)]
+            self.creds.update(_Retry.call(lambda: self.c.credentials(self.exp, ids)))
+            self.minted = hi
+
+    def play(self, k: int, last: int, regret: np.ndarray) -> list[BatchItem]:
+        """Play users k … last with the cached policy; their reports (users within capacity)."""
+        pol = self.pol
+        assert pol is not None
+        t = self.tables
+        r_pol = self.regret_of[pol.version]
+        act = pol.rule.get("Act")
+        prob = None if act is not None else np.asarray(pol.rule["Prob"], dtype=np.float64).reshape(t.H, t.S, t.A)
+        items: list[BatchItem] = []
+        for j in range(k, last + 1):
+            sj = user_seed(self.seed, j)
+            if act is not None:
+                st, ac, rw = _episode_det(self.u, act, t.H, sj, self.absorb, self.scale, self.offset)
+            else:
+                assert prob is not None
+                st, ac, rw = _episode_prob(self.u, prob, t.H, sj, self.absorb, self.scale, self.offset)
+            regret[j - 1] = r_pol
+            if j > self.capacity:
+                continue  # beyond the calibrated capacity: plays, does not report (as in dprl run)
+            if self.rand is not None:
+                rep = _privatized_json(self.header_json, self.rand.noisy_values(st, ac, rw))
+            else:
+                rep = _trajectory_json(self.header_json, st, ac, rw)
+            uid = f"{self.prefix}{j}"
+            items.append(BatchItem(uid, self.creds[uid], f"k{j}", rep, r_pol))
+        return items
+
+    def submit(self, items: list[BatchItem]) -> list[BatchResult]:
+        out: list[BatchResult] = _Retry.call(lambda: self.c.submit_batch(self.exp, items))
+        return out
+
+    def handle(self, items: list[BatchItem], results: list[BatchResult]) -> None:
+        """Check every item was acknowledged; note the policy version of the last ack."""
+        for it, res in zip(items, results):
+            if not res.ok:
+                e = res.error
+                if e is None:
+                    raise APIError(res.status, "no_ack", "", f"user {it.user}: no acknowledgement")
+                raise APIError(e.status, e.code, e.field, f"user {it.user}: {e.message}")
+            self.accepted += 1
+        ack = results[-1].ack
+        assert ack is not None
+        self.acked = int(ack["policy_version"])
+
+
 def _client_of(server: LocalServer | Client) -> Client:
     if isinstance(server, LocalServer):
         return server.client()
@@ -348,6 +434,7 @@ def run(
             return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix, **env_kwargs)
 
     env = gym.make(env_id, **env_kwargs)
+    c = _client_of(server)
     try:
         u = env.unwrapped
         H = horizon if horizon is not None else gx.default_horizon(env_id, env_kwargs.get("map_name"))
@@ -356,72 +443,22 @@ def run(
         rm = model["reward_map"]
         scale, offset = float(rm["scale"]), float(rm["offset"])
         absorb: list[list[float]] = [list(map(float, row)) for row in model["reward"]]
-        terminal = frozenset(s for s in range(tables.S) if all(tables.P[s, a, s] == 1.0 for a in range(tables.A)))
 
-        c = _client_of(server)
         created = c.create("tabular", agent, {"name": "file", "model": model}, capacity=users, epsilon=epsilon if epsilon > 0 else None, delta=delta)
         exp = str(created["experiment"])
-        capacity = int(created["capacity"])
+        pl = _Player(c, exp, int(created["capacity"]), tables, u, seed, user_prefix, scale, offset, absorb)
         start = time.perf_counter()
-        creds: dict[str, str] = {}
         regret = np.empty(users)
-        regret_of: dict[int, float] = {}
-        pol: Policy | None = None
-        acked: int | None = None
-        fetches = 0
-        accepted = 0
-        noise = SecureNormal()
-        rand: GaussianRandomizer | None = None
-        header_json = ""
+        pl.ensure_credentials(min(batch, users))
+        pl.refresh()
         k = 1
         while k <= users:
-            if pol is None or acked != pol.version:
-                pol = _Retry.call(lambda: c.policy(exp))
-                fetches += 1
-                header_json = json.dumps(pol.header, separators=(",", ":"))
-                if pol.version not in regret_of:
-                    regret_of[pol.version] = tables.regret(pol.rule)
-                if pol.header.get("kind") == "privatized":
-                    rand = _randomizer(pol, noise)
-            assert pol is not None
-            r_pol = regret_of[pol.version]
-            act = pol.rule.get("Act")
-            prob = None if act is not None else np.asarray(pol.rule["Prob"], dtype=np.float64).reshape(H, tables.S, tables.A)
             last = min(k + batch - 1, users)
-            # Credentials for this batch (minted in chunks of 10 000).
-            need_chunk = (min(last, capacity) - 1) // MAX_CREDENTIAL_USERS if k <= capacity else -1
-            for ch in range((k - 1) // MAX_CREDENTIAL_USERS, need_chunk + 1):
-                if f"{user_prefix}{ch * MAX_CREDENTIAL_USERS + 1}" not in creds:
-                    ids = [f"{user_prefix}{j}" for j in range(ch * MAX_CREDENTIAL_USERS + 1, min((ch + 1) * MAX_CREDENTIAL_USERS, capacity) + 1)]
-                    creds.update(_Retry.call(lambda ids=ids: c.credentials(exp, ids)))
-            items: list[BatchItem] = []
-            for j in range(k, last + 1):
-                sj = user_seed(seed, j)
-                if act is not None:
-                    st, ac, rw = _episode_det(u, act, H, sj, terminal, absorb, scale, offset)
-                else:
-                    assert prob is not None
-                    st, ac, rw = _episode_prob(u, prob, H, sj, absorb, scale, offset)
-                regret[j - 1] = r_pol
-                if j > capacity:
-                    continue  # beyond the calibrated capacity: plays, does not report (dprl run)
-                if rand is not None:
-                    rep = _privatized_json(header_json, rand.noisy_values(st, ac, rw))
-                else:
-                    rep = _trajectory_json(header_json, st, ac, rw)
-                uid = f"{user_prefix}{j}"
-                items.append(BatchItem(uid, creds[uid], f"k{j}", rep, r_pol))
+            items = pl.play(k, last, regret)
             if items:
-                results = _Retry.call(lambda: c.submit_batch(exp, items))
-                for it, res in zip(items, results):
-                    if not res.ok:
-                        assert res.error is not None
-                        raise APIError(res.error.status, res.error.code, res.error.field,
-                                       f"user {it.user}: {res.error.message}")
-                    accepted += 1
-                ack = results[-1].ack
-                assert ack is not None
-                acked = int(ack["policy_version"])
+                pl.handle(items, pl.submit(items))
+            pl.refresh()
+            pl.ensure_credentials(min(last + batch, users))
             if progress is not None:
                 progress(last, users)
             k = last + 1
@@ -429,11 +466,13 @@ def run(
         ledger = c.ledger(exp)
     finally:
         env.close()
+        if c is not server:
+            c.close()
     res = RunResult(
         env_id=env_id, env_kwargs=dict(env_kwargs), agent=agent, epsilon=float(epsilon), delta=float(delta),
         seed=seed, horizon=H, users=users, experiment=exp, server=c.base_url, regret=regret, seconds=seconds,
         ledger=ledger, model=model, v_star=tables.v_star, uniform_regret=tables.uniform_regret(),
-        accepted=accepted, skipped=users - accepted, policy_fetches=fetches, policy_versions=len(regret_of),
+        accepted=pl.accepted, skipped=users - pl.accepted, policy_fetches=pl.fetches, policy_versions=len(pl.regret_of),
     )
     if out is not None:
         write_run_dir(out, [res])

@@ -44,6 +44,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from .protocol import FAMILY_TABULAR, KIND_PRIVATIZED, Dims, Header, Privatized
 
 __all__ = [
@@ -256,6 +258,32 @@ class SecureNormal:
         return rho * math.cos(t)
 
 
+    def standard_normals(self, n: int) -> np.ndarray:
+        """n draws at once (numpy; the same construction, vectorised): a pending spare first,
+        then ⌈·/2⌉ Box–Muller pairs from one ``os.urandom`` read, the last sine kept as the
+        spare when the count is odd."""
+        out = np.empty(n)
+        i = 0
+        if n > 0 and self._spare is not None:
+            out[0], self._spare = self._spare, None
+            i = 1
+        m = n - i
+        if m > 0:
+            pairs = (m + 1) // 2
+            w = np.frombuffer(os.urandom(16 * pairs), dtype="<u8")
+            u1 = ((w[0::2] >> np.uint64(11)) + np.uint64(1)).astype(np.float64) / 9007199254740992.0  # (0, 1]
+            u2 = (w[1::2] >> np.uint64(11)).astype(np.float64) / 9007199254740992.0  # [0, 1)
+            rho = np.sqrt(-2.0 * np.log(u1))
+            t = 2.0 * math.pi * u2
+            z = np.empty(2 * pairs)
+            z[0::2] = rho * np.cos(t)
+            z[1::2] = rho * np.sin(t)
+            out[i:] = z[:m]
+            if 2 * pairs > m:
+                self._spare = float(z[m])
+        return out
+
+
 class ReplayNormal:
     """TEST ONLY: replays the given standard normal draws, in order (the shared test vectors).
 
@@ -308,6 +336,11 @@ class GaussianRandomizer:
         if self.sigma == 0:
             return x
         src, sigma = self.source, self.sigma
+        if isinstance(src, SecureNormal):
+            # Vectorised (numpy): the same x + σ·z, product and sum each rounded to a double.
+            z = src.standard_normals(len(x))
+            out: list[float] = (np.asarray(x, dtype=np.float64) + sigma * z).tolist()
+            return out
         return [_noisy(v, sigma, src.standard_normal()) for v in x]
 
     def randomize(

@@ -8,11 +8,12 @@
 
 The binary: ``binary=`` if given, else ``$DPRL_BINARY``, else ``dprl`` on ``PATH``, else it is
 built with ``go build ./cmd/dprl`` from the dprl checkout the package sits in (found by walking
-up from this file, then from the working directory, for a ``go.mod`` declaring ``module
-github.com/dprl/dprl``; ``$DPRL_REPO`` names it explicitly) into a cache directory
-(``$DPRL_CACHE``, else ``$XDG_CACHE_HOME/dprl``, else ``~/.cache/dprl``). The build runs once per
-process (Go's build cache makes a rebuild of an unchanged tree quick), so the binary follows the
-checkout.
+up from this file, then from the working directory and the running script, for a ``go.mod``
+declaring ``module github.com/dprl/dprl``; ``$DPRL_REPO`` names it explicitly) into a cache
+directory (``$DPRL_CACHE``, else ``$XDG_CACHE_HOME/dprl``, else ``~/.cache/dprl``). The build
+runs once per process (Go's build cache makes a rebuild of an unchanged tree quick), so the
+binary follows the checkout; if it fails and an earlier build is in the cache, that one is used
+with a RuntimeWarning.
 """
 
 from __future__ import annotations
@@ -22,15 +23,17 @@ import secrets
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 from .client import Client
 
-__all__ = ["LocalServer", "ServerError", "find_repo", "find_binary", "build_binary", "MODULE"]
+__all__ = ["LocalServer", "ServerError", "find_repo", "find_binary", "build_binary", "simulate", "MODULE"]
 
 MODULE = "github.com/dprl/dprl"
 _LISTENING = "dprl serve: listening on "
@@ -55,12 +58,18 @@ def _is_repo(d: Path) -> bool:
 
 def find_repo(start: str | os.PathLike[str] | None = None) -> Path | None:
     """The dprl checkout: ``$DPRL_REPO``, else the first directory above ``start`` (default: this
-    package, then the working directory) whose go.mod declares module github.com/dprl/dprl."""
+    package, then the working directory, then the running script's directory) whose go.mod
+    declares module github.com/dprl/dprl."""
     env = os.environ.get("DPRL_REPO")
     if env:
         p = Path(env).resolve()
         return p if _is_repo(p) else None
-    starts = [Path(start)] if start is not None else [Path(__file__).resolve().parent, Path.cwd()]
+    if start is not None:
+        starts = [Path(start)]
+    else:
+        starts = [Path(__file__).resolve().parent, Path.cwd()]
+        if sys.argv and sys.argv[0] and Path(sys.argv[0]).exists():
+            starts.append(Path(sys.argv[0]).resolve().parent)  # a script inside the checkout
     for s in starts:
         for d in [s.resolve(), *s.resolve().parents]:
             if _is_repo(d):
@@ -80,7 +89,9 @@ _build_lock = threading.Lock()
 
 
 def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
-    """``go build -o CACHE/bin/dprl ./cmd/dprl`` in repo (once per process per repo)."""
+    """``go build -o CACHE/bin/dprl ./cmd/dprl`` in repo (once per process per repo). When the
+    build fails (a checkout being edited) and an earlier build exists, that one is used with a
+    RuntimeWarning."""
     with _build_lock:
         if repo in _built:
             return _built[repo]
@@ -92,6 +103,13 @@ def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
         out = d / "dprl"
         p = subprocess.run([go, "build", "-o", str(out), "./cmd/dprl"], cwd=repo, capture_output=True, text=True)
         if p.returncode != 0:
+            if out.is_file() and os.access(out, os.X_OK):
+                warnings.warn(
+                    f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}); using the previous build {out}:\n{p.stderr.strip()}",
+                    RuntimeWarning, stacklevel=3,
+                )
+                _built[repo] = out
+                return out
             raise ServerError(f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}):\n{p.stderr.strip()}")
         _built[repo] = out
         return out
@@ -99,7 +117,8 @@ def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
 
 def find_binary(binary: str | os.PathLike[str] | None = None) -> Path:
     """The dprl binary: ``binary``, ``$DPRL_BINARY``, ``dprl`` on PATH, else built from the
-    checkout (:func:`find_repo`, :func:`build_binary`)."""
+    checkout (:func:`find_repo`, :func:`build_binary`); without a checkout, an earlier build in
+    the cache (with a RuntimeWarning)."""
     for cand in (binary, os.environ.get("DPRL_BINARY")):
         if cand:
             p = Path(cand)
@@ -111,11 +130,44 @@ def find_binary(binary: str | os.PathLike[str] | None = None) -> Path:
         return Path(w)
     repo = find_repo()
     if repo is None:
+        cached = _cache_dir() / "bin" / "dprl"
+        if cached.is_file() and os.access(cached, os.X_OK):
+            warnings.warn(f"no dprl checkout found: using the earlier build {cached}", RuntimeWarning, stacklevel=2)
+            return cached
         raise ServerError(
             "no dprl binary: not on PATH, $DPRL_BINARY unset, and no dprl checkout (go.mod of module "
             f"{MODULE}) above {Path(__file__).resolve().parent} or the working directory (set $DPRL_REPO)"
         )
     return build_binary(repo)
+
+
+def simulate(
+    server_url: str,
+    experiment: str,
+    users: int,
+    out: str | os.PathLike[str],
+    admin_token: str | None = None,
+    client_token: str | None = None,
+    binary: str | os.PathLike[str] | None = None,
+    args: Sequence[str] = (),
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``dprl client simulate --experiment ID --server URL --users N --out CSV`` (the Go
+    simulated users of any family: each fetches the policy, plays one episode of the
+    experiment's environment, is evaluated exactly and reports); the CSV has the columns
+    ``user,regret,cumulative_regret``. Tokens default to ``$DPRL_ADMIN_TOKEN`` /
+    ``$DPRL_CLIENT_TOKEN`` (the binary reads them); raises :class:`ServerError` on failure."""
+    cmd = [str(find_binary(binary)), "client", "simulate", "--experiment", experiment, "--server", server_url,
+           "--users", str(int(users)), "--out", str(out), *args]
+    env = dict(os.environ)
+    if admin_token:
+        env["DPRL_ADMIN_TOKEN"] = admin_token
+    if client_token:
+        env["DPRL_CLIENT_TOKEN"] = client_token
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    if p.returncode != 0:
+        raise ServerError(f"dprl client simulate exited {p.returncode}:\n{p.stderr.strip()}")
+    return p
 
 
 class LocalServer:
@@ -212,6 +264,12 @@ class LocalServer:
         if not self.url:
             raise ServerError("not started")
         return Client(self.url, admin_token=self.admin_token, client_token=self.client_token, timeout=timeout)
+
+    def simulate(
+        self, experiment: str, users: int, out: str | os.PathLike[str], args: Sequence[str] = ()
+    ) -> subprocess.CompletedProcess[str]:
+        """:func:`simulate` against this server (its binary and tokens)."""
+        return simulate(self.url, experiment, users, out, self.admin_token, self.client_token, self.binary, args)
 
     def stop(self, timeout: float = 60.0) -> int | None:
         """SIGTERM (the server drains and closes its store), SIGKILL after ``timeout`` s; then

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 import struct
+from typing import Any
 
 import pytest
 
@@ -27,12 +28,12 @@ def test_vector_file_has_every_kind_of_case() -> None:
 
 
 @pytest.mark.parametrize("vector", VECTOR_LIST, ids=[v["name"] for v in VECTOR_LIST])
-def test_vector(vector: dict) -> None:
+def test_vector(vector: dict[str, Any]) -> None:
     check_vector(vector)
 
 
 @pytest.mark.parametrize("vector", [v for v in VECTOR_LIST if not v.get("error")], ids=lambda v: v["name"])
-def test_reports_decode_back(vector: dict) -> None:
+def test_reports_decode_back(vector: dict[str, Any]) -> None:
     js = vector["report_json"].encode("utf-8")
     bn = bytes.fromhex(vector["report_binary_hex"])
     for rep in (protocol.decode_json(js), protocol.decode_binary(bn)):

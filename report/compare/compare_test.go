@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 // writeRun writes a run directory holding manifest.json and the given files (path → content).
@@ -17,15 +19,7 @@ func writeRun(t *testing.T, dir string, files map[string]string) string {
 		t.Fatal(err)
 	}
 	files["manifest.json"] = "{}\n"
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testfiles.Write(t, dir, files, 0o644)
 	return dir
 }
 

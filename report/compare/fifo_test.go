@@ -5,7 +5,6 @@ package compare
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,21 +26,13 @@ func TestLoadFIFO(t *testing.T) {
 			t.Fatal(err)
 		}
 		boundedreadtest.FIFO(t, fifo)
-		done := make(chan error, 1)
-		go func() { _, err := Load([]string{run}, Options{}); done <- err }()
-		select {
-		case err := <-done:
-			if name == "curves/x.csv" {
-				// Not a regular file: not a curve file at all.
-				mustInput(t, err, "no curves")
-			} else {
-				mustInput(t, err, fifo, "named pipe")
-			}
-		case <-time.After(5 * time.Second):
-			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				w.Close()
-			}
-			t.Fatalf("%s: Load blocked on the FIFO", name)
+		var err error
+		boundedreadtest.Within(t, name+": Load", 5*time.Second, fifo, func() { _, err = Load([]string{run}, Options{}) })
+		if name == "curves/x.csv" {
+			// Not a regular file: not a curve file at all.
+			mustInput(t, err, "no curves")
+		} else {
+			mustInput(t, err, fifo, "named pipe")
 		}
 	}
 }

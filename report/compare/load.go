@@ -216,6 +216,40 @@ func openCSV(p string) (*os.File, *csv.Reader, error) {
 	return f, cr, nil
 }
 
+// readHeader reads the first record of a CSV file; an empty file is an error, which names the
+// header wanted unless want is "".
+func readHeader(p string, cr *csv.Reader, want string) ([]string, error) {
+	header, err := cr.Read()
+	if err == io.EOF {
+		if want != "" {
+			return nil, bad("compare: %s: empty file (want the header %s)", p, want)
+		}
+		return nil, bad("compare: %s: empty file", p)
+	}
+	if err != nil {
+		return nil, csvErr(p, err)
+	}
+	return header, nil
+}
+
+// eachRow calls row with every further record of a CSV file and its line, until the end of the
+// file or the first error (a CSV error names the file).
+func eachRow(p string, cr *csv.Reader, row func(rec []string, line int) error) error {
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvErr(p, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if err := row(rec, line); err != nil {
+			return err
+		}
+	}
+}
+
 // csvErr turns a CSV read error into an *InputError naming the file.
 func csvErr(p string, err error) error {
 	var pe *csv.ParseError
@@ -262,12 +296,9 @@ func readLong(p, label string, globs []string) ([]*Curve, error) {
 		return nil, err
 	}
 	defer f.Close() // Read-only.
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, bad("compare: %s: empty file (want the header %s)", p, strings.Join(longHeader, ","))
-	}
+	header, err := readHeader(p, cr, strings.Join(longHeader, ","))
 	if err != nil {
-		return nil, csvErr(p, err)
+		return nil, err
 	}
 	if strings.Join(header, ",") != strings.Join(longHeader, ",") {
 		return nil, bad("compare: %s: line 1: header is %q, want %q", p, strings.Join(header, ","), strings.Join(longHeader, ","))
@@ -278,30 +309,22 @@ func readLong(p, label string, globs []string) ([]*Curve, error) {
 	}
 	var order []*curveRuns
 	byName := map[string]*curveRuns{}
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, csvErr(p, err)
-		}
-		line, _ := cr.FieldPos(0)
+	if err := eachRow(p, cr, func(rec []string, line int) error {
 		name := rec[1]
 		if name == "" {
-			return nil, bad("compare: %s: line %d, column curve: empty curve name", p, line)
+			return bad("compare: %s: line %d, column curve: empty curve name", p, line)
 		}
 		seed, err := strconv.ParseUint(rec[2], 10, 64)
 		if err != nil {
-			return nil, bad("compare: %s: line %d, column seed: %q is not a seed", p, line, rec[2])
+			return bad("compare: %s: line %d, column seed: %q is not a seed", p, line, rec[2])
 		}
 		ep, err := episode(p, line, "episode", rec[3])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		v, err := value(p, line, "regret", rec[4])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c := byName[name]
 		if c == nil {
@@ -315,9 +338,12 @@ func readLong(p, label string, globs []string) ([]*Curve, error) {
 			c.seeds[seed] = s
 		}
 		if ep <= s.ep {
-			return nil, bad("compare: %s: line %d, column episode: episode %d of curve %s seed %d does not follow episode %d (line %d); episodes must increase", p, line, ep, name, seed, s.ep, s.line)
+			return bad("compare: %s: line %d, column episode: episode %d of curve %s seed %d does not follow episode %d (line %d); episodes must increase", p, line, ep, name, seed, s.ep, s.line)
 		}
 		s.ep, s.final, s.line = ep, v, line
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	var curves []*Curve
 	for _, c := range order {
@@ -350,12 +376,9 @@ func readWide(p, label, name string) (*Curve, error) {
 		return nil, err
 	}
 	defer f.Close() // Read-only.
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, bad("compare: %s: empty file", p)
-	}
+	header, err := readHeader(p, cr, "")
 	if err != nil {
-		return nil, csvErr(p, err)
+		return nil, err
 	}
 	if header[0] != "episode" {
 		return nil, bad("compare: %s: line 1: first column is %q, want \"episode\"", p, header[0])
@@ -392,34 +415,29 @@ func readWide(p, label, name string) (*Curve, error) {
 	}
 	last := make([]float64, len(cols))
 	lastEp, rows := -1, 0
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, csvErr(p, err)
-		}
-		line, _ := cr.FieldPos(0)
+	if err := eachRow(p, cr, func(rec []string, line int) error {
 		ep, err := episode(p, line, "episode", rec[0])
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ep <= lastEp {
-			return nil, bad("compare: %s: line %d, column episode: episode %d does not follow episode %d; episodes must increase", p, line, ep, lastEp)
+			return bad("compare: %s: line %d, column episode: episode %d does not follow episode %d; episodes must increase", p, line, ep, lastEp)
 		}
 		lastEp = ep
 		for j := 1; j < len(rec); j++ {
 			v, err := strconv.ParseFloat(rec[j], 64)
 			if err != nil {
-				return nil, bad("compare: %s: line %d, column %s: %q is not a number", p, line, cols[j], rec[j])
+				return bad("compare: %s: line %d, column %s: %q is not a number", p, line, cols[j], rec[j])
 			}
 			if isSeed[j] && (math.IsNaN(v) || math.IsInf(v, 0)) {
-				return nil, bad("compare: %s: line %d, column %s: %q is not a finite number", p, line, cols[j], rec[j])
+				return bad("compare: %s: line %d, column %s: %q is not a finite number", p, line, cols[j], rec[j])
 			}
 			last[j] = v
 		}
 		rows++
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	if len(seeds) == 0 {
 		return nil, nil

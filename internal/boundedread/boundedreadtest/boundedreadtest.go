@@ -69,16 +69,34 @@ func Sparse(t *testing.T, path string) string {
 
 func within(t *testing.T, load func(string) error, path string) error {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- load(path) }()
+	var err error
+	Within(t, "load("+path+")", 30*time.Second, path, func() { err = load(path) })
+	return err
+}
+
+// Within runs f and fails the test (naming what) if it has not returned within d. On a timeout
+// it first releases fifo (Release), so that a reader stuck opening it returns and the
+// regression fails instead of hanging the test binary.
+func Within(t testing.TB, what string, d time.Duration, fifo string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
 	select {
-	case err := <-done:
-		return err
-	case <-time.After(30 * time.Second):
-		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		t.Fatalf("load(%s) blocked for 30 s", path)
-		return nil
+	case <-done:
+	case <-time.After(d):
+		Release(fifo)
+		t.Fatalf("%s blocked for %v", what, d)
+	}
+}
+
+// Release opens the write end of the FIFO at path without blocking and closes it at once, so
+// that a reader blocked opening it for reading returns. It does nothing for path "" or when
+// nothing can be opened there.
+func Release(path string) {
+	if path == "" {
+		return
+	}
+	if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+		w.Close()
 	}
 }

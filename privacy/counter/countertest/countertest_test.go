@@ -10,16 +10,6 @@ import (
 	"github.com/dprl/dprl/privacy/noise"
 )
 
-// sqrtCoef are the square-root factorisation coefficients c_k = C(2k,k)/4^k.
-func sqrtCoef(n int) []float64 {
-	c := make([]float64, n)
-	c[0] = 1
-	for k := 1; k < n; k++ {
-		c[k] = c[k-1] * (1 - 1/(2*float64(k)))
-	}
-	return c
-}
-
 // toeplitz is a naive Toeplitz-factorisation counter written independently of package counter,
 // with switches that break it on purpose.
 type toeplitz struct {
@@ -136,7 +126,7 @@ func (c *toeplitz) Insert(x []float64) error {
 // deliberately broken variant fails the check named for it.
 func TestSuiteRejectsBroken(t *testing.T) {
 	const n = 64
-	c := sqrtCoef(n)
+	c := counter.SqrtCoefficients(n)
 	c2 := make([]float64, n) // wrong coefficients: c_k² (the factorisation of A^{?}, not A^{1/2})
 	for k, v := range c {
 		c2[k] = v * v

@@ -1,0 +1,161 @@
+"""dprl.gym: the exact evaluation, the played episodes, a short run through a live server and
+the run directory it writes (quick; the learning checks are in test_long.py, marker long)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dprl import gym as dg
+from dprl.server import LocalServer
+
+gym = pytest.importorskip("gymnasium", reason="the gym extra (gymnasium) is not installed")
+
+
+def test_checkpoints_mirror_dprl_run() -> None:
+    assert dg.checkpoints(2000)[:3] == [4, 8, 12] and len(dg.checkpoints(2000)) == 500
+    assert dg.checkpoints(300) == list(range(1, 301))
+    cps = dg.checkpoints(50_000)
+    assert len(cps) == 500 and cps[0] == 100 and cps[-1] == 50_000
+    cps = dg.checkpoints(1234)
+    assert cps[-1] == 1234 and all(b > a for a, b in zip(cps, cps[1:]))
+
+
+def test_go_format_g() -> None:
+    # strconv.FormatFloat(x, 'g', -1, 64), printed by Go 1.26.
+    want = {0.0: "0", 1.0: "1", 123456.0: "123456", 1234567.0: "1.234567e+06", 100000.0: "100000",
+            1e6: "1e+06", 0.0001: "0.0001", 0.00001: "1e-05", 1.5e-7: "1.5e-07",
+            3229.778669827093: "3229.778669827093", 1e21: "1e+21", 12345678.9: "1.23456789e+07",
+            5e-324: "5e-324", 1.7976931348623157e308: "1.7976931348623157e+308", 2500.5: "2500.5",
+            0.000123: "0.000123", -2.5: "-2.5"}
+    for x, s in want.items():
+        assert dg.go_format_g(x) == s, x
+
+
+def test_t_quantiles_and_ci() -> None:
+    assert dg.t_quantile_975(2) == pytest.approx(4.302652729749464, abs=1e-12)
+    assert dg.t_quantile_975(100) == pytest.approx(1.9839715185235522, abs=1e-6)
+    m, lo, hi = dg.mean_ci([1.0, 2.0, 3.0])
+    assert m == 2 and hi - m == pytest.approx(4.302652729749464 / math.sqrt(3), rel=1e-12)
+    assert dg.mean_ci([5.0]) == (5.0, 5.0, 5.0)
+
+
+def test_user_seeds_are_distinct() -> None:
+    seeds = {dg.user_seed(s, k) for s in (1, 2, 3) for k in range(1, 20_001)}
+    assert len(seeds) == 60_000 and all(0 <= x < 2**63 for x in seeds)
+
+
+def _setup(env_id: str, H: int, **kw: Any) -> tuple[Any, dg.Tables, dict[str, Any]]:
+    from dprl import gym_export as gx
+
+    env = gym.make(env_id, **kw)
+    model = gx.export_env(env, H, "t")
+    return env, dg.Tables(model), model
+
+
+@pytest.mark.parametrize("env_id,H,kw", [("FrozenLake-v1", 20, {}), ("CliffWalking-v1", 50, {"is_slippery": True}), ("CliffWalking-v1", 30, {})])
+def test_played_episodes_have_the_exact_value(env_id: str, H: int, kw: dict[str, Any]) -> None:
+    """The mean mapped return of episodes played as dprl.gym plays them (env.unwrapped, absorbing
+    after termination, mapped rewards) matches V^π₁ of the exported tables: deterministic and
+    stochastic rules, n = 3000 episodes each, 6 standard errors."""
+    env, t, model = _setup(env_id, H, **kw)
+    rm = model["reward_map"]
+    absorb = model["reward"]
+    rng = np.random.default_rng(7)
+    act = rng.integers(0, t.A, size=(H, t.S))
+    # bias the rule towards progress so that terminations and the absorbing tail are exercised
+    act[:, : t.S // 2] = rng.integers(1, 3, size=(H, t.S // 2))
+    prob = rng.dirichlet(np.ones(t.A), size=(H, t.S))
+    rules = [{"Act": act.tolist(), "Prob": None}, {"Act": None, "Prob": prob.reshape(H, t.S * t.A).tolist()}]
+    for rule in rules:
+        n = 3000
+        rets = np.empty(n)
+        for k in range(n):
+            sd = dg.user_seed(11, k + 1)
+            if rule["Act"] is not None:
+                st, ac, rw = dg._episode_det(env.unwrapped, rule["Act"], H, sd, absorb, rm["scale"], rm["offset"])
+            else:
+                st, ac, rw = dg._episode_prob(env.unwrapped, prob, H, sd, absorb, rm["scale"], rm["offset"])
+            assert len(st) == H + 1 and len(ac) == H and len(rw) == H
+            assert all(0 <= r <= 1 for r in rw)
+            rets[k] = sum(rw)
+        v = t.value(rule)
+        se = max(rets.std(ddof=1), 1e-3) / math.sqrt(n)
+        assert abs(rets.mean() - v) < 6 * se, (rule["Act"] is None, rets.mean(), v, se)
+    env.close()
+    # The uniform policy's regret equals that of the uniform stochastic rule.
+    uni = {"Act": None, "Prob": np.full((H, t.S * t.A), 1 / t.A).tolist()}
+    assert t.regret(uni) == pytest.approx(t.uniform_regret(), abs=1e-12)
+    assert t.v_star >= t.value(rules[0]) - 1e-12
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_run_frozenlake_writes_the_run_dir(dprl_server: LocalServer, tmp_path: Path) -> None:
+    seen: list[int] = []
+    res = dg.run(dprl_server, "FrozenLake-v1", users=600, seed=3, horizon=20, out=tmp_path / "run",
+                 batch=128, progress=lambda done, total: seen.append(done))
+    assert res.users == 600 and len(res.regret) == 600 and np.all(res.regret >= 0)
+    assert seen[-1] == 600 and len(seen) == 5
+    assert res.accepted == res.ledger["users_served"] == res.ledger["capacity"] == 599 and res.skipped == 1
+    assert res.policy_fetches == res.policy_versions <= res.ledger["policy_version"]
+    assert res.uniform_regret == pytest.approx(0.18668787654257513, rel=1e-9)  # dprl run: 0.1867
+    # The ledger's simulated curve is the regret the users sent.
+    assert res.ledger["simulated_regret"][-1]["cumulative_regret"] == pytest.approx(res.regret[:599].sum(), rel=1e-9)
+    assert res.cumulative[-1] == pytest.approx(res.final) and res.final > 0
+    d = tmp_path / "run"
+    with (d / "regret_long.csv").open() as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == ["family", "curve", "seed", "episode", "regret"]
+    assert len(rows) == 1 + 500 and rows[1][:4] == ["tabular", "file/practical-jdp_eps_1", "3", "1"]
+    want = res.checkpoint_regret()
+    assert [int(r[3]) for r in rows[1:]] == [k for k, _ in want]
+    assert [float(r[4]) for r in rows[1:]] == [v for _, v in want]  # shortest round-trip form
+    man = json.loads((d / "manifest.json").read_text())
+    listed = {f["path"] for f in man["files"]}
+    assert {"regret_long.csv", "summary.md", "env.json", "ledger.json", "curves/file/practical-jdp_eps_1.csv"} <= listed
+    for f in man["files"] + man["inputs"]:
+        assert _sha(d / f["path"]) == f["sha256"], f["path"]
+    assert man["curves"][0]["runs"][0]["final_regret"] == pytest.approx(res.final)
+    assert json.loads((d / "env.json").read_text()) == res.model
+    summary = (d / "summary.md").read_text()
+    assert "practical-jdp eps=1" in summary and "uniform policy: 0.1867" in summary
+
+
+def test_run_dir_is_readable_with_pandas(dprl_server: LocalServer, tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas", reason="pandas is not installed (optional)")
+    res = [dg.run(dprl_server, "FrozenLake-v1", users=200, seed=s, horizon=20) for s in (1, 2)]
+    dg.write_run_dir(tmp_path, res)
+    df = pd.read_csv(tmp_path / "regret_long.csv")
+    assert list(df.columns) == ["family", "curve", "seed", "episode", "regret"]
+    assert sorted(df["seed"].unique()) == [1, 2] and len(df) == 400
+    wide = pd.read_csv(tmp_path / "curves/file/practical-jdp_eps_1.csv")
+    assert list(wide.columns) == ["episode", "seed_1", "seed_2", "mean", "ci95_lo", "ci95_hi"]
+
+
+def test_run_ldp_and_a_server_of_its_own(tmp_path: Path, dprl_server: LocalServer) -> None:
+    res = dg.run(dprl_server, "FrozenLake-v1", agent="practical-ldp", users=120, seed=1, horizon=20, batch=50)
+    assert res.accepted == 119 and res.ledger["kind"] == "privatized"
+    assert res.ledger["statement"].startswith("ldp")
+    # server=None: a local server is started for the run and stopped after it.
+    res2 = dg.run(None, "CliffWalking-v1", users=40, seed=2, out=tmp_path / "cliff")
+    assert res2.horizon == 50 and res2.accepted == res2.ledger["capacity"]
+    assert (tmp_path / "cliff" / "manifest.json").exists()
+
+
+def test_write_run_dir_refuses_mixed_configurations(dprl_server: LocalServer, tmp_path: Path) -> None:
+    a = dg.run(dprl_server, "FrozenLake-v1", users=30, seed=1, horizon=20)
+    b = dg.run(dprl_server, "FrozenLake-v1", users=30, seed=1, horizon=21)
+    with pytest.raises(ValueError):
+        dg.write_run_dir(tmp_path, [a, b])
+    with pytest.raises(ValueError):
+        dg.write_run_dir(tmp_path, [a, a])
