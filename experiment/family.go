@@ -249,15 +249,18 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 // Collect implements engine.Plan: the curves' CSVs, figures, the summary of the configuration
 // (qiao-fig1) and the manifest last. The text is the summary (or one line per curve).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	res, err := p.result(c, c.Inputs)
-	if err != nil {
-		return "", err
-	}
-	res.Output = c.Options
-	man, err := res.Write(c.Dir, c.Command, nil)
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
-	}
+	return engine.Collect(c, p.result, func(res *Result) (string, error) {
+		man, err := res.Write(c.Dir, c.Command, nil)
+		if err != nil {
+			return "", err
+		}
+		return collectText(c, res, man), nil
+	})
+}
+
+// collectText is what Collect prints: the qiao-fig1 summary and the files written, or one line
+// per curve.
+func collectText(c *engine.Collection, res *Result, man *Manifest) string {
 	var b strings.Builder
 	if res.qiao != nil {
 		b.WriteString(res.qiao.text)
@@ -268,7 +271,7 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 		}
 		fmt.Fprintf(&b, "Wrote %s", filepath.Clean(c.Dir))
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // Resize implements engine.Resizer.

@@ -56,39 +56,17 @@ type Result struct {
 	qiao *qiaoOutput
 }
 
-// Options control execution (not results).
-type Options struct {
-	// Workers is the number of parallel runs (0 = GOMAXPROCS).
-	Workers int
-	// Progress, if non-nil, is called with (episodes done, episodes total) from time to time.
-	Progress func(done, total int64)
-	// Output is handed to the result's Write: Force (replace an earlier run in the output
-	// directory), Inputs (extra input files to record) and LogY.
-	Output rundir.Options
-}
+// Options control execution (not results): Workers (0 = GOMAXPROCS), Progress (episodes done,
+// episodes total) and Output (handed to the result's Write).
+type Options = engine.LocalOptions
+
+// SetOutput implements engine.Outputter.
+func (r *Result) SetOutput(o rundir.Options) { r.Output = o }
 
 // Run executes every (curve, seed) pair of cfg on this machine through the engine and
 // returns the result without writing files. The result does not depend on opts.Workers.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
-	if err := opts.Output.Validate(); err != nil {
-		return nil, err
-	}
-	p, err := newPlan(cfg)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := engine.NewPlanned(FamilyName, p)
-	if err != nil {
-		return nil, err
-	}
-	res, err := engine.RunResult(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress}, func(p *plan, c *engine.Collection) (*Result, error) {
-		return p.result(c, opts.Output.Inputs)
-	})
-	if err != nil {
-		return nil, err
-	}
-	res.Output = opts.Output
-	return res, nil
+	return engine.RunLocal(ctx, opts, func() (*engine.Planned, error) { return PlanConfig(cfg) }, (*plan).result)
 }
 
 // newAgent builds the agent of one seed: its tie stream and noise streams are derived from the

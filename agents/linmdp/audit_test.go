@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -42,4 +44,12 @@ func TestAuditTargetsDeterministic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPracticalAuditTargets audits the practical targets at a fixed seed: the correct agents
+// must pass, the broken variants (σ/4, noise redrawn per release, reward clipping skipped,
+// planner reading the exact statistics) must be flagged.
+func TestPracticalAuditTargets(t *testing.T) {
+	longtest.Skip(t, "audits every practical target at 10⁴ runs per side")
+	agenttest.Audit(t, AuditTargets(), "/practical-")
 }

@@ -460,13 +460,6 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 		if name == "" {
 			name = DefaultLinCounter
 		}
-		// A real-valued factorisation fed by a Secure source adds the rounding of its noise
-		// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much
-		// and its report adds it back.
-		factor, slack, err := ledger.CounterParams(build, lay.dim(), capacity, secure)
-		if err != nil {
-			return nil, fmt.Errorf("practical: %w", err)
-		}
 		pooled, nn := 0.0, 0.0
 		if !cfg.StepDependent {
 			pooled = 1
@@ -474,14 +467,11 @@ func NewPractical(env *model.MDP, cfg PracticalConfig) (*Practical, error) {
 		if nonneg {
 			nn = 1
 		}
-		err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: name,
-			Sensitivity: PracticalSensitivity(H, !cfg.StepDependent, nonneg, gs, ts), Factor: factor, Releases: capacity,
-			Dim: lay.dim(), Secure: secure, ReleaseSlack: slack,
-			Inputs: map[string]float64{"batch_every": float64(M), "pooled": pooled, "nonneg_features": nn, "gram_scale": gs, "target_scale": ts}})
-		if err != nil {
-			return nil, fmt.Errorf("practical: %w", err)
-		}
-		sigma, err := led.Calibrate(ledger.EntryCounter)
+		// The ledger's release slack covers a real-valued factorisation fed by a Secure source
+		// (agentkit.RegisterCounter).
+		_, sigma, err := agentkit.RegisterCounter(led, build, ledger.Entry{Counter: name,
+			Sensitivity: PracticalSensitivity(H, !cfg.StepDependent, nonneg, gs, ts), Releases: capacity, Dim: lay.dim(),
+			Inputs: map[string]float64{"batch_every": float64(M), "pooled": pooled, "nonneg_features": nn, "gram_scale": gs, "target_scale": ts}}, secure)
 		if err != nil {
 			return nil, fmt.Errorf("practical: %w", err)
 		}

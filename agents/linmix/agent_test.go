@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/privacy/stattest"
@@ -257,29 +258,13 @@ func TestPDMaintenance(t *testing.T) {
 // unexported (only the user-side Randomizer can build one).
 func TestLDPServerCannotSeeData(t *testing.T) {
 	forbidden := []reflect.Type{reflect.TypeOf(model.MDP{}), reflect.TypeOf(trajectory{}), reflect.TypeOf(Leaves{}), reflect.TypeOf(planner{}), reflect.TypeOf(model.Policy{})}
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type, string)
-	walk = func(ty reflect.Type, path string) {
-		if seen[ty] {
-			return
-		}
-		seen[ty] = true
+	agenttest.WalkTypes(func(ty reflect.Type, path string) {
 		for _, f := range forbidden {
 			if ty == f {
 				t.Fatalf("%s holds a %v", path, f)
 			}
 		}
-		switch ty.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map, reflect.Chan:
-			walk(ty.Elem(), path+"[]")
-		case reflect.Struct:
-			for i := 0; i < ty.NumField(); i++ {
-				walk(ty.Field(i).Type, path+"."+ty.Field(i).Name)
-			}
-		}
-	}
-	walk(reflect.TypeOf(LocalServer{}), "LocalServer")
-	walk(reflect.TypeOf(Report{}), "Report")
+	}, LocalServer{}, Report{})
 	rt := reflect.TypeOf(Report{})
 	for i := 0; i < rt.NumField(); i++ {
 		if rt.Field(i).IsExported() {

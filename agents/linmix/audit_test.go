@@ -3,6 +3,8 @@ package linmix
 import (
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
+	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -46,4 +48,12 @@ func TestAuditTargets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPracticalAuditTargets audits every practical target at a fixed seed: the correct agents
+// must pass and every broken variant (σ/4, noise redrawn per release, guard skipped, planner
+// reading exact statistics) must be flagged.
+func TestPracticalAuditTargets(t *testing.T) {
+	longtest.Skip(t, "audits every practical target at 10⁴ runs per side")
+	agenttest.Audit(t, AuditTargets(), "/practical-")
 }

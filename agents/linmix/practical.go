@@ -377,38 +377,14 @@ func newPracticalCurator(H, d, K int, pub practicalPublic, p PracticalPrivacy, s
 		}
 	}
 	capacity := max(c.b.Sched.Batches(K-1), 1)
-	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
-	// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much and
-	// its report adds it back.
-	factor, slack, err := ledger.CounterParams(build, n, capacity, src.Secure())
-	if err != nil {
-		return nil, err
-	}
-	err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: p.Counter,
-		Sensitivity: pub.sens, Factor: factor, Releases: capacity, Dim: n, Secure: src.Secure(), Grid: practicalGrid(c.scales),
-		ReleaseSlack: slack, Inputs: pub.inputs})
-	if err != nil {
-		return nil, err
-	}
-	sigma, err := led.Calibrate(ledger.EntryCounter)
-	if err != nil {
-		return nil, err
-	}
 	div := 1.0
 	if kn.noiseDiv > 0 {
 		div = kn.noiseDiv // broken variant: the report is NOT what this noise gives
 	}
-	c.cnt, err = build(counter.GaussianConfig{Dim: n, Capacity: capacity, Sigma: sigma / div, CoordScale: c.scales}, src)
+	c.cnt, c.g, err = agentkit.CalibratedCounter(led, build, ledger.Entry{Counter: p.Counter, Sensitivity: pub.sens,
+		Releases: capacity, Dim: n, Grid: practicalGrid(c.scales), Inputs: pub.inputs},
+		counter.GaussianConfig{Dim: n, Capacity: capacity, CoordScale: c.scales}, src, div)
 	if err != nil {
-		return nil, err
-	}
-	if f := c.cnt.SensitivityFactor(); f > factor*(1+1e-12) {
-		return nil, fmt.Errorf("practical curator: counter factor %g exceeds the calibrated %g", f, factor)
-	}
-	if err := led.SetReleaseStd(ledger.EntryCounter, c.cnt.StdAt(capacity)*div); err != nil {
-		return nil, err
-	}
-	if c.g, err = led.Compose(); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -59,18 +59,10 @@ func (p *PracticalPrivacy) defaults() {
 
 // Validate checks the setting (after defaults); errors name the field and its range.
 func (p PracticalPrivacy) Validate() error {
-	switch p.Mode {
-	case None, JDP, LDP:
-	default:
-		return fmt.Errorf("privacy.mode: %d unknown (none, jdp, ldp)", int(p.Mode))
-	}
-	if p.Mode != None {
-		if !agentkit.ValidEpsilon(p.Epsilon) {
-			return fmt.Errorf("privacy.epsilon: %v, want a finite number > 0", p.Epsilon)
-		}
-		if !agentkit.ValidDelta(p.Delta) {
-			return fmt.Errorf("privacy.delta: %v, want (0, 1)", p.Delta)
-		}
+	err := agentkit.CheckTrust(p.Mode, p.Epsilon, p.Delta, "privacy.mode: %d unknown (none, jdp, ldp)",
+		"privacy.epsilon: %v, want a finite number > 0", "privacy.delta: %v, want (0, 1)")
+	if err != nil {
+		return err
 	}
 	if p.BatchEvery < 1 || p.BatchEvery > 1<<30 {
 		return fmt.Errorf("privacy.batch_every: %d, want 1..%d", p.BatchEvery, 1<<30)

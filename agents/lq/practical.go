@@ -406,21 +406,12 @@ func NewPracticalCurator(pub Public, cfg PracticalConfig, src noise.Source) (*Pr
 			return counter.NewBLT(c, params, s)
 		}
 	}
-	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
-	// prediction to μ (counter.SecureReleaseSlack): the ledger aims below μ by that much and its
-	// report adds it back. The coordinate scales are ≥ 1 (the diagonal of V is scaled by √2),
+	// The ledger's release slack covers a real-valued factorisation fed by a Secure source
+	// (agentkit.RegisterCounter). The coordinate scales are ≥ 1 (the diagonal of V is scaled by √2),
 	// so the grid is σ's and Δ₂ = B is in units of σ.
-	factor, slack, err := ledger.CounterParams(build, dim, capacity, src.Secure())
-	if err != nil {
-		return nil, err
-	}
-	err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: cfg.Counter,
-		Sensitivity: PracticalSensitivity(cfg.Budget), Factor: factor, Releases: capacity, Dim: dim, Secure: src.Secure(),
-		ReleaseSlack: slack, Inputs: map[string]float64{"budget": cfg.Budget, "batch_every": float64(cfg.BatchEvery)}})
-	if err != nil {
-		return nil, err
-	}
-	sigma, err := led.Calibrate(ledger.EntryCounter)
+	factor, sigma, err := agentkit.RegisterCounter(led, build, ledger.Entry{Counter: cfg.Counter,
+		Sensitivity: PracticalSensitivity(cfg.Budget), Releases: capacity, Dim: dim,
+		Inputs: map[string]float64{"budget": cfg.Budget, "batch_every": float64(cfg.BatchEvery)}}, src.Secure())
 	if err != nil {
 		return nil, err
 	}

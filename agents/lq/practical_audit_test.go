@@ -3,8 +3,8 @@ package lq
 import (
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/internal/longtest"
-	"github.com/dprl/dprl/internal/privacytest"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -13,7 +13,7 @@ import (
 // statistics released) must be flagged.
 func TestPracticalAuditTargets(t *testing.T) {
 	longtest.Skip(t, "audits every practical target at 10⁴ runs per side")
-	privacytest.AuditTargets(t, PracticalAuditTargets(), 10000, 11, nil)
+	agenttest.Audit(t, PracticalAuditTargets(), "")
 }
 
 // TestPracticalAuditDeterministic: outputs are pure functions of (side, seed) of fixed length,

@@ -1,9 +1,10 @@
 package lq
 
 import (
-	"math"
+	"fmt"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
@@ -36,9 +37,6 @@ func TestPracticalReportPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := cur.Report()
-		if got := [3]uint64{math.Float64bits(r.Sigma()), math.Float64bits(r.Mu), math.Float64bits(r.Epsilon)}; got != [3]uint64{c.sigma, c.mu, c.epsOut} {
-			t.Errorf("%+v: (σ, μ, ε) bits %x, want %x", c, got, [3]uint64{c.sigma, c.mu, c.epsOut})
-		}
+		agenttest.CheckPinned(t, fmt.Sprintf("%+v", c), cur.Report(), c.sigma, c.mu, c.epsOut)
 	}
 }

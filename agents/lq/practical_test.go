@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
@@ -425,28 +426,14 @@ func TestPracticalPlannerHoldsNoRawData(t *testing.T) {
 		reflect.TypeOf(PracticalCurator{}): true, reflect.TypeOf(Trajectory{}): true,
 		reflect.TypeOf(PracticalRelease{}): true, reflect.TypeOf(practicalEncoder{}): true,
 	}
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type, string)
-	walk = func(ty reflect.Type, path string) {
-		if seen[ty] {
-			return
-		}
-		seen[ty] = true
+	agenttest.WalkTypes(func(ty reflect.Type, path string) {
 		if forbidden[ty] {
 			t.Fatalf("PracticalPlanner can hold %v at %s", ty, path)
 		}
-		switch ty.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map, reflect.Chan:
-			walk(ty.Elem(), path+"[]")
-		case reflect.Interface:
+		if ty.Kind() == reflect.Interface {
 			t.Fatalf("PracticalPlanner has an interface field at %s (could hold anything)", path)
-		case reflect.Struct:
-			for i := 0; i < ty.NumField(); i++ {
-				walk(ty.Field(i).Type, path+"."+ty.Field(i).Name)
-			}
 		}
-	}
-	walk(reflect.TypeOf(PracticalPlanner{}), "PracticalPlanner")
+	}, PracticalPlanner{})
 	// Prepare's only data input is a release.
 	m, _ := reflect.TypeOf(&PracticalPlanner{}).MethodByName("Prepare")
 	if m.Type.NumIn() != 2 || m.Type.In(1) != reflect.TypeOf(&PracticalRelease{}) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
@@ -463,26 +464,12 @@ func TestPlannerHoldsNoRawData(t *testing.T) {
 	forbidden := map[reflect.Type]bool{
 		reflect.TypeOf(Curator{}): true, reflect.TypeOf(Trajectory{}): true, reflect.TypeOf(Billboard{}): true,
 	}
-	seen := map[reflect.Type]bool{}
-	var walk func(reflect.Type, string)
-	walk = func(ty reflect.Type, path string) {
-		if seen[ty] {
-			return
-		}
-		seen[ty] = true
+	agenttest.WalkTypes(func(ty reflect.Type, path string) {
 		if forbidden[ty] {
 			t.Fatalf("Planner can hold %v at %s", ty, path)
 		}
-		switch ty.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map, reflect.Chan:
-			walk(ty.Elem(), path+"[]")
-		case reflect.Interface:
+		if ty.Kind() == reflect.Interface {
 			t.Fatalf("Planner has an interface field at %s (could hold anything)", path)
-		case reflect.Struct:
-			for i := 0; i < ty.NumField(); i++ {
-				walk(ty.Field(i).Type, path+"."+ty.Field(i).Name)
-			}
 		}
-	}
-	walk(reflect.TypeOf(Planner{}), "Planner")
+	}, Planner{})
 }

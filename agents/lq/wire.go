@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/model/lq"
 )
 
@@ -48,28 +49,15 @@ type searchWire struct {
 type wireFloat float64
 
 func (f wireFloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
+	if b, ok := agentkit.SpecialFloatJSON(float64(f), false); ok {
+		return b, nil
 	}
-	return json.Marshal(x)
+	return json.Marshal(float64(f))
 }
 
 func (f *wireFloat) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case `"NaN"`:
-		*f = wireFloat(math.NaN())
-		return nil
-	case `"+Inf"`:
-		*f = wireFloat(math.Inf(1))
-		return nil
-	case `"-Inf"`:
-		*f = wireFloat(math.Inf(-1))
+	if x, ok := agentkit.ParseSpecialFloatJSON(b, false); ok {
+		*f = wireFloat(x)
 		return nil
 	}
 	x, err := strconv.ParseFloat(string(b), 64)

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/noise"
@@ -76,36 +77,20 @@ func (s *replaySource) Secure() bool                        { return false }
 type jfloat float64
 
 func (f jfloat) MarshalJSON() ([]byte, error) {
-	x := float64(f)
-	switch {
-	case math.IsNaN(x):
-		return []byte(`"NaN"`), nil
-	case math.IsInf(x, 1):
-		return []byte(`"+Inf"`), nil
-	case math.IsInf(x, -1):
-		return []byte(`"-Inf"`), nil
-	case x == 0 && math.Signbit(x):
-		return []byte(`"-0"`), nil
+	if b, ok := agentkit.SpecialFloatJSON(float64(f), true); ok {
+		return b, nil
 	}
-	return json.Marshal(x)
+	return json.Marshal(float64(f))
 }
 
 func (f *jfloat) UnmarshalJSON(b []byte) error {
+	if x, ok := agentkit.ParseSpecialFloatJSON(b, true); ok {
+		*f = jfloat(x)
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		switch s {
-		case "NaN":
-			*f = jfloat(math.NaN())
-		case "+Inf":
-			*f = jfloat(math.Inf(1))
-		case "-Inf":
-			*f = jfloat(math.Inf(-1))
-		case "-0":
-			*f = jfloat(math.Copysign(0, -1))
-		default:
-			return fmt.Errorf("reward: unknown special value %q", s)
-		}
-		return nil
+		return fmt.Errorf("reward: unknown special value %q", s)
 	}
 	var x float64
 	if err := json.Unmarshal(b, &x); err != nil {

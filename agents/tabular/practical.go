@@ -267,35 +267,10 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	if name == "" {
 		name = DefaultCounter
 	}
-	// A real-valued factorisation fed by a Secure source adds the rounding of its noise
-	// prediction to μ (counter.SecureReleaseSlack, public: capacity, dim and the encoder's
-	// rounding gain): the ledger's calibration aims below μ by that much and its report adds
-	// it back.
-	factor, slack, err := ledger.CounterParams(build, enc.dim(), capacity, src.Secure())
+	c.cnt, c.report, err = agentkit.CalibratedCounter(led, build, ledger.Entry{Counter: name,
+		Sensitivity: PracticalSensitivity(S, A, H, p), Releases: capacity, Dim: enc.dim(), Inputs: p.inputs()},
+		counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity}, src, 1)
 	if err != nil {
-		return nil, err
-	}
-	err = led.Register(ledger.Entry{Name: ledger.EntryCounter, Mechanism: ledger.GaussianCounter, Counter: name,
-		Sensitivity: PracticalSensitivity(S, A, H, p), Factor: factor, Releases: capacity, Dim: enc.dim(),
-		Secure: src.Secure(), ReleaseSlack: slack, Inputs: p.inputs()})
-	if err != nil {
-		return nil, err
-	}
-	sigma, err := led.Calibrate(ledger.EntryCounter)
-	if err != nil {
-		return nil, err
-	}
-	c.cnt, err = build(counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity, Sigma: sigma}, src)
-	if err != nil {
-		return nil, err
-	}
-	if f := c.cnt.SensitivityFactor(); f > factor*(1+1e-12) {
-		return nil, fmt.Errorf("practical curator: counter factor %g exceeds the calibrated %g", f, factor)
-	}
-	if err := led.SetReleaseStd(ledger.EntryCounter, c.cnt.StdAt(capacity)); err != nil {
-		return nil, err
-	}
-	if c.report, err = led.Compose(); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -1,9 +1,10 @@
 package tabular
 
 import (
-	"math"
+	"fmt"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -39,9 +40,7 @@ func TestPracticalReportPinned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := ag.Privacy
-		if got := [3]uint64{math.Float64bits(r.Sigma()), math.Float64bits(r.Mu), math.Float64bits(r.Epsilon)}; got != [3]uint64{c.sigma, c.mu, c.epsOut} {
-			t.Errorf("%s/%s ε=%g K=%d secure=%v: (σ, μ, ε) bits %x, want %x", c.name, c.counter, c.eps, c.K, c.secure, got, [3]uint64{c.sigma, c.mu, c.epsOut})
-		}
+		label := fmt.Sprintf("%s/%s ε=%g K=%d secure=%v", c.name, c.counter, c.eps, c.K, c.secure)
+		agenttest.CheckPinned(t, label, ag.Privacy, c.sigma, c.mu, c.epsOut)
 	}
 }

@@ -51,18 +51,10 @@ func (p PracticalPrivacy) rewardWeight() float64 {
 
 // Validate checks the setting; errors name the field and its allowed range.
 func (p PracticalPrivacy) Validate() error {
-	switch p.Model {
-	case NonPrivate, JDP, LDP:
-	default:
-		return fmt.Errorf("privacy.model: unknown model %d (allowed: none, jdp, ldp)", int(p.Model))
-	}
-	if p.Model != NonPrivate {
-		if !agentkit.ValidEpsilon(p.Epsilon) {
-			return fmt.Errorf("privacy.epsilon: must be finite and > 0, got %g", p.Epsilon)
-		}
-		if !agentkit.ValidDelta(p.Delta) {
-			return fmt.Errorf("privacy.delta: must be in (0,1), got %g", p.Delta)
-		}
+	err := agentkit.CheckTrust(p.Model, p.Epsilon, p.Delta, "privacy.model: unknown model %d (allowed: none, jdp, ldp)",
+		"privacy.epsilon: must be finite and > 0, got %g", "privacy.delta: must be in (0,1), got %g")
+	if err != nil {
+		return err
 	}
 	if p.VisitCap < 0 {
 		return fmt.Errorf("privacy.visit_cap: must be >= 0 (0 = no cap), got %d", p.VisitCap)

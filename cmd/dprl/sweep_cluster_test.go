@@ -250,25 +250,6 @@ printf '%s\0' "$0" "$@" >"$f"
 	}
 }
 
-// argvFiles returns the NUL-separated argument lists recorded in dir/prefix*.
-func argvFiles(t *testing.T, dir, prefix string) [][]string {
-	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, prefix+"*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(m)
-	var out [][]string
-	for _, f := range m {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"))
-	}
-	return out
-}
-
 // TestSweepSlurmScriptsRunLiterally generates the Slurm scripts with hostile values in every
 // field that is allowed to hold them (the dprl binary's path, the configuration's path, the
 // configuration's name, the directory of the scripts), checks them with `bash -n`, checks
@@ -345,7 +326,7 @@ func TestSweepSlurmScriptsRunLiterally(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := argvFiles(t, log, "sbatch.")
+	sb := testfiles.ArgvFiles(t, log, "sbatch.")
 	wantSb := [][]string{
 		{"--parsable", filepath.Join(realDir, "run.sbatch")},
 		{"--parsable", "--dependency=afterok:4242", filepath.Join(realDir, "merge.sbatch")},
@@ -356,7 +337,7 @@ func TestSweepSlurmScriptsRunLiterally(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(out, "slurm")); err != nil || !fi.IsDir() {
 		t.Errorf("submit.sh did not create %s/slurm (for the logs): %v", out, err)
 	}
-	runs := argvFiles(t, log, "dprl.")
+	runs := testfiles.ArgvFiles(t, log, "dprl.")
 	wantRuns := [][]string{
 		{dprl, "sweep", "merge", cfg, "--out", out},
 		{dprl, "sweep", "run", cfg, "--out", out, "--workers", "1", "--quiet"},

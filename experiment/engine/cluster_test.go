@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 // validCluster is a cluster that passes ValidateSlurm and ValidateK8s.
@@ -198,15 +200,7 @@ func TestClusterSlurmFilesRun(t *testing.T) {
 	if o, err := cmd.CombinedOutput(); err != nil || string(o) != "7\n8\n" {
 		t.Fatalf("submit.sh: %v, output %q", err, o)
 	}
-	m, _ := filepath.Glob(filepath.Join(log, "dprl.*"))
-	var got [][]string
-	for _, f := range m {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"))
-	}
+	got := testfiles.ArgvFiles(t, log, "dprl.")
 	slices.SortFunc(got, slices.Compare)
 	want := [][]string{
 		{c.Dprl, "sweep", "merge", c.Config, "--out", c.Out},

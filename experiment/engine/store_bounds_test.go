@@ -9,32 +9,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dprl/dprl/internal/boundedread/boundedreadtest"
 )
-
-// within fails the test if f has not returned within d. On a timeout it opens the write end
-// of fifo (if any), so that a reader stuck in open(2) is released and the regression fails
-// instead of hanging the test binary.
-func within(t *testing.T, d time.Duration, fifo string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		if fifo != "" {
-			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-				w.Close()
-			}
-		}
-		<-done
-		t.Fatalf("did not return within %v", d)
-	}
-}
 
 // runAll runs every unit of p into dir (one shard).
 func runAll(t *testing.T, p *Planned, dir string) {
@@ -53,19 +32,19 @@ func TestUnitFileSizeBound(t *testing.T) {
 	p := plan(t, r, 2, 2)
 	runAll(t, p, dir)
 	big := boundedreadtest.Sparse(t, unitPath(dir, p.Units()[1].ID()))
-	within(t, 30*time.Second, "", func() {
+	boundedreadtest.Within(t, "Missing", 30*time.Second, "", func() {
 		if miss := Missing(p, dir); len(miss) != 1 || miss[0] != 1 {
 			t.Errorf("Missing = %v, want [1] (the oversized unit file)", miss)
 		}
 	})
-	within(t, 30*time.Second, "", func() {
+	boundedreadtest.Within(t, "Merge", 30*time.Second, "", func() {
 		_, err := Merge(p, RunOptions{Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "MiB") {
 			t.Errorf("merge over a 4 GiB unit file: err = %v, want a refusal naming %s and the limit", err, big)
 		}
 	})
 	var ran int
-	within(t, 30*time.Second, "", func() {
+	boundedreadtest.Within(t, "RunShard", 30*time.Second, "", func() {
 		var err error
 		if ran, _, err = RunShard(context.Background(), p, Local{}, dir, Shard{0, 1}); err != nil {
 			t.Error(err)
@@ -91,18 +70,18 @@ func TestUnitFileNotRegular(t *testing.T) {
 		t.Fatal(err)
 	}
 	boundedreadtest.FIFO(t, fifo)
-	within(t, 30*time.Second, fifo, func() {
+	boundedreadtest.Within(t, "Missing", 30*time.Second, fifo, func() {
 		if miss := Missing(p, dir); len(miss) != 1 || miss[0] != 2 {
 			t.Errorf("Missing = %v, want [2] (the FIFO)", miss)
 		}
 	})
-	within(t, 30*time.Second, fifo, func() {
+	boundedreadtest.Within(t, "Merge", 30*time.Second, fifo, func() {
 		_, err := Merge(p, RunOptions{Dir: dir})
 		if err == nil || !strings.Contains(err.Error(), fifo) || !strings.Contains(err.Error(), "named pipe") {
 			t.Errorf("merge over a FIFO unit file: err = %v, want a refusal naming %s as a named pipe", err, fifo)
 		}
 	})
-	within(t, 30*time.Second, fifo, func() { runAll(t, p, dir) })
+	boundedreadtest.Within(t, "the rerun", 30*time.Second, fifo, func() { runAll(t, p, dir) })
 	if _, err := Merge(p, RunOptions{Dir: dir}); err != nil {
 		t.Errorf("merge after the rerun: %v", err)
 	}

@@ -233,7 +233,16 @@ func (p *suitePlan) runInMemory(ctx context.Context, opts Options) (*engine.Coll
 	if err != nil {
 		return nil, err
 	}
-	return engine.RunInMemory(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress})
+	return engine.RunInMemory(ctx, pl, opts.Local())
+}
+
+// first is the Result of the first block (a single Config's suite).
+func (p *suitePlan) first(c *engine.Collection, extra []rundir.Input) (*Result, error) {
+	rs, err := p.results(c, extra)
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
 }
 
 // results assembles every block's Result from the units' results (every unit is required).

@@ -107,16 +107,12 @@ type Result struct {
 	Output rundir.Options `json:"-"`
 }
 
-// Options controls Run.
-type Options struct {
-	// Workers is the number of parallel runs (≥ 1). Results do not depend on it.
-	Workers int
-	// Progress, if non-nil, is called after each run with (done, total) runs.
-	Progress func(done, total int64)
-	// Output is handed to Write: Force (replace an earlier run in the output directory),
-	// Inputs (extra input files to record), LogY.
-	Output rundir.Options
-}
+// Options controls Run: Workers is the number of parallel runs (≥ 1), Progress is called
+// after each run with (done, total) runs, Output is handed to Write.
+type Options = engine.LocalOptions
+
+// SetOutput implements engine.Outputter.
+func (r *Result) SetOutput(o rundir.Options) { r.Output = o }
 
 // Checkpoints returns about n log-spaced episode numbers in [1, K], always including K.
 func Checkpoints(K, n int) []int {
@@ -221,23 +217,9 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if opts.Workers < 1 {
 		return nil, fmt.Errorf("workers: must be >= 1, got %d", opts.Workers)
 	}
-	if err := opts.Output.Validate(); err != nil {
-		return nil, err
-	}
-	p, err := newSuitePlan(&Suite{Name: cfg.Name, Blocks: []*Config{cfg}}, nil)
-	if err != nil {
-		return nil, err
-	}
-	col, err := p.runInMemory(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := p.results(col, opts.Output.Inputs)
-	if err != nil {
-		return nil, err
-	}
-	rs[0].Output = opts.Output
-	return rs[0], nil
+	return engine.RunLocal(ctx, opts, func() (*engine.Planned, error) {
+		return PlanSuite(&Suite{Name: cfg.Name, Blocks: []*Config{cfg}})
+	}, (*suitePlan).first)
 }
 
 // prepare builds the block's Result without runs: environments (V*, H, no-learning regret),

@@ -3,28 +3,20 @@ package linmdp
 import (
 	"math"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
-// planSpecYAML parses a RunSpec document (family linmdp) and plans it.
-func planSpecYAML(t *testing.T, doc string) (engine.Plan, error) {
-	t.Helper()
-	return enginetest.PlanSpecYAML(t, Family{}, FamilyName, doc)
-}
+// specCase is a case of TestPlanSpec (enginetest.CheckSpecCases).
+type specCase enginetest.SpecCase
 
 // TestPlanSpec: valid specs plan agents × ε × seeds units (ε-free agents once); bad inputs give
 // errors naming the RunSpec field.
 func TestPlanSpec(t *testing.T) {
 	const base = "episodes: 200\nseeds: [1, 2, 3]\n"
-	for _, c := range []struct {
-		name, doc string
-		units     int // expected number of units (valid specs)
-		want      string
-	}{
+	enginetest.CheckSpecCases(t, Family{}, FamilyName, []specCase{
 		{"reference env, mixed agents", base + "agents: [lsvi-ucb, rare-switch, ngo, luyo-batched, practical-lsvi]\nprivacy: {epsilons: [1, 10]}\n", (1 + 1 + 2 + 2 + 2) * 3, ""},
 		{"non-private only, no ε needed", base + "agents: [lsvi-ucb, practical-rare-switch, practical-batch-twin]\n", 3 * 3, ""},
 		{"ε-dependent twins run at every ε", base + "agents: [batch-twin, rare-switch-reg, practical-lsvi-noiseoff]\nprivacy: {epsilons: [10, 100]}\n", 3 * 2 * 3, ""},
@@ -51,12 +43,7 @@ func TestPlanSpec(t *testing.T) {
 		{"calibration not the agent's", base + "agents: [rare-switch, ngo]\nprivacy: {epsilons: [1], calibration: paper}\n", 0, "privacy.calibration"},
 		{"secure noise", base + "agents: [lsvi-ucb]\nprivacy: {noise: secure}\n", 0, "privacy.noise"},
 		{"too few episodes", "episodes: 5\nseeds: [1]\nagents: [lsvi-ucb]\n", 0, "episodes"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p, err := planSpecYAML(t, c.doc)
-			enginetest.CheckPlan(t, p, err, c.units, c.want, strings.Contains)
-		})
-	}
+	})
 }
 
 // TestPlanSpecTuned: with bonus 1 a cell's resolved c_β is the reproduction's tuned one (same
@@ -103,7 +90,7 @@ func TestPlanSpecTuned(t *testing.T) {
 // TestPlanSpecRun: a tiny spec (K = 200, seeds 1 and 2, one non-private and one private agent)
 // plans, runs on this machine and writes its curves.
 func TestPlanSpecRun(t *testing.T) {
-	p, err := planSpecYAML(t, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n")
+	p, err := enginetest.PlanSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -319,14 +319,11 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 // Collect implements engine.Plan: curves, figures, summary, claims and the manifest last
 // (Write).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	res, err := p.result(c, c.Inputs)
-	if err != nil {
-		return "", err
-	}
-	res.Output = c.Options
-	man, summary, err := res.Write(c.Dir, c.Command)
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
-	}
-	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv)", summary, filepath.Clean(c.Dir), len(man.Figures)), nil
+	return engine.Collect(c, p.result, func(res *Result) (string, error) {
+		man, summary, err := res.Write(c.Dir, c.Command)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv)", summary, filepath.Clean(c.Dir), len(man.Figures)), nil
+	})
 }

@@ -148,16 +148,12 @@ func uniformRegret(m *model.MDP) float64 {
 	return m.NewEvaluator().Regret(p)
 }
 
-// Options controls Run.
-type Options struct {
-	// Workers is the number of parallel (curve, seed) runs (≥ 1).
-	Workers int
-	// Progress, if non-nil, is called with the number of episodes done and the total.
-	Progress func(done, total int64)
-	// Output is handed to Write: Force (replace an earlier run in the output directory),
-	// Inputs (extra input files to record), LogY.
-	Output rundir.Options
-}
+// Options controls Run: Workers is the number of parallel (curve, seed) runs (≥ 1; fewer
+// means one), Progress and Output as engine.LocalOptions.
+type Options = engine.LocalOptions
+
+// SetOutput implements engine.Outputter.
+func (r *Result) SetOutput(o rundir.Options) { r.Output = o }
 
 // Run executes the experiment on this machine through the engine (every (curve, seed) unit,
 // in memory) and returns the result without writing files. Each unit is single-threaded and
@@ -165,22 +161,6 @@ type Options struct {
 // whatever the number of workers; different curves share the users' streams (common random
 // numbers).
 func Run(ctx context.Context, c *Config, opts Options) (*Result, error) {
-	if err := opts.Output.Validate(); err != nil {
-		return nil, err
-	}
-	if opts.Workers < 1 {
-		opts.Workers = 1
-	}
-	pl, err := PlanConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	res, err := engine.RunResult(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress}, func(p *plan, col *engine.Collection) (*Result, error) {
-		return p.result(col, opts.Output.Inputs)
-	})
-	if err != nil {
-		return nil, err
-	}
-	res.Output = opts.Output
-	return res, nil
+	opts.Workers = max(opts.Workers, 1)
+	return engine.RunLocal(ctx, opts, func() (*engine.Planned, error) { return PlanConfig(c) }, (*plan).result)
 }

@@ -2,28 +2,20 @@ package linmix
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
-// planSpecYAML parses a RunSpec document (family linmix) and plans it.
-func planSpecYAML(t *testing.T, doc string) (engine.Plan, error) {
-	t.Helper()
-	return enginetest.PlanSpecYAML(t, Family{}, FamilyName, doc)
-}
+// specCase is a case of TestPlanSpec (enginetest.CheckSpecCases).
+type specCase enginetest.SpecCase
 
 // TestPlanSpec: valid specs plan agents × ε × seeds units; bad inputs give errors naming the
 // RunSpec field.
 func TestPlanSpec(t *testing.T) {
 	const base = "episodes: 200\nseeds: [1, 2, 3]\n"
-	for _, c := range []struct {
-		name, doc string
-		units     int // expected number of units (valid specs)
-		want      string
-	}{
+	enginetest.CheckSpecCases(t, Family{}, FamilyName, []specCase{
 		{"reference env, mixed agents", base + "agents: [ucrl-vtr/none, ucrl-vtr/jdp, practical-vtr/ldp]\nprivacy: {epsilons: [0.5, 1]}\n", (1 + 2 + 2) * 3, ""},
 		{"non-private only, no ε needed", base + "agents: [ucrl-vtr/none, linopt-vi/none, practical-vtr/none]\n", 3 * 3, ""},
 		{"every algorithm", base + "agents: [ucrl-vtr/ldp, ucrl-vtr+/jdp, linopt-vi/jdp, linopt-po/ldp, practical-vtr/jdp]\nprivacy: {epsilons: [100]}\nmultipliers: {bonus: 0.01}\n", 5 * 3, ""},
@@ -50,18 +42,13 @@ func TestPlanSpec(t *testing.T) {
 		{"zcdp not for practical-vtr", base + "agents: [practical-vtr/ldp]\nprivacy: {epsilons: [1], calibration: zcdp}\n", 0, "privacy.calibration"},
 		{"secure noise", base + "agents: [ucrl-vtr/none]\nprivacy: {noise: secure}\n", 0, "privacy.noise"},
 		{"too few episodes", "episodes: 5\nseeds: [1]\nagents: [ucrl-vtr/none]\n", 0, "episodes"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p, err := planSpecYAML(t, c.doc)
-			enginetest.CheckPlan(t, p, err, c.units, c.want, strings.Contains)
-		})
-	}
+	})
 }
 
 // TestPlanSpecReproduction: with bonus 0.01 the spec's cells of the reference environment are
 // the reproduction's tuned cells (same unit IDs: the same resolved configuration and seed).
 func TestPlanSpecReproduction(t *testing.T) {
-	p, err := planSpecYAML(t, "episodes: 20000\nseeds: [1]\nagents: [ucrl-vtr/jdp]\nprivacy: {epsilons: [0.5]}\nmultipliers: {bonus: 0.01}\n")
+	p, err := enginetest.PlanSpecYAML(t, Family{}, FamilyName, "episodes: 20000\nseeds: [1]\nagents: [ucrl-vtr/jdp]\nprivacy: {epsilons: [0.5]}\nmultipliers: {bonus: 0.01}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +76,7 @@ func TestPlanSpecReproduction(t *testing.T) {
 // TestPlanSpecRun: a tiny spec (K = 200, seeds 1 and 2, one non-private and one private agent)
 // plans, runs on this machine and writes its curves.
 func TestPlanSpecRun(t *testing.T) {
-	p, err := planSpecYAML(t, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [ucrl-vtr/none, practical-vtr/jdp]\nprivacy: {epsilons: [1]}\n")
+	p, err := enginetest.PlanSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [ucrl-vtr/none, practical-vtr/jdp]\nprivacy: {epsilons: [1]}\n")
 	if err != nil {
 		t.Fatal(err)
 	}

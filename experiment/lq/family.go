@@ -302,14 +302,11 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 
 // Collect implements engine.Plan: curves, figure, summary and the manifest last (Write).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	res, err := p.result(c, c.Inputs)
-	if err != nil {
-		return "", err
-	}
-	res.Output = c.Options
-	summary, err := res.Write(c.Dir, "", c.Command)
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
-	}
-	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret figure, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+	return engine.Collect(c, p.result, func(res *Result) (string, error) {
+		summary, err := res.Write(c.Dir, "", c.Command)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret figure, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+	})
 }

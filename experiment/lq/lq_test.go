@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
@@ -28,7 +29,9 @@ func smallConfig(t *testing.T) *Config {
 // TestWorkersBitIdentical: the same seeds give bit-identical curves for 1 and 3 workers.
 func TestWorkersBitIdentical(t *testing.T) {
 	c := smallConfig(t)
-	rs := enginetest.RunWorkers(t, func(w int) (*Result, error) { return Run(context.Background(), c, Options{Workers: w}) }, 1, 3)
+	rs := enginetest.RunWorkers(t, func(w int) (*Result, error) {
+		return Run(context.Background(), c, Options{LocalOptions: engine.LocalOptions{Workers: w}})
+	}, 1, 3)
 	a, b := rs[0], rs[1]
 	for i := range a.Curves {
 		for j := range a.Curves[i].Runs {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/lq"
@@ -58,7 +59,7 @@ func TestManifestHonestLQ(t *testing.T) {
 	c := smallConfig(t)
 	c.Episodes, c.Seeds, c.System = 10, []uint64{1}, sysPath
 	c.Search.MaxIter = 5
-	res, err := Run(context.Background(), c, Options{Workers: 1})
+	res, err := Run(context.Background(), c, Options{LocalOptions: engine.LocalOptions{Workers: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,18 +80,15 @@ type Result struct {
 	Output rundir.Options `json:"-"`
 }
 
-// Options controls a run.
+// Options controls a run: Workers (0 = GOMAXPROCS), Progress and Output as
+// engine.LocalOptions; Extended selects the extended sweep instead of the main experiment.
 type Options struct {
-	// Workers is the number of parallel (curve, seed) runs (0 = GOMAXPROCS).
-	Workers int
-	// Extended selects the extended sweep instead of the main experiment.
+	engine.LocalOptions
 	Extended bool
-	// Progress, if non-nil, is called with the number of episodes done and the total.
-	Progress func(done, total int64)
-	// Output is handed to Write: Force (replace an earlier run in the output directory),
-	// Inputs (extra input files to record), LogY.
-	Output rundir.Options
 }
+
+// SetOutput implements engine.Outputter.
+func (r *Result) SetOutput(o rundir.Options) { r.Output = o }
 
 // ZeroLine returns Z(k), k = 1..K: the cumulative exact regret of u ≡ 0 (lq spec §5.3).
 func ZeroLine(sys *model.System, K int) []float64 {
@@ -115,21 +112,7 @@ func ZeroLine(sys *model.System, K int) []float64 {
 // in memory) and returns the result without writing files. Results do not depend on
 // opts.Workers.
 func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
-	if err := opts.Output.Validate(); err != nil {
-		return nil, err
-	}
-	pl, err := PlanConfig(cfg, opts.Extended)
-	if err != nil {
-		return nil, err
-	}
-	res, err := engine.RunResult(ctx, pl, engine.Local{Workers: opts.Workers, Progress: opts.Progress}, func(p *plan, c *engine.Collection) (*Result, error) {
-		return p.result(c, opts.Output.Inputs)
-	})
-	if err != nil {
-		return nil, err
-	}
-	res.Output = opts.Output
-	return res, nil
+	return engine.RunLocal(ctx, opts.LocalOptions, func() (*engine.Planned, error) { return PlanConfig(cfg, opts.Extended) }, (*plan).result)
 }
 
 func sanitize(s string) string {

@@ -217,15 +217,24 @@ func (p *plan) result(c *engine.Collection) (*Result, error) {
 // the collection's output options, so the engine writes meta.json, config.resolved.yaml and
 // regret_long.csv just before the manifest, as for every family).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
+	return engine.Collect(c, p.collected, func(res *Result) (string, error) {
+		man, summary, err := res.Write(c.Dir, c.Command)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, %d figures, %d CSV files)", summary, filepath.Clean(c.Dir), len(man.Figures), len(man.CSV)), nil
+	})
+}
+
+// collected is the result of a collection (result) with the configuration's inputs and extra.
+func (p *plan) collected(c *engine.Collection, extra []rundir.Input) (*Result, error) {
 	res, err := p.result(c)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	res.Output = c.Options
-	res.Inputs = rundir.MergeAll(p.cfg.Inputs, c.Inputs)
-	man, summary, err := res.Write(c.Dir, c.Command)
-	if err != nil {
-		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
-	}
-	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, %d figures, %d CSV files)", summary, filepath.Clean(c.Dir), len(man.Figures), len(man.CSV)), nil
+	res.Inputs = rundir.MergeAll(p.cfg.Inputs, extra)
+	return res, nil
 }
+
+// SetOutput implements engine.Outputter.
+func (r *Result) SetOutput(o rundir.Options) { r.Output = o }

@@ -186,6 +186,8 @@ class RunResult:
     policy_fetches: int
     policy_versions: int
     out: Path | None = None
+    experiment_seed: int | None = None
+    """The curator's seed on a seeded (test-mode) server, else None (secure noise)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -412,6 +414,7 @@ def run(
     batch: int = MAX_BATCH,
     progress: Callable[[int, int], None] | None = None,
     user_prefix: str = "gym-",
+    experiment_seed: int | None = None,
     **env_kwargs: Any,
 ) -> RunResult:
     """Play ``users`` Gymnasium users of ``env_id`` against a new experiment (module docstring).
@@ -420,7 +423,9 @@ def run(
     tokens), or None to start a local server for this run and stop it after. ``env_kwargs`` go
     to ``gym.make`` (e.g. ``map_name="8x8"``, ``is_slippery=False``). ``progress(done, total)``
     is called after each batch. With ``out``, the run directory is written there
-    (:func:`write_run_dir`)."""
+    (:func:`write_run_dir`). ``experiment_seed`` (only against ``dprl serve --seeded``, the test
+    mode) makes the curator draw its noise and tie-breaks from that seed exactly as ``dprl run
+    --seeds experiment_seed`` does — never for real users."""
     import gymnasium as gym  # the 'gym' extra
 
     from . import gym_export as gx
@@ -431,7 +436,7 @@ def run(
         raise ValueError(f"users: at least 1, got {users}")
     if server is None:
         with LocalServer() as srv:
-            return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix, **env_kwargs)
+            return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix, experiment_seed, **env_kwargs)
 
     env = gym.make(env_id, **env_kwargs)
     c = _client_of(server)
@@ -444,7 +449,8 @@ def run(
         scale, offset = float(rm["scale"]), float(rm["offset"])
         absorb: list[list[float]] = [list(map(float, row)) for row in model["reward"]]
 
-        created = c.create("tabular", agent, {"name": "file", "model": model}, capacity=users, epsilon=epsilon if epsilon > 0 else None, delta=delta)
+        created = c.create("tabular", agent, {"name": "file", "model": model}, capacity=users,
+                           epsilon=epsilon if epsilon > 0 else None, delta=delta, seed=experiment_seed)
         exp = str(created["experiment"])
         pl = _Player(c, exp, int(created["capacity"]), tables, u, seed, user_prefix, scale, offset, absorb)
         start = time.perf_counter()
@@ -473,6 +479,7 @@ def run(
         seed=seed, horizon=H, users=users, experiment=exp, server=c.base_url, regret=regret, seconds=seconds,
         ledger=ledger, model=model, v_star=tables.v_star, uniform_regret=tables.uniform_regret(),
         accepted=pl.accepted, skipped=users - pl.accepted, policy_fetches=pl.fetches, policy_versions=len(pl.regret_of),
+        experiment_seed=experiment_seed,
     )
     if out is not None:
         write_run_dir(out, [res])
@@ -613,8 +620,8 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
         raise ValueError("results: at least one run")
     r0 = results[0]
     for r in results[1:]:
-        same = (r.env_id, r.env_kwargs, r.agent, r.epsilon, r.delta, r.horizon, r.users) == (
-            r0.env_id, r0.env_kwargs, r0.agent, r0.epsilon, r0.delta, r0.horizon, r0.users)
+        same = (r.env_id, r.env_kwargs, r.agent, r.epsilon, r.delta, r.horizon, r.users, r.experiment_seed is None) == (
+            r0.env_id, r0.env_kwargs, r0.agent, r0.epsilon, r0.delta, r0.horizon, r0.users, r0.experiment_seed is None)
         if not same or r.model != r0.model:
             raise ValueError("results: every run must have the same configuration (only the seed differs)")
     if len({r.seed for r in results}) != len(results):
@@ -664,12 +671,17 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
     eps = float(np.mean([r.episodes_per_second for r in results]))
     statement = str(r0.ledger.get("statement", ""))
     kw = ", ".join(f"{k}={v!r}" for k, v in sorted(r0.env_kwargs.items()))
+    if r0.experiment_seed is None:
+        noise = "noise secure (the server's)"
+    else:
+        noise = f"noise seeded (dprl serve --seeded, TEST MODE: curator seeds {[r.experiment_seed for r in results]})"
     summary = "\n".join([
         "# run: Gymnasium users through dprl serve (dprl.gym)",
         "",
         f"{r0.env_id}{' (' + kw + ')' if kw else ''} exported as `{r0.model.get('name', '')}` "
         f"(S={r0.model['states']}, A={r0.model['actions']}), H={r0.horizon}, K={K}, seeds "
-        f"{[r.seed for r in results]}, δ={go_format_g(r0.delta)}, noise secure (the server's), "
+        f"{[r.seed for r in results]}, δ={go_format_g(r0.delta)}, "
+        f"{noise}, "
         f"rewards mapped r' = {go_format_g(r0.model['reward_map']['scale'])}·r + {go_format_g(r0.model['reward_map']['offset'])}. "
         "Users are Gymnasium episodes played in batches against the served experiment; regret is "
         "exact (backward induction on the exported tables) for the policy each user played.",
@@ -706,6 +718,7 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
                 "seed": r.seed, "final_regret": r.final, "last_decile_regret": r.last_decile,
                 "episodes_per_second": r.episodes_per_second, "experiment": r.experiment,
                 "accepted": r.accepted, "skipped": r.skipped, "policy_versions": r.policy_versions,
+                "experiment_seed": r.experiment_seed,
             } for r in results],
         }],
         "v_star": r0.v_star,

@@ -5,9 +5,13 @@ package agenttest
 import (
 	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/internal/privacytest"
 	"github.com/dprl/dprl/privacy/audit"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -60,5 +64,56 @@ func Canary(t *testing.T, ts []audit.Target, names ...string) {
 		if r.Violation != tg.Broken {
 			t.Errorf("%s: canary ε_LB = %.3f (%d/%d correct), want violation = %v", tg.Name, r.EpsilonLB, r.Correct, r.Guesses, tg.Broken)
 		}
+	}
+}
+
+// Audit runs the agents' CI-sized audit (privacytest.AuditTargets at 10⁴ runs per side, seed
+// 11) on the targets whose names contain part ("" audits them all): correct targets must pass,
+// broken variants must be flagged. The caller keeps the longtest.Skip of its long test.
+func Audit(t *testing.T, ts []audit.Target, part string) {
+	t.Helper()
+	var keep func(audit.Target) bool
+	if part != "" {
+		keep = func(tg audit.Target) bool { return strings.Contains(tg.Name, part) }
+	}
+	privacytest.AuditTargets(t, ts, 10000, 11, keep)
+}
+
+// CheckPinned checks that the report's σ, μ and ε have exactly the pinned bits (the values the
+// agents' own accountants reported before the ledger, issue 17 item 3); label names the case.
+func CheckPinned(t *testing.T, label string, r ledger.Report, sigma, mu, eps uint64) {
+	t.Helper()
+	got, want := [3]uint64{math.Float64bits(r.Sigma()), math.Float64bits(r.Mu), math.Float64bits(r.Epsilon)}, [3]uint64{sigma, mu, eps}
+	if got != want {
+		t.Errorf("%s: (σ, μ, ε) bits %x, want %x", label, got, want)
+	}
+}
+
+// WalkTypes calls visit(ty, path) once for every type reachable by reflection from the types of
+// roots, depth first: through pointers, slices, arrays, maps, channels and struct fields (not
+// through interfaces, which visit may reject). path is the root's type name followed by "[]"
+// for each element step and ".Field" for each field. A type already visited, from any root, is
+// not visited again.
+func WalkTypes(visit func(ty reflect.Type, path string), roots ...any) {
+	seen := map[reflect.Type]bool{}
+	var walk func(reflect.Type, string)
+	walk = func(ty reflect.Type, path string) {
+		if seen[ty] {
+			return
+		}
+		seen[ty] = true
+		visit(ty, path)
+		switch ty.Kind() {
+		case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map, reflect.Chan:
+			walk(ty.Elem(), path+"[]")
+		case reflect.Struct:
+			for i := 0; i < ty.NumField(); i++ {
+				walk(ty.Field(i).Type, path+"."+ty.Field(i).Name)
+			}
+		}
+	}
+	for _, r := range roots {
+		ty := reflect.TypeOf(r)
+		walk(ty, ty.Name())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
@@ -101,4 +102,26 @@ func RunWorkers[R any](t *testing.T, run func(workers int) (R, error), workers .
 		out[i] = r
 	}
 	return out
+}
+
+// SpecCase is one case of a table of RunSpec documents: with Want empty the document plans
+// Units units; otherwise planning fails with an error containing Want (naming the field). A
+// test declares its own type with this underlying type, to write its table unkeyed.
+type SpecCase = struct {
+	Name, Doc string
+	Units     int
+	Want      string
+}
+
+// CheckSpecCases plans every case's document of family with f (PlanSpecYAML) as a subtest
+// and checks it (CheckPlan, errors matched with strings.Contains).
+func CheckSpecCases[C ~SpecCase](t *testing.T, f engine.SpecPlanner, family string, cases []C) {
+	t.Helper()
+	for _, tc := range cases {
+		c := SpecCase(tc)
+		t.Run(c.Name, func(t *testing.T) {
+			p, err := PlanSpecYAML(t, f, family, c.Doc)
+			CheckPlan(t, p, err, c.Units, c.Want, strings.Contains)
+		})
+	}
 }
