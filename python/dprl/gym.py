@@ -50,7 +50,7 @@ import platform
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Union
 
@@ -188,7 +188,6 @@ class RunResult:
     out: Path | None = None
     experiment_seed: int | None = None
     """The curator's seed on a seeded (test-mode) server, else None (secure noise)."""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def cumulative(self) -> np.ndarray:
@@ -611,7 +610,8 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
       a model given with ``--env file``), numbers in Go's shortest ``%g`` form;
     * ``curves/file/<label>.csv`` — ``episode,seed_<s>…,mean[,ci95_lo,ci95_hi]``;
     * ``env.json`` — the exported model the experiment was created with; ``ledger.json`` —
-      the experiments' ledgers;
+      the experiments' ledgers; ``config.resolved.yaml`` — the resolved configuration as
+      ``dprl run`` writes it (so ``dprl compare`` checks that two runs share the environment);
     * ``summary.md`` — the table of ``dprl run`` (R(K) mean, t-based 95 % CI over seeds,
       last-decile regret per episode, episodes/s, the accountant's statement);
     * ``manifest.json`` (written last) — provenance, inputs and every file with its SHA-256.
@@ -640,6 +640,20 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
     model_text = json.dumps(r0.model, separators=(",", ":")) + "\n"
     _write(d / "env.json", model_text)
     files.append("env.json")
+
+    # config.resolved.yaml as dprl run writes it (JSON, a YAML subset): `dprl compare` checks
+    # with it that two run directories share the environment (env_sha256 of env.json).
+    resolved = {
+        "family": "tabular", "experiment": "run",
+        "cells": [{
+            "cell": f"{group}/{label}",
+            "spec": {"group": group, "label": label, "agent": r0.agent, "epsilon": r0.epsilon, "episodes": K,
+                     "horizon": r0.horizon, "delta": r0.delta, "env_sha256": _sha256(d / "env.json")},
+            "seeds": [r.seed for r in results],
+        }],
+    }
+    _write(d / "config.resolved.yaml", json.dumps(resolved, indent=2) + "\n")
+    files.append("config.resolved.yaml")
 
     lines = ["family,curve,seed,episode,regret"]
     for r, cum in zip(results, cums):

@@ -122,7 +122,10 @@ def test_run_frozenlake_writes_the_run_dir(dprl_server: LocalServer, tmp_path: P
     assert [float(r[4]) for r in rows[1:]] == [v for _, v in want]  # shortest round-trip form
     man = json.loads((d / "manifest.json").read_text())
     listed = {f["path"] for f in man["files"]}
-    assert {"regret_long.csv", "summary.md", "env.json", "ledger.json", "curves/file/practical-jdp_eps_1.csv"} <= listed
+    assert {"regret_long.csv", "summary.md", "env.json", "ledger.json", "config.resolved.yaml",
+            "curves/file/practical-jdp_eps_1.csv"} <= listed
+    cfg = json.loads((d / "config.resolved.yaml").read_text())
+    assert cfg["cells"][0]["spec"]["env_sha256"] == _sha(d / "env.json") and cfg["cells"][0]["cell"] == "file/practical-jdp eps=1"
     for f in man["files"] + man["inputs"]:
         assert _sha(d / f["path"]) == f["sha256"], f["path"]
     assert man["curves"][0]["runs"][0]["final_regret"] == pytest.approx(res.final)
