@@ -33,6 +33,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Schema is the version of the database layout.
@@ -92,7 +93,7 @@ func Open(dir string, wait time.Duration) (*Store, error) {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: wait})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
 	}
 	if err != nil {
