@@ -107,19 +107,33 @@ func readCSV(t *testing.T, path string) [][]string {
 // arriving in order, reproduces the cumulative regret curve of `dprl run` with the same agent,
 // ε, K and seed bit for bit (every checkpoint of its regret_long.csv).
 func TestServeSameAsRun(t *testing.T) {
-	dir := t.TempDir()
-	srv := startServe(t, filepath.Join(dir, "data"), "127.0.0.1:0")
-	for _, c := range []struct {
-		family, agent, K string
-		env              []string
-	}{
+	serveSameAsRun(t, []servedCase{
 		{"tabular", "practical-jdp", "2000", []string{"--env", "riverswim"}},
 		{"tabular", "practical-ldp", "2000", []string{"--env", "riverswim"}},
+	})
+}
+
+// TestServeSameAsRunLinear is TestServeSameAsRun for one practical agent of each other family
+// (both kinds of linmix's practical-vtr): a long check, ≈ 6 s.
+func TestServeSameAsRunLinear(t *testing.T) {
+	longtest.Skip(t, "served = dprl run for the linear families and LQ, ≈ 6 s")
+	serveSameAsRun(t, []servedCase{
 		{"linmdp", "practical-lsvi", "300", []string{"--env", "latentriver", "--env-param", "m=2", "--env-param", "copies=3", "--env-param", "horizon=5"}},
 		{"linmix", "practical-vtr/jdp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}},
 		{"linmix", "practical-vtr/ldp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}},
 		{"lq", "practical-ofu-rl", "300", nil},
-	} {
+	})
+}
+
+type servedCase struct {
+	family, agent, K string
+	env              []string
+}
+
+func serveSameAsRun(t *testing.T, cases []servedCase) {
+	dir := t.TempDir()
+	srv := startServe(t, filepath.Join(dir, "data"), "127.0.0.1:0")
+	for _, c := range cases {
 		t.Run(c.family+"/"+c.agent, func(t *testing.T) {
 			name := strings.ReplaceAll(c.agent, "/", "-")
 			run := filepath.Join(dir, c.family+"-"+name+"-run")
