@@ -102,21 +102,39 @@ func Run(ctx context.Context, s Session, o Options) error {
 }
 
 func (s *session[T, E, R]) run(ctx context.Context, o Options) error {
+	publish := func() (Policy[T], error) { return s.c.Publish() }
+	return s.loop(ctx, o, publish, func(k int, rep R, _ float64) error {
+		if o.Transport != nil {
+			got, err := o.Transport(rep)
+			if err != nil {
+				return err
+			}
+			r, ok := got.(R)
+			if !ok {
+				return fmt.Errorf("%w (%T, want %T)", errBadTransport, got, rep)
+			}
+			rep = r
+		}
+		return s.c.Receive(rep)
+	})
+}
+
+// loop is the one episode loop (Run, RunRemote): users from o.Next (default 1..K) fetch the
+// policy from publish, are evaluated exactly (the rule only when its version changes), play
+// from their own stream and, while k ≤ Capacity, hand their report to deliver. The context is
+// checked and progress reported every o.Every users.
+func (s *session[T, E, R]) loop(ctx context.Context, o Options, publish func() (Policy[T], error), deliver func(k int, rep R, regret float64) error) error {
 	K, capacity := o.Episodes, s.c.Capacity()
+	next := o.Next
+	if next == nil {
+		n := 0
+		next = func() int { n++; return n }
+	}
 	var version uint64
 	evaluated := false
 	done := 0
-	for k := 1; k <= K; k++ {
-		if (k-1)%o.Every == 0 && k > 1 {
-			if o.Progress != nil {
-				o.Progress(int64(k - 1 - done))
-				done = k - 1
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		p, err := s.c.Publish()
+	for k := next(); k >= 1 && k <= K; k = next() {
+		p, err := publish()
 		if err != nil {
 			return fmt.Errorf("episode %d: %w", k, err)
 		}
@@ -137,30 +155,26 @@ func (s *session[T, E, R]) run(ctx context.Context, o Options) error {
 		if o.Each != nil {
 			o.Each(k, regret)
 		}
-		if k > capacity {
-			continue // the calibration covers Capacity users: this one's data reaches no one
-		}
-		rep, err := s.u.Report(e)
-		if err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
-		}
-		if o.Transport != nil {
-			got, err := o.Transport(rep)
+		if k <= capacity { // beyond, the calibration covers no one: her data reaches no one
+			rep, err := s.u.Report(e)
 			if err != nil {
 				return fmt.Errorf("episode %d: %w", k, err)
 			}
-			r, ok := got.(R)
-			if !ok {
-				return fmt.Errorf("episode %d: %w (%T, want %T)", k, errBadTransport, got, rep)
+			if err := deliver(k, rep, regret); err != nil {
+				return fmt.Errorf("episode %d: %w", k, err)
 			}
-			rep = r
 		}
-		if err := s.c.Receive(rep); err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
+		if done++; done%o.Every == 0 {
+			if o.Progress != nil {
+				o.Progress(int64(o.Every))
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 		}
 	}
-	if o.Progress != nil {
-		o.Progress(int64(K - done))
+	if o.Progress != nil && done%o.Every != 0 {
+		o.Progress(int64(done % o.Every))
 	}
 	return nil
 }

@@ -72,62 +72,21 @@ func (s *session[T, E, R]) decode(b []byte) (T, error) {
 }
 
 func (s *session[T, E, R]) runRemote(ctx context.Context, o Options, r Remote) error {
-	K, capacity := o.Episodes, s.c.Capacity()
-	var version uint64
-	evaluated := false
-	var p Policy[T]
-	next := o.Next
-	if next == nil {
-		n := 0
-		next = func() int { n++; return n }
-	}
-	done := 0
-	for k := next(); k >= 1 && k <= K; k = next() {
-		if done++; done%o.Every == 0 && o.Progress != nil {
-			o.Progress(int64(o.Every))
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	var cur Policy[T]
+	have := false
+	publish := func() (Policy[T], error) {
 		v, raw, err := r.Policy(ctx)
 		if err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
+			return cur, err
 		}
-		if !evaluated || v != version {
+		if !have || v != cur.Version { // decode a rule only when its version changes
 			rule, err := s.decode(raw)
 			if err != nil {
-				return fmt.Errorf("episode %d: %w", k, err)
+				return cur, err
 			}
-			p = Policy[T]{Version: v, Rule: rule}
-			if err := s.ev.Policy(p); err != nil {
-				return fmt.Errorf("episode %d: %w", k, err)
-			}
-			version, evaluated = v, true
+			cur, have = Policy[T]{Version: v, Rule: rule}, true
 		}
-		e, err := s.u.Play(k, p, o.Users(k))
-		if err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
-		}
-		regret, err := s.ev.Regret(k, e)
-		if err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
-		}
-		if o.Each != nil {
-			o.Each(k, regret)
-		}
-		if k > capacity {
-			continue
-		}
-		rep, err := s.u.Report(e)
-		if err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
-		}
-		if err := r.Submit(ctx, k, rep, regret); err != nil {
-			return fmt.Errorf("episode %d: %w", k, err)
-		}
+		return cur, nil
 	}
-	if o.Progress != nil && done%o.Every != 0 {
-		o.Progress(int64(done % o.Every))
-	}
-	return nil
+	return s.loop(ctx, o, publish, func(k int, rep R, regret float64) error { return r.Submit(ctx, k, rep, regret) })
 }
