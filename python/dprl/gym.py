@@ -224,9 +224,11 @@ class RunResult:
 # ---------------------------------------------------------------- playing
 
 
-def _episode_det(
-    u: Any, act: list[list[int]], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
+def _episode(
+    u: Any, choose: Callable[[int, int], int], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
 ) -> tuple[list[int], list[int], list[float]]:
+    """One user's H steps: choose(h, s) is her action; after Gymnasium's ``terminated`` she
+    stays in the absorbing terminal state with its exported reward (no step is called)."""
     s, _ = u.reset(seed=seed)
     s = int(s)
     states = [s]
@@ -234,7 +236,7 @@ def _episode_det(
     rewards: list[float] = []
     done = False
     for h in range(H):
-        a = act[h][s]
+        a = choose(h, s)
         actions.append(a)
         if done:
             rewards.append(absorb[s][a])
@@ -248,36 +250,25 @@ def _episode_det(
         if term:
             done = True
     return states, actions, rewards
+
+
+def _episode_det(
+    u: Any, act: list[list[int]], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
+) -> tuple[list[int], list[int], list[float]]:
+    return _episode(u, lambda h, s: act[h][s], H, seed, absorb, scale, offset)
 
 
 def _episode_prob(
     u: Any, prob: np.ndarray, H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
 ) -> tuple[list[int], list[int], list[float]]:
-    rng = np.random.default_rng(seed)
     A = prob.shape[2]
-    s, _ = u.reset(seed=seed)
-    s = int(s)
-    states = [s]
-    actions: list[int] = []
-    rewards: list[float] = []
-    done = False
-    draws = rng.random(H)
-    for h in range(H):
+    draws = np.random.default_rng(seed).random(H)
+
+    def choose(h: int, s: int) -> int:
         cdf = np.cumsum(prob[h, s])
-        a = int(min(np.searchsorted(cdf, draws[h] * cdf[-1], side="right"), A - 1))
-        actions.append(a)
-        if done:
-            rewards.append(absorb[s][a])
-            states.append(s)
-            continue
-        s2, r, term, _trunc, _info = u.step(a)
-        s = int(s2)
-        x = scale * float(r) + offset
-        rewards.append(0.0 if x < 0 else 1.0 if x > 1 else x)
-        states.append(s)
-        if term:
-            done = True
-    return states, actions, rewards
+        return int(min(np.searchsorted(cdf, draws[h] * cdf[-1], side="right"), A - 1))
+
+    return _episode(u, choose, H, seed, absorb, scale, offset)
 
 
 def _trajectory_json(header_json: str, states: list[int], actions: list[int], rewards: list[float]) -> str:
