@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
@@ -38,11 +37,7 @@ type Agent struct {
 	lv     *Leaves
 	tr     trajectory
 	ev     *model.Evaluator
-	// the contract (protocol.go): one curator and one user, by mode
-	trusted *TrustedCurator
-	local   *LocalCurator
-	jdpUser *User[*protocol.Leaves]
-	ldpUser *User[*protocol.Privatized]
+	sides  // the contract (protocol.go): one curator and one user, by mode
 }
 
 // New builds an agent for m whose privacy noise comes from the hardened noise.Secure source

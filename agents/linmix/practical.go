@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 
 	"github.com/dprl/dprl/agents/internal/agentkit"
-	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/counter"
@@ -505,11 +504,7 @@ type PracticalAgent struct {
 	lv    *PracticalLeaves
 	tr    trajectory
 	ev    *model.Evaluator
-	// the contract (protocol.go): one curator and one user, by mode
-	trusted *TrustedCurator
-	local   *LocalCurator
-	jdpUser *User[*protocol.Leaves]
-	ldpUser *User[*protocol.Privatized]
+	sides // the contract (protocol.go): one curator and one user, by mode
 }
 
 // NewPractical builds a practical agent whose privacy noise comes from the hardened

@@ -488,23 +488,35 @@ func (a *Agent) contract() {
 	}}
 }
 
+// sides are an agent's two sides of the contract: one curator and one user, by mode (a
+// TrustedCurator with a Leaves user, or a LocalCurator with a privatising user under LDP).
+type sides struct {
+	trusted *TrustedCurator
+	local   *LocalCurator
+	jdpUser *User[*protocol.Leaves]
+	ldpUser *User[*protocol.Privatized]
+}
+
+// session binds the sides with the evaluator of m.
+func (s *sides) session(m *model.MDP) (protocol.Session, *Evaluator) {
+	ev := NewEvaluator(m)
+	if s.local != nil {
+		return protocol.NewSession(s.local, s.ldpUser, ev), ev
+	}
+	return protocol.NewSession(s.trusted, s.jdpUser, ev), ev
+}
+
+func (s *sides) publisher() *publisher {
+	if s.local != nil {
+		return &s.local.publisher
+	}
+	return &s.trusted.publisher
+}
+
 // Session returns the agent's contract (its curator — a TrustedCurator, or a LocalCurator
 // under LDP — its user and the evaluator) for protocol.Run. The run must start at the
 // agent's first episode.
-func (a *Agent) Session() (protocol.Session, *Evaluator) {
-	ev := NewEvaluator(a.m)
-	if a.local != nil {
-		return protocol.NewSession(a.local, a.ldpUser, ev), ev
-	}
-	return protocol.NewSession(a.trusted, a.jdpUser, ev), ev
-}
-
-func (a *Agent) publisher() *publisher {
-	if a.local != nil {
-		return &a.local.publisher
-	}
-	return &a.trusted.publisher
-}
+func (a *Agent) Session() (protocol.Session, *Evaluator) { return a.session(a.m) }
 
 // episodeIn plays one episode of the contract with a user whose responses come from env (her
 // stream users/k) and returns the exact regret of the published policy.
@@ -582,20 +594,7 @@ func (a *PracticalAgent) contract() {
 }
 
 // Session returns the practical agent's contract (see Agent.Session).
-func (a *PracticalAgent) Session() (protocol.Session, *Evaluator) {
-	ev := NewEvaluator(a.m)
-	if a.local != nil {
-		return protocol.NewSession(a.local, a.ldpUser, ev), ev
-	}
-	return protocol.NewSession(a.trusted, a.jdpUser, ev), ev
-}
-
-func (a *PracticalAgent) publisher() *publisher {
-	if a.local != nil {
-		return &a.local.publisher
-	}
-	return &a.trusted.publisher
-}
+func (a *PracticalAgent) Session() (protocol.Session, *Evaluator) { return a.session(a.m) }
 
 // episode plays one episode of the contract (user k's stream users/k) and returns the exact
 // regret of the published policy; the last user plays no reported episode.
