@@ -15,6 +15,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/bounds"
@@ -72,13 +73,13 @@ type CurveSpec struct {
 
 // Config is a whole experiment.
 type Config struct {
-	Name     string      `yaml:"name" json:"name"`
-	Env      EnvConfig   `yaml:"env" json:"env"`
-	Episodes int         `yaml:"episodes" json:"episodes"`
-	Seeds    []uint64    `yaml:"seeds" json:"seeds"`
-	Beta     float64     `yaml:"beta,omitempty" json:"beta"`
-	Bonus    BonusSpec   `yaml:"bonus,omitempty" json:"bonus"`
-	Curves   []CurveSpec `yaml:"curves" json:"curves"`
+	Name string    `yaml:"name" json:"name"`
+	Env  EnvConfig `yaml:"env" json:"env"`
+	// Runs are the keys episodes and seeds.
+	engine.Runs `yaml:",inline"`
+	Beta        float64     `yaml:"beta,omitempty" json:"beta"`
+	Bonus       BonusSpec   `yaml:"bonus,omitempty" json:"bonus"`
+	Curves      []CurveSpec `yaml:"curves" json:"curves"`
 	// Noise is "seeded" (default for experiments) or "secure".
 	Noise string `yaml:"noise,omitempty" json:"noise,omitempty"`
 	// Summary selects a summary written into the run directory before the manifest:
@@ -108,19 +109,11 @@ func ParseConfig(data []byte) (*Config, error) { return parseConfig(data, nil) }
 
 // parseConfig is ParseConfig with the environment registry envs (nil: Envs()).
 func parseConfig(data []byte, envs *TabularEnvs) (*Config, error) {
-	c := Config{envs: envs}
-	keys, err := cfgfile.Decode(data, &c)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	if err := c.rejectExplicitZeros(keys); err != nil {
-		return nil, err
-	}
-	c.defaults()
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	c := &Config{envs: envs}
+	return cfgfile.Parse(data, c, "config", c.rejectExplicitZeros, func() error {
+		c.defaults()
+		return c.Validate()
+	})
 }
 
 // calibrationNames are the tabular calibrations (package experiment/calibration).
@@ -214,11 +207,8 @@ func (c *Config) Validate() error {
 	if c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes {
 		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
 	}
-	if len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds {
-		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
-	}
-	if s, dup := bounds.Repeated(c.Seeds); dup {
-		return fmt.Errorf("seeds: duplicate seed %d", s)
+	if err := engine.CheckSeeds("seeds", c.Seeds); err != nil {
+		return err
 	}
 	if !(c.Beta > 0 && c.Beta < 1) {
 		return fmt.Errorf("beta: must be in (0,1), got %g", c.Beta)

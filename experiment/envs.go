@@ -1,8 +1,6 @@
 package experiment
 
 import (
-	"fmt"
-
 	"github.com/dprl/dprl/experiment/engine"
 	model "github.com/dprl/dprl/model/tabular"
 )
@@ -35,12 +33,6 @@ func Envs() *TabularEnvs {
 		}})
 	r.Register(engine.Env[EnvConfig, *model.MDP]{Name: "file", File: true,
 		Desc: "an MDP loaded from a JSON or YAML file (env.file, dprl run --env-file)",
-		New: func(e EnvConfig) (*model.MDP, error) {
-			m, err := model.Load(e.Path)
-			if err != nil {
-				return nil, fmt.Errorf("env.path %s: %w", e.Path, err)
-			}
-			return m, nil
-		}})
+		New:  r.LoadFile("env.path %s: %w", model.Load)})
 	return r
 }

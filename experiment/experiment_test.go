@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 )
 
 func smallConfig() *Config {
-	c := &Config{Name: "t", Episodes: 400, Seeds: []uint64{1, 2, 3},
+	c := &Config{Name: "t", Runs: engine.Runs{Episodes: 400, Seeds: []uint64{1, 2, 3}},
 		Curves: []CurveSpec{{Agent: "ucbvi"}, {Agent: "dp-ucbvi-jdp", Epsilon: 1, Calibration: "unit"}, {Agent: "dp-ucbvi-ldp", Epsilon: 10, Calibration: "unit"}}}
 	c.defaults()
 	return c

@@ -84,25 +84,21 @@ func (Family) Options(repro string) []engine.Option {
 
 // ApplyOptions implements engine.Optioner.
 func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+	return engine.EditBlock(practicalSuite, block, func(rest []byte) ([]byte, error) {
 		return practical.Suite{}.ApplyOptions(repro, rest, set)
-	}, func(block []byte) ([]byte, error) {
-		cfg, err := ParseConfig(block)
-		if err != nil {
-			return nil, err
-		}
+	}, ParseConfig, func(cfg *Config) error {
 		if v, ok := set["calibration"]; ok {
 			if err := cfg.faithful(v); err != nil {
-				return nil, fmt.Errorf("--%w", err)
+				return fmt.Errorf("--%w", err)
 			}
 		}
 		if v, ok := set["preset"]; ok {
 			if v != "practical" && v != "theory" {
-				return nil, fmt.Errorf("--preset: must be practical or theory, got %q", v)
+				return fmt.Errorf("--preset: must be practical or theory, got %q", v)
 			}
 			cfg.Bonus.Preset = v
 		}
-		return engine.MarshalValid(cfg)
+		return nil
 	})
 }
 
@@ -276,15 +272,11 @@ func collectText(c *engine.Collection, res *Result, man *Manifest) string {
 
 // Resize implements engine.Resizer.
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+	return engine.EditBlock(practicalSuite, block, func(rest []byte) ([]byte, error) {
 		return practical.Suite{}.Resize(rest, episodes, seeds)
-	}, func(block []byte) ([]byte, error) {
-		cfg, err := ParseConfig(block)
-		if err != nil {
-			return nil, err
-		}
-		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
-		return engine.MarshalValid(cfg)
+	}, ParseConfig, func(cfg *Config) error {
+		cfg.Resize(episodes, seeds)
+		return nil
 	})
 }
 

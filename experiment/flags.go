@@ -123,7 +123,7 @@ func (f Flags) Config() (*Config, error) {
 	if f.Env != "file" && (f.Horizon < 1 || f.Horizon > 10000) {
 		return nil, inputerr.New("env.horizon (--horizon): must be in [1, 10000], got %d", f.Horizon)
 	}
-	cfg := &Config{Name: "run", Episodes: f.Episodes, Seeds: sd, Beta: f.Beta, Noise: f.Noise,
+	cfg := &Config{Name: "run", Runs: engine.Runs{Episodes: f.Episodes, Seeds: sd}, Beta: f.Beta, Noise: f.Noise,
 		Env: EnvConfig{Name: f.Env, Horizon: f.Horizon, Path: f.EnvFile, States: f.States, Actions: f.Actions,
 			Branching: f.Branching, Density: f.Density, EnvSeed: f.EnvSeed},
 		Bonus:  BonusSpec{Preset: f.Preset, Multiplier: f.Multiplier},

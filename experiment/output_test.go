@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/tabular"
@@ -95,15 +96,7 @@ func TestManifestSettingsUsed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), cfg, Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, err := res.Write(dir, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	man := rundirtest.ReadManifest(t, dir)
+	man := writtenManifest(t, cfg)
 	c := man["config"].(map[string]any)
 	env := c["env"].(map[string]any)
 	if env["horizon"] != 5.0 {
@@ -121,23 +114,30 @@ func TestManifestSettingsUsed(t *testing.T) {
 	}
 
 	// RiverSwim: no Garnet parameters in the manifest.
-	rs := &Config{Name: "rs", Episodes: 10, Seeds: []uint64{1}, Env: EnvConfig{Name: "riverswim", States: 10, Actions: 3, Branching: 3, Density: 0.3, EnvSeed: 1},
+	rs := &Config{Name: "rs", Runs: engine.Runs{Episodes: 10, Seeds: []uint64{1}}, Env: EnvConfig{Name: "riverswim", States: 10, Actions: 3, Branching: 3, Density: 0.3, EnvSeed: 1},
 		Curves: []CurveSpec{{Agent: "ucbvi"}}}
 	rs.defaults()
-	res2, err := Run(context.Background(), rs, Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir2 := t.TempDir()
-	if _, err := res2.Write(dir2, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	env2 := rundirtest.ReadManifest(t, dir2)["config"].(map[string]any)["env"].(map[string]any)
+	env2 := writtenManifest(t, rs)["config"].(map[string]any)["env"].(map[string]any)
 	for _, k := range []string{"states", "actions", "branching", "reward_density", "env_seed"} {
 		if _, ok := env2[k]; ok {
 			t.Errorf("riverswim manifest records garnet parameter %s", k)
 		}
 	}
+}
+
+// writtenManifest runs cfg on one worker, writes the run directory into a temporary directory
+// and returns the manifest it wrote.
+func writtenManifest(t *testing.T, cfg *Config) map[string]any {
+	t.Helper()
+	res, err := Run(context.Background(), cfg, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := res.Write(dir, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return rundirtest.ReadManifest(t, dir)
 }
 
 // TestWriteIntoEarlierRun: a second run into the same directory is refused (no mix of stale

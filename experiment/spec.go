@@ -39,7 +39,7 @@ func (f Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) 
 // specConfig translates a RunSpec into a Config (validated), resolving env.name and env.params
 // through envs.
 func specConfig(s *engine.RunSpec, envs *TabularEnvs) (*Config, error) {
-	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Noise: s.Privacy.Noise,
+	cfg := &Config{Name: s.Name, Runs: engine.Runs{Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...)}, Noise: s.Privacy.Noise,
 		Bonus: BonusSpec{Preset: "practical", Multiplier: s.Multipliers.Bonus}, envs: envs}
 	env, e, err := envs.Resolve(s, "tabular", "environment")
 	cfg.Env.Name = env

@@ -23,6 +23,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/internal/strictdecode"
+	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
 )
 
@@ -83,11 +84,10 @@ type ack struct {
 	PolicyVersion uint64 `json:"policy_version"`
 }
 
+// policyResponse is the published policy as the client reads it (client.Policy, one
+// definition of its wire format), with the agent's user side.
 type policyResponse struct {
-	Experiment string          `json:"experiment"`
-	Version    uint64          `json:"version"`
-	Header     protocol.Header `json:"header"`
-	Rule       json.RawMessage `json:"rule"`
+	client.Policy
 	// UserSide are the public parameters a user needs to build her report beyond the header
 	// (an LDP agent's randomiser: σ, clipping, layout), when the agent has any.
 	UserSide any `json:"user_side,omitempty"`

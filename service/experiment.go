@@ -17,6 +17,7 @@ import (
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/privacy/ledger"
+	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
 )
 
@@ -158,7 +159,7 @@ func (x *experiment) publish() error {
 	if err != nil {
 		return err
 	}
-	pr := policyResponse{Experiment: x.def.ID, Version: v, Header: x.head, Rule: raw}
+	pr := policyResponse{Policy: client.Policy{Experiment: x.def.ID, Version: v, Header: x.head, Rule: raw}}
 	if us, ok := x.served.Session.Curator().(protocol.UserSider); ok {
 		pr.UserSide = us.UserSide()
 	}

@@ -17,12 +17,43 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func e2small(t testing.TB) *model.MDP {
-	env, err := model.LatentRiver(3, 10, 0.1, 0.9, 0.05, 12)
+// river returns the three-level latent river E2 with M copies per level and horizon H
+// (model.LatentRiver(3, M, 0.1, 0.9, 0.05, H)), failing t on an error.
+func river(t testing.TB, M, H int) *model.MDP {
+	env, err := model.LatentRiver(3, M, 0.1, 0.9, 0.05, H)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return env
+}
+
+// e2small is the small E2 of the agents' tests.
+func e2small(t testing.TB) *model.MDP { return river(t, 10, 12) }
+
+// addRandomOuter draws a vector v of length d, coordinate by coordinate from draw, adds vvᵀ
+// to the d×d matrix a and returns v.
+func addRandomOuter(a []float64, d int, draw func() float64) []float64 {
+	v := make([]float64, d)
+	for i := range v {
+		v[i] = draw()
+	}
+	for i := range v {
+		for j := range v {
+			a[i*d+j] += v[i] * v[j]
+		}
+	}
+	return v
+}
+
+// countAbove returns how many of xs exceed thr.
+func countAbove(xs []float64, thr float64) int {
+	n := 0
+	for _, x := range xs {
+		if x > thr {
+			n++
+		}
+	}
+	return n
 }
 
 func TestCholeskyMatchesGonum(t *testing.T) {
@@ -30,15 +61,7 @@ func TestCholeskyMatchesGonum(t *testing.T) {
 	for _, d := range []int{1, 3, 5, 10} {
 		a := make([]float64, d*d)
 		for k := 0; k < 3*d; k++ {
-			v := make([]float64, d)
-			for i := range v {
-				v[i] = r.NormFloat64()
-			}
-			for i := range v {
-				for j := range v {
-					a[i*d+j] += v[i] * v[j]
-				}
-			}
+			addRandomOuter(a, d, r.NormFloat64)
 		}
 		for i := 0; i < d; i++ {
 			a[i*d+i] += 0.5
@@ -126,15 +149,7 @@ func TestTreeExactAndNoise(t *testing.T) {
 	exact := make([]float64, d*d)
 	p := make([]float64, d*(d+1)/2)
 	for k := 1; k <= 1000; k++ {
-		phi := make([]float64, d)
-		for i := range phi {
-			phi[i] = r.Float64()
-		}
-		for i := range phi {
-			for j := range phi {
-				exact[i*d+j] += phi[i] * phi[j]
-			}
-		}
+		phi := addRandomOuter(exact, d, r.Float64)
 		packOuter(phi, p)
 		if err := tr.Insert(p); err != nil {
 			t.Fatal(err)
@@ -361,15 +376,7 @@ func TestRegressionReleasePrivacy(t *testing.T) {
 		lb = 0
 		for _, q := range qs {
 			thr := sorted[int(q*float64(n))]
-			cD, cDp := 0, 0
-			for i := range sD {
-				if sD[i] > thr {
-					cD++
-				}
-				if sDp[i] > thr {
-					cDp++
-				}
-			}
+			cD, cDp := countAbove(sD, thr), countAbove(sDp, thr)
 			lb = math.Max(lb, stattest.EpsilonLowerBound(cD, n, cDp, n, delta, 1-0.01/float64(len(qs))))
 		}
 		t.Logf("noiseDiv=%g: U_max·H = %d releases, ε lower bound %.3f", div, releases, lb)

@@ -1,8 +1,10 @@
 package linmdp
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
+	"strings"
 
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/audit"
@@ -53,6 +55,28 @@ func auditUser(k, side int) (int, int) {
 	return 1, 0
 }
 
+// target returns the linear-MDP audit target name, described by desc, with the claim
+// (claim, auditDelta); its Run is run, or reports setupErr when that is not nil.
+func target(name, desc string, claim float64, broken bool, setupErr error, run func(int, rng.Seed) ([]float64, error)) audit.Target {
+	if setupErr != nil {
+		run = func(int, rng.Seed) ([]float64, error) { return nil, setupErr }
+	}
+	return audit.Target{Name: name, Family: "linear-mdp", Description: desc, Claim: audit.Claim{Epsilon: claim, Delta: auditDelta}, Broken: broken, Run: run}
+}
+
+// setupFailure returns nil when every err is nil and otherwise the error
+// "linear-mdp audit setup:" followed by all of them.
+func setupFailure(errs ...error) error {
+	if errors.Join(errs...) == nil {
+		return nil
+	}
+	args := make([]any, len(errs))
+	for i, err := range errs {
+		args[i] = err
+	}
+	return fmt.Errorf("linear-mdp audit setup:"+strings.Repeat(" %v", len(errs)), args...)
+}
+
 // nominalFor returns the smallest nominal ε on a geometric grid whose target claim is at
 // least auditClaim.
 func nominalFor(claim func(eps float64) (float64, error)) (float64, float64, error) {
@@ -73,19 +97,28 @@ func ngoAuditConfig(eps float64, seed *rng.Seed) NgoConfig {
 		C: 1 + 1e-9, UMax: 2}
 }
 
-// ngoTightClaim is the claim of the full-output Ngo targets (Gram and ỹ releases).
-func ngoTightClaim(eps float64) (float64, error) {
+// ngoAuditConstants returns the [S] constants of the audited Ngo agents (H = 1, d = 3) on K
+// users at the nominal (eps, auditDelta).
+func ngoAuditConstants(K int, eps float64) (NgoConstants, error) {
 	rho, err := RhoFromEpsDelta(eps, auditDelta)
 	if err != nil {
-		return 0, err
+		return NgoConstants{}, err
 	}
-	c, err := NewNgoConstants(auditK, 1, 3, rho, 0.05, CalibSound)
+	return NewNgoConstants(K, 1, 3, rho, 0.05, CalibSound)
+}
+
+// gaussRho is the zCDP cost n·Δ²/(2σ²) of n Gaussian releases with noise std σ of a statistic
+// that the audit pair changes by Δ = √2.
+func gaussRho(n int, sigma float64) float64 { return float64(n) * 2 / (2 * sigma * sigma) }
+
+// ngoTightClaim is the claim of the full-output Ngo targets (Gram and ỹ releases).
+func ngoTightClaim(eps float64) (float64, error) {
+	c, err := ngoAuditConstants(auditK, eps)
 	if err != nil {
 		return 0, err
 	}
 	c = c.WithUMax(2)
-	r := float64(c.H*c.L)*2/(2*c.SigmaNode*c.SigmaNode) + float64(c.UMax*c.H)*2/(2*c.SigmaY*c.SigmaY)
-	return EpsFromRho(r, auditDelta), nil
+	return EpsFromRho(gaussRho(c.H*c.L, c.SigmaNode)+gaussRho(c.UMax*c.H, c.SigmaY), auditDelta), nil
 }
 
 // gramK is the number of users of the gram-sum targets: long enough that a tree whose noise
@@ -95,15 +128,11 @@ const gramK = 1024
 // ngoGramClaim is the claim of the gram-sum targets: only the Gram releases are observed
 // (C is set so high that no update, hence no ỹ release, ever happens).
 func ngoGramClaim(eps float64) (float64, error) {
-	rho, err := RhoFromEpsDelta(eps, auditDelta)
+	c, err := ngoAuditConstants(gramK, eps)
 	if err != nil {
 		return 0, err
 	}
-	c, err := NewNgoConstants(gramK, 1, 3, rho, 0.05, CalibSound)
-	if err != nil {
-		return 0, err
-	}
-	return EpsFromRho(float64(c.H*c.L)*2/(2*c.SigmaNode*c.SigmaNode), auditDelta), nil
+	return EpsFromRho(gaussRho(c.H*c.L, c.SigmaNode), auditDelta), nil
 }
 
 func luyoGramClaim(eps float64) (float64, error) {
@@ -111,7 +140,7 @@ func luyoGramClaim(eps float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return EpsFromRho(float64(c.H*c.TreeLevels)*2/(2*c.SigmaLam*c.SigmaLam), auditDelta), nil
+	return EpsFromRho(gaussRho(c.H*c.TreeLevels, c.SigmaLam), auditDelta), nil
 }
 
 // gramSums reduces a sequence of released d×d matrices M_t (t = 1..T, full row-major) to
@@ -268,9 +297,6 @@ func runLuyoGram(env *model.MDP, eps float64, brk luyoBroken, side int, seed rng
 // planner reading raw statistics) that are reachable only from here.
 func AuditTargets() []audit.Target {
 	env, envErr := auditEnv()
-	fail := func(err error) func(int, rng.Seed) ([]float64, error) {
-		return func(int, rng.Seed) ([]float64, error) { return nil, err }
-	}
 	var ts []audit.Target
 	ngoEps, ngoClaim, ngoErr := nominalFor(ngoTightClaim)
 	for _, v := range []struct {
@@ -290,19 +316,12 @@ func AuditTargets() []audit.Target {
 			cfg.broken = brk
 			return runNgoAudit(env, cfg, side)
 		}
-		if envErr != nil || ngoErr != nil {
-			run = fail(fmt.Errorf("linear-mdp audit setup: %v %v", envErr, ngoErr))
-		}
-		ts = append(ts, audit.Target{
-			Name:   "linear-mdp/ngo-private" + v.suffix,
-			Family: "linear-mdp",
-			Description: fmt.Sprintf("Ngo et al. Alg. 1 [S], nominal ε=%.3g, K=%d, H=1, d=3, U_max=2; user 1 has φ=e0 (D) or e1 (D′); output: all released Λ̃, ỹ, final V",
+		ts = append(ts, target("linear-mdp/ngo-private"+v.suffix,
+			fmt.Sprintf("Ngo et al. Alg. 1 [S], nominal ε=%.3g, K=%d, H=1, d=3, U_max=2; user 1 has φ=e0 (D) or e1 (D′); output: all released Λ̃, ỹ, final V",
 				ngoEps, auditK),
-			Claim:  audit.Claim{Epsilon: ngoClaim, Delta: auditDelta},
-			Broken: v.suffix != "",
-			Run:    run,
-		})
+			ngoClaim, v.suffix != "", setupFailure(envErr, ngoErr), run))
 	}
+	luyoBrks := map[string]luyoBroken{"": {}, "/noise-div4": {noiseDiv: 4}, "/raw-planner": {rawPlanner: true}}
 	for _, l := range []struct {
 		name string
 		B    int
@@ -314,33 +333,18 @@ func AuditTargets() []audit.Target {
 		B := l.B
 		eps, claim, err := nominalFor(luyoTightClaim(B))
 		for _, suffix := range l.brks {
-			brk := luyoBroken{record: true}
-			switch suffix {
-			case "/noise-div4":
-				brk.noiseDiv = 4
-			case "/tree-redraw":
-				brk.redraw = true
-			case "/raw-planner":
-				brk.rawPlanner = true
-			}
+			brk := luyoBrks[suffix]
+			brk.record = true
 			run := func(side int, seed rng.Seed) ([]float64, error) {
 				sd := seed.Child("agent")
 				cfg := luyoAuditConfig(eps, B, &sd)
 				cfg.broken = brk
 				return runLuyoAudit(env, cfg, side)
 			}
-			if envErr != nil || err != nil {
-				run = fail(fmt.Errorf("linear-mdp audit setup: %v %v", envErr, err))
-			}
-			ts = append(ts, audit.Target{
-				Name:   "linear-mdp/" + l.name + suffix,
-				Family: "linear-mdp",
-				Description: fmt.Sprintf("Luyo et al. Alg. 2 (App. E.1), B=%d, nominal ε=%.3g, K=%d, H=1, d=3; user 1 has φ=e0 (D) or e1 (D′); output: released Λ̃, ũ, final V",
+			ts = append(ts, target("linear-mdp/"+l.name+suffix,
+				fmt.Sprintf("Luyo et al. Alg. 2 (App. E.1), B=%d, nominal ε=%.3g, K=%d, H=1, d=3; user 1 has φ=e0 (D) or e1 (D′); output: released Λ̃, ũ, final V",
 					B, eps, auditK),
-				Claim:  audit.Claim{Epsilon: claim, Delta: auditDelta},
-				Broken: suffix != "",
-				Run:    run,
-			})
+				claim, suffix != "", setupFailure(envErr, err), run))
 		}
 	}
 	// Tree noise redrawn per release: observed through gramSums over gramK releases.
@@ -359,22 +363,14 @@ func AuditTargets() []audit.Target {
 		eps, claim, err := nominalFor(g.claim)
 		for _, redraw := range []bool{false, true} {
 			run := func(side int, seed rng.Seed) ([]float64, error) { return g.run(eps, redraw, side, seed) }
-			if envErr != nil || err != nil {
-				run = fail(fmt.Errorf("linear-mdp audit setup: %v %v", envErr, err))
-			}
 			name := "linear-mdp/" + g.name + "/gram-sum"
 			if redraw {
 				name += "/tree-redraw"
 			}
-			ts = append(ts, audit.Target{
-				Name:   name,
-				Family: "linear-mdp",
-				Description: fmt.Sprintf("%s Gram releases only, K=%d users, nominal ε=%.3g; user 1 has φ=e0 (D) or e1 (D′); output: (Σ_t (Λ̃_t[0,0]−Λ̃_t[1,1])/popcount(t), Σ_t (Λ̃_t[0,0]−Λ̃_t[1,1]))",
+			ts = append(ts, target(name,
+				fmt.Sprintf("%s Gram releases only, K=%d users, nominal ε=%.3g; user 1 has φ=e0 (D) or e1 (D′); output: (Σ_t (Λ̃_t[0,0]−Λ̃_t[1,1])/popcount(t), Σ_t (Λ̃_t[0,0]−Λ̃_t[1,1]))",
 					g.name, gramK, eps),
-				Claim:  audit.Claim{Epsilon: claim, Delta: auditDelta},
-				Broken: redraw,
-				Run:    run,
-			})
+				claim, redraw, setupFailure(envErr, err), run))
 		}
 	}
 	return append(ts, practicalAuditTargets(env, envErr)...)
@@ -435,6 +431,7 @@ func runPracticalAudit(env *model.MDP, cfg PracticalConfig, side int) ([]float64
 // reward 30 enters), and a planner reading the exact statistics.
 func practicalAuditTargets(env *model.MDP, envErr error) []audit.Target {
 	var ts []audit.Target
+	brks := map[string]practicalBroken{"": {}, "/noise-div4": {noiseDiv: 4}, "/no-clip": {noClip: true}, "/raw-planner": {rawPlanner: true}}
 	for _, v := range []struct {
 		name    string
 		batched bool
@@ -444,36 +441,17 @@ func practicalAuditTargets(env *model.MDP, envErr error) []audit.Target {
 		{"practical-lsvi-batched", true, []string{"", "/noise-div4"}},
 	} {
 		for _, suffix := range v.brks {
-			var brk practicalBroken
-			switch suffix {
-			case "/noise-div4":
-				brk.noiseDiv = 4
-			case "/redrawn":
-				brk.redraw = true
-			case "/no-clip":
-				brk.noClip = true
-			case "/raw-planner":
-				brk.rawPlanner = true
-			}
-			batched := v.batched
+			batched, brk := v.batched, brks[suffix]
 			run := func(side int, seed rng.Seed) ([]float64, error) {
 				sd := seed.Child("agent")
 				cfg := practicalAuditConfig(&sd, batched)
 				cfg.broken = brk
 				return runPracticalAudit(env, cfg, side)
 			}
-			if envErr != nil {
-				run = func(int, rng.Seed) ([]float64, error) { return nil, fmt.Errorf("linear-mdp audit setup: %v", envErr) }
-			}
-			ts = append(ts, audit.Target{
-				Name:   "linear-mdp/" + v.name + suffix,
-				Family: "linear-mdp",
-				Description: fmt.Sprintf("%s (%s), nominal ε=%g, K=%d, H=1, d=3, sqrt counter; user 1 has (φ, r) = (e0, 1) (D) or (e1, 30→clipped) (D′); output: every released prefix, final V",
+			ts = append(ts, target("linear-mdp/"+v.name+suffix,
+				fmt.Sprintf("%s (%s), nominal ε=%g, K=%d, H=1, d=3, sqrt counter; user 1 has (φ, r) = (e0, 1) (D) or (e1, 30→clipped) (D′); output: every released prefix, final V",
 					v.name, PracticalLabel, practicalAuditEps, auditK),
-				Claim:  audit.Claim{Epsilon: practicalAuditEps, Delta: auditDelta},
-				Broken: suffix != "",
-				Run:    run,
-			})
+				practicalAuditEps, suffix != "", setupFailure(envErr), run))
 		}
 	}
 	// Noise redrawn per release: observed through a weighted sum of the releases over
@@ -486,22 +464,14 @@ func practicalAuditTargets(env *model.MDP, envErr error) []audit.Target {
 			cfg.broken.redraw = redraw
 			return runPracticalSum(env, cfg, side)
 		}
-		if envErr != nil {
-			run = func(int, rng.Seed) ([]float64, error) { return nil, fmt.Errorf("linear-mdp audit setup: %v", envErr) }
-		}
 		name := "linear-mdp/practical-lsvi/release-sum"
 		if redraw {
 			name += "/redrawn"
 		}
-		ts = append(ts, audit.Target{
-			Name:   name,
-			Family: "linear-mdp",
-			Description: fmt.Sprintf("practical-lsvi (%s), nominal ε=%g, K=%d users, sqrt counter; user 1 has (φ, r) = (e0, 1) (D) or (e1, 1) (D′); output: (Σ_t D_t/s_t², Σ_t D_t), D_t the release's user-1 contrast",
+		ts = append(ts, target(name,
+			fmt.Sprintf("practical-lsvi (%s), nominal ε=%g, K=%d users, sqrt counter; user 1 has (φ, r) = (e0, 1) (D) or (e1, 1) (D′); output: (Σ_t D_t/s_t², Σ_t D_t), D_t the release's user-1 contrast",
 				PracticalLabel, practicalAuditEps, practicalSumK),
-			Claim:  audit.Claim{Epsilon: practicalAuditEps, Delta: auditDelta},
-			Broken: redraw,
-			Run:    run,
-		})
+			practicalAuditEps, redraw, setupFailure(envErr), run))
 	}
 	return ts
 }

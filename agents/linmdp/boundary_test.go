@@ -12,13 +12,7 @@ import (
 	"github.com/dprl/dprl/rng"
 )
 
-func boundaryEnv(t *testing.T) *model.MDP {
-	env, err := model.LatentRiver(3, 6, 0.1, 0.9, 0.05, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
-}
+func boundaryEnv(t *testing.T) *model.MDP { return river(t, 6, 4) }
 
 // everyAgent returns one agent of each kind (LSVI-UCB, Ngo, Luyo), seeded.
 func everyAgent(t *testing.T, env *model.MDP, K int) map[string]Agent {

@@ -7,6 +7,22 @@ import (
 
 func rel(a, b float64) float64 { return math.Abs(a-b) / math.Max(math.Abs(b), 1e-300) }
 
+// golden is one constant of a reference table.
+type golden struct {
+	name      string
+	got, want float64
+}
+
+// checkGolden checks every constant of cs to relative tolerance 1e-8.
+func checkGolden(t *testing.T, cs []golden) {
+	t.Helper()
+	for _, c := range cs {
+		if rel(c.got, c.want) > 1e-8 {
+			t.Errorf("%s = %.12g, want %.12g", c.name, c.got, c.want)
+		}
+	}
+}
+
 // TestRhoConversion checks the spec §1.6 test vectors.
 func TestRhoConversion(t *testing.T) {
 	for _, c := range []struct{ eps, delta, rho float64 }{
@@ -38,13 +54,10 @@ func TestNgoGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.L != 14 || s.UMax != 4 || p.UMax != 24 {
-		t.Errorf("L = %d, U_max [S] = %d, [P] = %d; want 14, 4, 24", s.L, s.UMax, p.UMax)
-	}
-	for _, c := range []struct {
-		name      string
-		got, want float64
-	}{
+	checkGolden(t, []golden{
+		{"L", float64(s.L), 14},
+		{"S U_max", float64(s.UMax), 4},
+		{"P U_max", float64(p.UMax), 24},
 		{"S sigma_node", s.SigmaNode, 115.9683014},
 		{"S lambda", s.LambdaTilde, 16823.9247},
 		{"S N_max", s.NMax, 4.051328914},
@@ -62,11 +75,7 @@ func TestNgoGolden(t *testing.T) {
 		{"P ln chi", p.LnChi, 64.96139609},
 		{"P beta_thm", p.BetaThm, 102200.7611},
 		{"P beta_req", p.BetaReq, 7297.849523},
-	} {
-		if rel(c.got, c.want) > 1e-8 {
-			t.Errorf("%s = %.10g, want %.10g", c.name, c.got, c.want)
-		}
-	}
+	})
 	if s.Beta != s.BetaThm || rel(s.RhoSpent, rho) > 1e-12 {
 		t.Errorf("[S]: beta = %g (want beta_thm), rho spent %g (want %g)", s.Beta, s.RhoSpent, rho)
 	}
@@ -81,13 +90,9 @@ func TestLuyoGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.B != 11 || c.B0 != 5 {
-		t.Errorf("B = %d, B0 = %d; want 11, 5", c.B, c.B0)
-	}
-	for _, x := range []struct {
-		name      string
-		got, want float64
-	}{
+	checkGolden(t, []golden{
+		{"B", float64(c.B), 11},
+		{"B0", float64(c.B0), 5},
 		{"sigma_lambda", c.SigmaLam, 900364.0542},
 		{"sigma_u", c.SigmaU, 2013275.23},
 		{"upsilon", c.Upsilon, 180787753.8},
@@ -96,11 +101,7 @@ func TestLuyoGolden(t *testing.T) {
 		{"U_K", c.UK, 1},
 		{"ln chi", c.LnChi, 33.88176826},
 		{"beta", c.Beta, 273339140},
-	} {
-		if rel(x.got, x.want) > 1e-8 {
-			t.Errorf("%s = %.12g, want %.12g", x.name, x.got, x.want)
-		}
-	}
+	})
 	z, err := NewLuyoConstants(10000, 5, 5, 1, 1e-5, 0.05, 0, LuyoZCDP)
 	if err != nil {
 		t.Fatal(err)

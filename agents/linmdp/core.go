@@ -7,6 +7,8 @@ import (
 	"github.com/dprl/dprl/internal/smallmat"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/counter"
@@ -30,19 +32,21 @@ const (
 	TieSeededRandom
 )
 
-// String returns the rule's name.
-func (t TieBreak) String() string {
-	return agentkit.Name(t, "TieBreak", "bonus", "untruncated", "lowest-index", "seeded-random")
+// tieBreakNames returns the rules' names, indexed by TieBreak.
+func tieBreakNames() []string {
+	return []string{"bonus", "untruncated", "lowest-index", "seeded-random"}
 }
+
+// String returns the rule's name.
+func (t TieBreak) String() string { return agentkit.Name(t, "TieBreak", tieBreakNames()...) }
 
 // ParseTieBreak parses a rule name.
 func ParseTieBreak(s string) (TieBreak, error) {
-	for t := TieBonus; t <= TieSeededRandom; t++ {
-		if t.String() == s {
-			return t, nil
-		}
+	names := tieBreakNames()
+	if t := slices.Index(names, s); t >= 0 {
+		return TieBreak(t), nil
 	}
-	return 0, fmt.Errorf("tie-break must be one of bonus, untruncated, lowest-index, seeded-random, got %q", s)
+	return 0, fmt.Errorf("tie-break must be one of %s, got %q", strings.Join(names, ", "), s)
 }
 
 // Update records one policy update.
@@ -225,6 +229,17 @@ func newStats(H, n, d int) *stats {
 	return st
 }
 
+// observe checks one transition against env's shape (checkStep), adds it to st with the
+// reward clipped to [0, 1] and returns its feature φ(s, act).
+func (st *stats) observe(env *model.MDP, h, s, act int, r float64, s2 int) ([]float64, error) {
+	if err := checkStep(env, h, s, act, s2); err != nil {
+		return nil, err
+	}
+	phi := env.Phi[s][act]
+	st.add(h, phi, clipReward(r), s2)
+	return phi, nil
+}
+
 func (st *stats) add(h int, phi []float64, r float64, s2 int) {
 	d := st.d
 	g := st.gram[h]
@@ -232,10 +247,7 @@ func (st *stats) add(h int, phi []float64, r float64, s2 int) {
 		if x == 0 {
 			continue
 		}
-		row := g[i*d : i*d+d]
-		for j, y := range phi {
-			row[j] += x * y
-		}
+		addScaled(g[i*d:i*d+d], x, phi)
 	}
 	b := st.b[h]
 	gn := st.gnext[h][s2*d : s2*d+d]
@@ -258,10 +270,7 @@ func (st *stats) target(h int, v []float64, y []float64) {
 		if x == 0 {
 			continue
 		}
-		row := gn[s*d : s*d+d]
-		for i, g := range row {
-			y[i] += g * x
-		}
+		addScaled(y, x, gn[s*d:s*d+d])
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -12,10 +11,7 @@ import (
 // overflows are refused by NewLuyoConstants with an error naming ε and the range (it used to
 // fail deep inside the counter with "gaussian scale must be finite").
 func TestTinyEpsilonRefused(t *testing.T) {
-	env, err := model.LatentRiver(3, 10, 0.1, 0.9, 0.05, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := river(t, 10, 6)
 	for _, c := range []struct {
 		cal LuyoCalibration
 		eps float64

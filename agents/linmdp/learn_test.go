@@ -31,10 +31,7 @@ func runAgent(t testing.TB, env *model.MDP, ag Agent, K int, seed uint64) Trace 
 // ≤ 0.6 × that of the first quarter (prototype: 0.31–0.41). Checked by hand that it fails when
 // the bonus is removed (c_beta = 1e−9: all 9 subtests fail; the greedy agent stays at the lure).
 func TestNoiseOffTwinsLearn(t *testing.T) {
-	env, err := model.LatentRiver(3, 10, 0.1, 0.9, 0.05, 12)
-	if err != nil {
-		t.Fatal(err)
-	}
+	env := e2small(t)
 	const K = 3000
 	for _, seed := range []uint64{0, 1, 2} {
 		sd := rng.NewSeed(seed).Child("agent")

@@ -21,6 +21,13 @@ func symmetrize(a []float64, d int) {
 	}
 }
 
+// addScaled adds a·x to dst, which is at least as long as x.
+func addScaled(dst []float64, a float64, x []float64) {
+	for i, v := range x {
+		dst[i] += a * v
+	}
+}
+
 // unpackAdd adds the packed row-major upper triangle p of a d×d symmetric matrix to a.
 func unpackAdd(p []float64, d int, a []float64) {
 	k := 0

@@ -67,11 +67,8 @@ func (a *LSVIUCB) Act(h, s int) int { return a.pl.act[h][s] }
 
 // Observe implements Agent.
 func (a *LSVIUCB) Observe(h, s, act int, r float64, s2 int) error {
-	if err := checkStep(a.env, h, s, act, s2); err != nil {
-		return err
-	}
-	a.st.add(h, a.env.Phi[s][act], clipReward(r), s2)
-	return nil
+	_, err := a.st.observe(a.env, h, s, act, r, s2)
+	return err
 }
 
 // EndEpisode implements Agent.

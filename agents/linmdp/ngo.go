@@ -255,11 +255,10 @@ func (a *Ngo) Act(h, s int) int { return a.pl.act[h][s] }
 
 // Observe implements Agent.
 func (a *Ngo) Observe(h, s, act int, r float64, s2 int) error {
-	if err := checkStep(a.env, h, s, act, s2); err != nil {
+	phi, err := a.st.observe(a.env, h, s, act, r, s2)
+	if err != nil {
 		return err
 	}
-	phi := a.env.Phi[s][act]
-	a.st.add(h, phi, clipReward(r), s2)
 	a.epPhi[h] = phi
 	return nil
 }

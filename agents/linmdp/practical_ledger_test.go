@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/internal/agenttest"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -38,4 +39,21 @@ func TestPracticalReportPinned(t *testing.T) {
 		}
 		agenttest.CheckPinned(t, fmt.Sprintf("%+v", c), a.Report(), c.sigma, c.mu, c.epsOut)
 	}
+}
+
+// TestPracticalReleaseSlack: with the Secure source (the deployment default) on a real-valued
+// factorisation counter (blt, sqrt) the practical agents account for the grid rounding of the
+// counter's noise prediction: the ledger entry carries counter.SecureReleaseSlack of the
+// counter's rounding gain, capacity and dimension, the report's μ is the Gaussian mechanism's
+// μ plus that slack, and the total still meets the nominal (1, 1e-5). A tree has no slack.
+// Dropping the slack from the registration, the calibration or the report fails this test.
+func TestPracticalReleaseSlack(t *testing.T) {
+	env := practicalSmall(t)
+	agenttest.CheckReleaseSlacks(t, func(kind string, batched bool) (ledger.Report, error) {
+		a, err := NewPractical(env, PracticalConfig{Common: Common{K: 300}, Epsilon: 1, Delta: 1e-5, Counter: kind, Batched: batched, Batches: 10})
+		if err != nil {
+			return ledger.Report{}, err
+		}
+		return a.Report(), nil
+	})
 }

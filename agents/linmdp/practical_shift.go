@@ -57,6 +57,20 @@ import (
 // practicalShifts is n, the number of candidate shifts.
 const practicalShifts = 12
 
+// shiftCandidate returns the j-th candidate shift κ_j of the grid from κ₀ (κ₀/2^j, 0 for the
+// last), its comparison factor c(κ_j) = min(1, (κ_j + ℓ)/(ℓ + λ_t + λ₀)) and whether κ_j is
+// usable (κ_j + ℓ > 0 and c > 0).
+func shiftCandidate(j int, k0, ell, lt, l0 float64) (kappa, c float64, ok bool) {
+	if j < practicalShifts-1 {
+		kappa = math.Ldexp(k0, -j)
+	}
+	if !(kappa+ell > 0) {
+		return kappa, 0, false
+	}
+	c = math.Min(1, (kappa+ell)/(ell+lt+l0))
+	return kappa, c, c > 0
+}
+
 // minEigSym returns the smallest eigenvalue of the symmetric d×d matrix a (row-major); NaN
 // if the decomposition fails.
 func minEigSym(a []float64, d int) float64 {
@@ -126,17 +140,9 @@ func (a *Practical) chooseShift(g int, wy, wk, we float64) ([]float64, float64, 
 	if math.IsNaN(ell) {
 		return bestL, bestB, bestW
 	}
-	kappa := k0
 	for j := 1; j < practicalShifts; j++ {
-		kappa /= 2
-		if j == practicalShifts-1 {
-			kappa = 0
-		}
-		if !(kappa+ell > 0) {
-			continue
-		}
-		c := math.Min(1, (kappa+ell)/(ell+lt+l0))
-		if !(c > 0) {
+		kappa, c, ok := shiftCandidate(j, k0, ell, lt, l0)
+		if !ok {
 			continue
 		}
 		copy(a.shM, a.relG[g])

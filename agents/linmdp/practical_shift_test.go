@@ -22,15 +22,7 @@ func TestShiftComparison(t *testing.T) {
 		G := make([]float64, d*d)
 		n := int(math.Pow(10, 4*r.Float64()))
 		for k := 0; k < n; k++ {
-			x := make([]float64, d)
-			for i := range x {
-				x[i] = r.Float64()
-			}
-			for i := 0; i < d; i++ {
-				for j := 0; j < d; j++ {
-					G[i*d+j] += x[i] * x[j]
-				}
-			}
+			addRandomOuter(G, d, r.Float64)
 		}
 		E := make([]float64, d*d)
 		for i := 0; i < d; i++ {
@@ -51,18 +43,11 @@ func TestShiftComparison(t *testing.T) {
 			Gt[i] = G[i] + E[i]
 		}
 		ell := minEigSym(Gt, d)
-		kappa := lt + l0
 		for j := 0; j < practicalShifts; j++ {
-			if j > 0 {
-				kappa /= 2
-			}
-			if j == practicalShifts-1 {
-				kappa = 0
-			}
-			if !(kappa+ell > 0) {
+			kappa, c, ok := shiftCandidate(j, lt+l0, ell, lt, l0)
+			if !ok {
 				continue
 			}
-			c := math.Min(1, (kappa+ell)/(ell+lt+l0))
 			diff := make([]float64, d*d)
 			for i := range diff {
 				diff[i] = Gt[i] - c*G[i]

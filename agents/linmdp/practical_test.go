@@ -15,13 +15,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func practicalSmall(t testing.TB) *model.MDP {
-	env, err := model.LatentRiver(3, 4, 0.1, 0.9, 0.05, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
-}
+// practicalSmall is the small E2 of the practical agents' tests.
+func practicalSmall(t testing.TB) *model.MDP { return river(t, 4, 6) }
 
 // userElement returns one user's element (practicalLayout, scaled) for the given episode.
 func userElement(a *Practical, ep [][4]int, rew []float64) []float64 {
@@ -270,16 +265,7 @@ func TestPracticalNoiseStd(t *testing.T) {
 			}
 			tr := rng.NewSeed(seed).Child("env").Rand()
 			for k := 1; k <= 61; k++ {
-				s := env.InitialState(tr)
-				for h := 0; h < env.H; h++ {
-					act := a.Act(h, s)
-					s2 := env.Step(h, s, act, tr)
-					if err := a.Observe(h, s, act, env.Reward(h, s, act), s2); err != nil {
-						t.Fatal(err)
-					}
-					s = s2
-				}
-				a.EndEpisode()
+				playEpisode(t, a, env, tr)
 				if k > 60 {
 					continue
 				}
@@ -346,21 +332,8 @@ func TestPracticalReplay(t *testing.T) {
 		r := rng.NewSeed(4).Child("env").Rand()
 		var acts [][][]int
 		for k := 1; k <= K; k++ {
-			pol := make([][]int, env.H)
-			for h := range pol {
-				pol[h] = append([]int(nil), a.Policy()[h]...)
-			}
-			acts = append(acts, pol)
-			s := env.InitialState(r)
-			for h := 0; h < env.H; h++ {
-				act := a.Act(h, s)
-				s2 := env.Step(h, s, act, r)
-				if err := a.Observe(h, s, act, env.Reward(h, s, act), s2); err != nil {
-					t.Fatal(err)
-				}
-				s = s2
-			}
-			a.EndEpisode()
+			acts = append(acts, copyPolicy(a.Policy()))
+			playEpisode(t, a, env, r)
 		}
 		if len(a.updates) < 2 {
 			t.Fatal("fewer than 2 updates: the replay would be vacuous")

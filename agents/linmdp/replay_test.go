@@ -3,9 +3,11 @@ package linmdp
 import (
 	"github.com/dprl/dprl/internal/smallmat"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
+	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
 )
 
@@ -33,21 +35,8 @@ func TestBillboardReplay(t *testing.T) {
 		var acts [][][]int     // [k] policy used in episode k
 		for k := 1; k <= K; k++ {
 			a.BeginEpisode(k)
-			pol := make([][]int, H)
-			for h := range pol {
-				pol[h] = append([]int(nil), a.Policy()[h]...)
-			}
-			acts = append(acts, pol)
-			s := env.InitialState(r)
-			for h := 0; h < H; h++ {
-				act := a.Act(h, s)
-				s2 := env.Step(h, s, act, r)
-				if err := a.Observe(h, s, act, env.Reward(h, s, act), s2); err != nil {
-					t.Fatal(err)
-				}
-				s = s2
-			}
-			a.EndEpisode()
+			acts = append(acts, copyPolicy(a.Policy()))
+			playEpisode(t, a, env, r)
 			rk := make([][]float64, H)
 			for h := range rk {
 				rk[h] = append([]float64(nil), a.rel[h]...)
@@ -109,4 +98,29 @@ func TestBillboardReplay(t *testing.T) {
 			t.Errorf("rawPlanner=%v: replay mismatch = %v (want %v)", raw, mismatch, raw)
 		}
 	}
+}
+
+// playEpisode plays one episode of env with a's actions, the environment's responses drawn
+// from r: every step is observed (failing t on an error), then the episode ends.
+func playEpisode(t testing.TB, a Agent, env *model.MDP, r *rand.Rand) {
+	t.Helper()
+	s := env.InitialState(r)
+	for h := 0; h < env.H; h++ {
+		act := a.Act(h, s)
+		s2 := env.Step(h, s, act, r)
+		if err := a.Observe(h, s, act, env.Reward(h, s, act), s2); err != nil {
+			t.Fatal(err)
+		}
+		s = s2
+	}
+	a.EndEpisode()
+}
+
+// copyPolicy returns a copy of the policy pol[h][s].
+func copyPolicy(pol [][]int) [][]int {
+	c := make([][]int, len(pol))
+	for h, row := range pol {
+		c[h] = append([]int(nil), row...)
+	}
+	return c
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
@@ -17,6 +18,32 @@ type trajectory struct {
 	s []int
 	a []int
 	r []float64
+}
+
+// population is the users' side that both agents keep: user k's environment responses come
+// from the stream users/k, reseeded into upcg and read through ur; tr is her trajectory and ev
+// evaluates the published policies.
+type population struct {
+	users rng.Seed
+	upcg  *rand.PCG
+	ur    *rand.Rand
+	tr    trajectory
+	ev    *model.Evaluator
+	sides // the contract (protocol.go): one curator and one user, by mode
+}
+
+// newPopulation returns the population of the users of m whose streams derive from seed.
+func newPopulation(m *model.MDP, seed rng.Seed) population {
+	upcg := rand.NewPCG(0, 0)
+	return population{users: seed.Child("users"), upcg: upcg, ur: rand.New(upcg), ev: m.NewEvaluator()}
+}
+
+// serve has user k (her stream users/k) play the published policy p and report it, and returns
+// the exact regret of p.
+func (u *population) serve(k int, p protocol.Policy[*Rule]) (float64, error) {
+	regret := u.ev.Regret(p.Rule.Policy)
+	u.users.Index(uint64(k)).Reseed(u.upcg)
+	return regret, u.play(k, p, u.ur)
 }
 
 // Agent runs one linear-mixture algorithm, episode by episode, one user per episode:
@@ -31,31 +58,15 @@ type Agent struct {
 	cur    *central
 	srv    *LocalServer
 	rnd    *Randomizer
-	users  rng.Seed
-	upcg   *rand.PCG
-	ur     *rand.Rand
 	lv     *Leaves
-	tr     trajectory
-	ev     *model.Evaluator
-	sides  // the contract (protocol.go): one curator and one user, by mode
+	population
 }
 
 // New builds an agent for m whose privacy noise comes from the hardened noise.Secure source
 // (the default for anything but seeded experiments). seed drives the users' environment
 // responses and the tie-breaking stream.
 func New(m *model.MDP, cfg Config, seed rng.Seed) (*Agent, error) {
-	var srcErr error
-	a, err := build(m, cfg, seed, func(string, int, int) noise.Source {
-		s, err := noise.NewSecure()
-		if err != nil {
-			srcErr = err
-		}
-		return s
-	})
-	if srcErr != nil {
-		return nil, srcErr
-	}
-	return a, err
+	return buildSecure(m, cfg, seed, func(string) noise.Source { return nil })
 }
 
 // NewSeeded builds an agent whose noise streams are derived from seed (reproducible research
@@ -77,6 +88,12 @@ func NewWithNoise(m *model.MDP, cfg Config, seed rng.Seed, src func(path string)
 	if src == nil {
 		return New(m, cfg, seed)
 	}
+	return buildSecure(m, cfg, seed, src)
+}
+
+// buildSecure builds an agent whose stream "<stat>/<h*8+r>" comes from src of that path, or
+// from a fresh noise.Secure where src gives nil.
+func buildSecure(m *model.MDP, cfg Config, seed rng.Seed, src func(path string) noise.Source) (*Agent, error) {
 	var srcErr error
 	a, err := build(m, cfg, seed, func(name string, h, r int) noise.Source {
 		if s := src(fmt.Sprintf("%s/%d", name, h*8+r)); s != nil {
@@ -101,7 +118,7 @@ func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r i
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, m: m, users: seed.Child("users"), ev: m.NewEvaluator()}
+	a := &Agent{cfg: cfg, m: m, population: newPopulation(m, seed)}
 	if err := a.setup(); err != nil {
 		return nil, err
 	}
@@ -134,8 +151,6 @@ func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r i
 	}
 	a.lv = newLeaves(H, a.specs)
 	a.contract()
-	a.upcg = rand.NewPCG(0, 0)
-	a.ur = rand.New(a.upcg)
 	return a, nil
 }
 
@@ -437,18 +452,7 @@ func (a *Agent) Episode() (float64, error) { return a.EpisodeIn(a.m) }
 func (a *Agent) EpisodeIn(env *model.MDP) (float64, error) { return a.episodeIn(env) }
 
 // Run plays the remaining episodes up to K and returns the per-episode regrets.
-func (a *Agent) Run() ([]float64, error) {
-	pub := a.publisher()
-	out := make([]float64, 0, a.cfg.Episodes-pub.k)
-	for pub.k < a.cfg.Episodes {
-		r, err := a.Episode()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
+func (a *Agent) Run() ([]float64, error) { return a.runTo(a.cfg.Episodes, a.Episode) }
 
 // Diagnostics are per-run counters recorded with every run.
 type Diagnostics struct {

@@ -31,6 +31,21 @@ func runAll(t testing.TB, a *Agent) []float64 {
 	return r
 }
 
+// construct returns the agent newSeeded(m, cfg, seed) when seeded holds and newSecure(m, cfg,
+// seed) otherwise, failing t on an error.
+func construct[C, A any](t testing.TB, seeded bool, newSeeded, newSecure func(*model.MDP, C, rng.Seed) (A, error), m *model.MDP, cfg C, seed rng.Seed) A {
+	t.Helper()
+	mk := newSecure
+	if seeded {
+		mk = newSeeded
+	}
+	a, err := mk(m, cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 var allAlgs = []Algorithm{UCRLVTR, UCRLVTRPlus, LinOptVI, LinOptPO}
 
 // TestNoiseFreeEquivalence: every private mode with σ = 0 and shift 0 reproduces the
@@ -469,12 +484,26 @@ func TestSecureDefault(t *testing.T) {
 	runAll(t, a)
 }
 
+// refused is a configuration that a constructor must refuse with an error naming want.
+type refused[C any] struct {
+	cfg  C
+	want string
+}
+
+// checkRefused builds every case's configuration with build and reports each one that is
+// accepted, or refused with an error that does not contain its want.
+func checkRefused[C any](t *testing.T, cases []refused[C], build func(C) error) {
+	t.Helper()
+	for _, c := range cases {
+		if err := build(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: error %v, want it to name %q", c.cfg, err, c.want)
+		}
+	}
+}
+
 func TestBadConfig(t *testing.T) {
 	m := envA(t)
-	for _, c := range []struct {
-		cfg  Config
-		want string
-	}{
+	checkRefused(t, []refused[Config]{
 		{Config{Episodes: 0}, "episodes"},
 		{Config{Episodes: 10, Mode: JDP}, "epsilon"},
 		{Config{Episodes: 10, Mode: JDP, Epsilon: -1}, "epsilon"},
@@ -488,12 +517,10 @@ func TestBadConfig(t *testing.T) {
 		{Config{Episodes: 10, Algorithm: 9}, "algorithm"},
 		{Config{Episodes: 10, Mode: 7}, "mode"},
 		{Config{Episodes: 10, Cw: -1}, "cw"},
-	} {
-		_, err := NewSeeded(m, c.cfg, rng.NewSeed(1))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: error %v, want mention of %q", c.cfg, err, c.want)
-		}
-	}
+	}, func(cfg Config) error {
+		_, err := NewSeeded(m, cfg, rng.NewSeed(1))
+		return err
+	})
 	a, _ := NewSeeded(m, Config{Episodes: 1}, rng.NewSeed(1))
 	runAll(t, a)
 	if _, err := a.Episode(); err == nil {

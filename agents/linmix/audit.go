@@ -196,6 +196,29 @@ func auditRun(cfg Config, side int, seed rng.Seed) ([]float64, error) {
 	return out, nil
 }
 
+// mixTarget returns the linear-mixture audit target name, described by desc, at 20000 runs
+// per side.
+func mixTarget(name, desc string, claim audit.Claim, broken bool, run func(int, rng.Seed) ([]float64, error)) audit.Target {
+	return audit.Target{Name: name, Family: "linear-mixture", Description: desc, Claim: claim, Broken: broken, Runs: 20000, Run: run}
+}
+
+// targetName returns the name of the variant ("" for the agent itself) of the audit spec.
+func targetName(spec, variant string) string {
+	if variant == "" {
+		return "linear-mixture/" + spec
+	}
+	return "linear-mixture/" + spec + "/" + variant
+}
+
+// observedOutput returns what a target of privacy model mode observes: the changed user's
+// report under LDP, release otherwise.
+func observedOutput(mode Mode, release string) string {
+	if mode == LDP {
+		return "the changed user's report"
+	}
+	return release
+}
+
 // AuditTargets returns the audit targets of every private agent of the family, and
 // deliberately broken variants (noise divided by 4; tree noise redrawn per release; noise
 // level computed from the data; planner reading raw statistics), reachable only from here.
@@ -221,25 +244,10 @@ func AuditTargets() []audit.Target {
 				}
 				claim = pairClaim(ca)
 			}
-			name := "linear-mixture/" + s.name
-			if variant != "" {
-				name += "/" + variant
-			}
-			out := "released Λ̃, ũ of every step after each user"
-			if cfg.Mode == LDP {
-				out = "the changed user's report"
-			}
-			ts = append(ts, audit.Target{
-				Name:        name,
-				Family:      "linear-mixture",
-				Description: fmt.Sprintf("%s (nominal ε=%g) on K=%d users, user 1 with extreme leaves (±) vs extreme leaves (∓); output: %s; claim: zCDP/basic accounting of the actual noise%s", cfg.Name(), cfg.Epsilon, cfg.Episodes, out, what),
-				Claim:       claim,
-				Broken:      broken,
-				Runs:        20000,
-				Run: func(side int, seed rng.Seed) ([]float64, error) {
-					return auditRun(cfg, side, seed)
-				},
-			})
+			out := observedOutput(cfg.Mode, "released Λ̃, ũ of every step after each user")
+			ts = append(ts, mixTarget(targetName(s.name, variant),
+				fmt.Sprintf("%s (nominal ε=%g) on K=%d users, user 1 with extreme leaves (±) vs extreme leaves (∓); output: %s; claim: zCDP/basic accounting of the actual noise%s", cfg.Name(), cfg.Epsilon, cfg.Episodes, out, what),
+				claim, broken, func(side int, seed rng.Seed) ([]float64, error) { return auditRun(cfg, side, seed) }))
 		}
 		add("", knobs{}, false, "")
 		add("noise-div4", knobs{noiseDiv: 4}, true, "; BROKEN: noise divided by 4")
@@ -365,26 +373,11 @@ func practicalAuditTargets() []audit.Target {
 		add := func(variant string, k practicalKnobs, broken bool, what string) {
 			cfg := s.cfg
 			cfg.knobs = k
-			name := "linear-mixture/" + s.name
-			if variant != "" {
-				name += "/" + variant
-			}
-			out := "every release (Gram, target) after each user"
-			if cfg.Privacy.Mode == LDP {
-				out = "the changed user's report"
-			}
-			ts = append(ts, audit.Target{
-				Name:   name,
-				Family: "linear-mixture",
-				Description: fmt.Sprintf("%s, %s (nominal ε=%g) on K=%d users, user 1 hostile (X=3B·e₁, y=1 vs X=3B·e₂, y=−1); output: %s; claim: exact μ-GDP of the noise on this pair%s",
+			out := observedOutput(cfg.Privacy.Mode, "every release (Gram, target) after each user")
+			ts = append(ts, mixTarget(targetName(s.name, variant),
+				fmt.Sprintf("%s, %s (nominal ε=%g) on K=%d users, user 1 hostile (X=3B·e₁, y=1 vs X=3B·e₂, y=−1); output: %s; claim: exact μ-GDP of the noise on this pair%s",
 					cfg.Name(), PracticalLabel, cfg.Privacy.Epsilon, cfg.Episodes-1, out, what),
-				Claim:  claim,
-				Broken: broken,
-				Runs:   20000,
-				Run: func(side int, seed rng.Seed) ([]float64, error) {
-					return practicalAuditRun(cfg, side, seed)
-				},
-			})
+				claim, broken, func(side int, seed rng.Seed) ([]float64, error) { return practicalAuditRun(cfg, side, seed) }))
 		}
 		add("", practicalKnobs{}, false, "")
 		add("noise-div4", practicalKnobs{noiseDiv: 4}, true, "; BROKEN: noise divided by 4")

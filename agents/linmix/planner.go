@@ -125,20 +125,27 @@ func maxOf(x []float64) float64 {
 	return m
 }
 
-// greedy sets π_h(s) to an argmax of p.q, ties (within 1e-12·max(1,|Q|)) broken uniformly at
-// random from the planner's own tie stream (spec P6), and returns the max.
-func (p *planner) greedy(h, s int) float64 {
-	best := maxOf(p.q)
+// argmaxTies returns an argmax of q, ties (within 1e-12·max(1,|Q|)) broken uniformly at random
+// from the tie stream ties (spec P6), and the max.
+func argmaxTies(q []float64, ties *rand.Rand) (pick int, best float64) {
+	best = maxOf(q)
 	tol := 1e-12 * max(1, math.Abs(best))
-	n, pick := 0, 0
-	for a, v := range p.q {
+	n := 0
+	for a, v := range q {
 		if v >= best-tol {
 			n++
-			if n == 1 || p.ties.IntN(n) == 0 {
+			if n == 1 || ties.IntN(n) == 0 {
 				pick = a
 			}
 		}
 	}
+	return pick, best
+}
+
+// greedy sets π_h(s) to an argmax of p.q, ties broken from the planner's own tie stream
+// (argmaxTies), and returns the max.
+func (p *planner) greedy(h, s int) float64 {
+	pick, best := argmaxTies(p.q, p.ties)
 	p.pol.Act[h*p.S+s] = pick
 	return best
 }

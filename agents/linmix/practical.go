@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 
 	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/bounds"
@@ -356,21 +355,8 @@ func newPracticalCurator(H, d, K int, pub practicalPublic, p PracticalPrivacy, s
 	if err != nil {
 		return nil, err
 	}
-	if p.Mode == None {
-		if c.g, err = led.Compose(); err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	if src == nil {
-		return nil, errors.New("practical curator: a noise source is required")
-	}
-	kind, err := counter.NewRegistry().Lookup(p.Counter)
-	if err != nil {
-		return nil, err
-	}
-	build := kind.Build
-	if kind.Name == "blt" && blt != nil {
+	var build counter.Builder // nil: the registry's counter named p.Counter
+	if blt != nil && cmp.Or(p.Counter, counter.DefaultKind) == "blt" {
 		build = func(c counter.GaussianConfig, s noise.Source) (counter.GaussianCounter, error) {
 			return counter.NewBLT(c, *blt, s)
 		}
@@ -380,7 +366,7 @@ func newPracticalCurator(H, d, K int, pub practicalPublic, p PracticalPrivacy, s
 	if kn.noiseDiv > 0 {
 		div = kn.noiseDiv // broken variant: the report is NOT what this noise gives
 	}
-	c.cnt, c.g, err = agentkit.CalibratedCounter(led, build, ledger.Entry{Counter: p.Counter, Sensitivity: pub.sens,
+	c.cnt, c.g, err = agentkit.CuratorCounter(led, p.Mode != None, build, ledger.Entry{Counter: p.Counter, Sensitivity: pub.sens,
 		Releases: capacity, Dim: n, Grid: practicalGrid(c.scales), Inputs: pub.inputs},
 		counter.GaussianConfig{Dim: n, Capacity: capacity, CoordScale: c.scales}, src, div)
 	if err != nil {
@@ -432,14 +418,12 @@ type PracticalLocalServer struct {
 
 // Receive adds one report; the release is refreshed at the end of each batch.
 func (l *PracticalLocalServer) Receive(r *PracticalReport) error {
-	if r == nil || len(r.x) != len(l.sum) {
+	if r == nil {
 		return errors.New("practical ldp server: malformed report")
 	}
-	if l.b.Users >= l.cap {
-		return fmt.Errorf("practical ldp server: already received K−1 = %d reports", l.cap)
-	}
-	if !l.b.AddSum(l.sum, r.x) {
-		return nil
+	done, err := l.b.AddReport(l.sum, r.x, l.cap, "practical ldp server")
+	if err != nil || !done {
+		return err
 	}
 	np := len(l.rel.Gram)
 	copy(l.rel.Gram, l.sum[:np])
@@ -462,16 +446,8 @@ func newPracticalLocal(H, d, K int, pub practicalPublic, p PracticalPrivacy, src
 	}
 	// One Gaussian report per user (factor 1, one release), rounded to the grid of σ/√2 (the
 	// smallest coordinate std) with a Secure source.
-	err = led.Register(ledger.Entry{Name: ledger.EntryReport, Mechanism: ledger.Gaussian, Sensitivity: pub.sens, Dim: enc.dim(),
-		Secure: src.Secure(), Grid: practicalGrid(scales), Inputs: pub.inputs})
-	if err != nil {
-		return nil, nil, ledger.Report{}, err
-	}
-	sigma, err := led.Calibrate(ledger.EntryReport)
-	if err != nil {
-		return nil, nil, ledger.Report{}, err
-	}
-	g, err := led.Compose()
+	sigma, g, err := agentkit.CalibratedReport(led, ledger.Entry{Sensitivity: pub.sens, Dim: enc.dim(),
+		Grid: practicalGrid(scales), Inputs: pub.inputs}, src.Secure())
 	if err != nil {
 		return nil, nil, g, err
 	}
@@ -490,21 +466,16 @@ func newPracticalLocal(H, d, K int, pub practicalPublic, p PracticalPrivacy, src
 // user-side planning from the release → rollout → leaves → curator (JDP / none) or user-side
 // randomiser + LDP server. It is not safe for concurrent use.
 type PracticalAgent struct {
-	cfg   PracticalConfig
-	m     *model.MDP
-	g     ledger.Report
-	pub   practicalPublic
-	pl    *practicalPlanner
-	cur   *PracticalCurator
-	srv   *PracticalLocalServer
-	rnd   *PracticalRandomizer
-	users rng.Seed
-	upcg  *rand.PCG
-	ur    *rand.Rand
-	lv    *PracticalLeaves
-	tr    trajectory
-	ev    *model.Evaluator
-	sides // the contract (protocol.go): one curator and one user, by mode
+	cfg PracticalConfig
+	m   *model.MDP
+	g   ledger.Report
+	pub practicalPublic
+	pl  *practicalPlanner
+	cur *PracticalCurator
+	srv *PracticalLocalServer
+	rnd *PracticalRandomizer
+	lv  *PracticalLeaves
+	population
 }
 
 // NewPractical builds a practical agent whose privacy noise comes from the hardened
@@ -556,7 +527,7 @@ func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.
 	B := p.Clip * b1
 	pub := practicalPublic{B: B, T: p.Budget * float64(H-1) * B * B, sens: PracticalSensitivity(H, B, p.Budget)}
 	pub.inputs = map[string]float64{"feature_bound": b1, "clip_radius": B, "trace_cap": pub.T, "batch_every": float64(p.BatchEvery)}
-	a := &PracticalAgent{cfg: cfg, m: m, pub: pub, users: seed.Child("users"), ev: m.NewEvaluator()}
+	a := &PracticalAgent{cfg: cfg, m: m, pub: pub, population: newPopulation(m, seed)}
 	switch p.Mode {
 	case LDP:
 		z, srv, gg, err := newPracticalLocal(H, d, cfg.Episodes, pub, p, src, cfg.knobs)
@@ -578,8 +549,6 @@ func buildPractical(m *model.MDP, cfg PracticalConfig, seed rng.Seed, src noise.
 	a.pl = newPracticalPlanner(m, &a.cfg, cw, B, seed.Child("ties").Rand())
 	a.lv = newPracticalLeaves(H, d)
 	a.contract()
-	a.upcg = rand.NewPCG(0, 0)
-	a.ur = rand.New(a.upcg)
 	return a, nil
 }
 
@@ -604,18 +573,7 @@ func (a *PracticalAgent) Release() *PracticalRelease {
 func (a *PracticalAgent) Episode() (float64, error) { return a.episode() }
 
 // Run plays the remaining episodes up to K and returns the per-episode regrets.
-func (a *PracticalAgent) Run() ([]float64, error) {
-	pub := a.publisher()
-	out := make([]float64, 0, a.cfg.Episodes-pub.k)
-	for pub.k < a.cfg.Episodes {
-		r, err := a.Episode()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
+func (a *PracticalAgent) Run() ([]float64, error) { return a.runTo(a.cfg.Episodes, a.Episode) }
 
 // Width returns the planner's current (λ_t, β_t) (diagnostics).
 func (a *PracticalAgent) Width() (lambda, beta float64) { return a.pl.lam, a.pl.beta }

@@ -143,24 +143,23 @@ func identityKnown(d int) *practicalKnown {
 }
 
 // reduce writes Uᵀx (length dn) into out.
-func (k *practicalKnown) reduce(x, out []float64) {
-	for c := 0; c < k.dn; c++ {
-		s := 0.0
-		for i := 0; i < k.d; i++ {
-			s += k.u[i*k.dn+c] * x[i]
-		}
-		out[c] = s
-	}
-}
+func (k *practicalKnown) reduce(x, out []float64) { k.mul(x, out, true) }
 
 // expand writes U z (length d) into out.
-func (k *practicalKnown) expand(z, out []float64) {
-	for i := 0; i < k.d; i++ {
+func (k *practicalKnown) expand(z, out []float64) { k.mul(z, out, false) }
+
+// mul writes U z (length d) or, transposed, Uᵀz (length dn) into out, summing in index order.
+func (k *practicalKnown) mul(z, out []float64, transposed bool) {
+	n, m, so, si := k.d, k.dn, k.dn, 1 // out[o] = Σ_i U[o][i]·z[i]
+	if transposed {
+		n, m, so, si = k.dn, k.d, 1, k.dn // out[o] = Σ_i U[i][o]·z[i]
+	}
+	for o := 0; o < n; o++ {
 		s := 0.0
-		for c := 0; c < k.dn; c++ {
-			s += k.u[i*k.dn+c] * z[c]
+		for i := 0; i < m; i++ {
+			s += k.u[o*so+i*si] * z[i]
 		}
-		out[i] = s
+		out[o] = s
 	}
 }
 

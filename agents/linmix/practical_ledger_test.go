@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/internal/agenttest"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -39,4 +40,26 @@ func TestPracticalReportPinned(t *testing.T) {
 		}
 		agenttest.CheckPinned(t, fmt.Sprintf("%+v", c), a.Guarantee(), c.sigma, c.mu, c.epsOut)
 	}
+}
+
+// TestPracticalReleaseSlack: practical-vtr/jdp with the Secure source on a real-valued
+// factorisation counter (blt, sqrt) accounts for the grid rounding of the counter's noise
+// prediction: the ledger entry carries counter.SecureReleaseSlack of the counter's rounding
+// gain, capacity and dimension, the report's μ is the Gaussian mechanism's μ plus that slack,
+// and the total still meets the nominal (1, 1e-5). A tree has no slack. Dropping the slack
+// from the registration, the calibration or the report fails this test.
+func TestPracticalReleaseSlack(t *testing.T) {
+	m := practicalEnv(t)
+	agenttest.CheckReleaseSlacks(t, func(kind string, batched bool) (ledger.Report, error) {
+		M := 1 // batched: a release every 20 users
+		if batched {
+			M = 20
+		}
+		cfg := PracticalConfig{Episodes: 200, Privacy: PracticalPrivacy{Mode: JDP, Epsilon: 1, Counter: kind, BatchEvery: M}}
+		a, err := buildPractical(m, cfg, rng.NewSeed(1), noise.NewSecureFromKey([32]byte{17, 3}))
+		if err != nil {
+			return ledger.Report{}, err
+		}
+		return a.Guarantee(), nil
+	})
 }

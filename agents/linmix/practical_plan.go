@@ -209,18 +209,10 @@ func (p *practicalPlanner) plan(rel *PracticalRelease) {
 	}
 }
 
+// greedy sets π_h(s) to an argmax of p.q, ties broken from the planner's own tie stream
+// (argmaxTies), and returns the max.
 func (p *practicalPlanner) greedy(h, s int) float64 {
-	best := maxOf(p.q)
-	tol := 1e-12 * max(1, math.Abs(best))
-	n, pick := 0, 0
-	for a, v := range p.q {
-		if v >= best-tol {
-			n++
-			if n == 1 || p.ties.IntN(n) == 0 {
-				pick = a
-			}
-		}
-	}
+	pick, best := argmaxTies(p.q, p.ties)
 	p.pol.Act[h*p.S+s] = pick
 	return best
 }

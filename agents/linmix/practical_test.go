@@ -14,13 +14,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-func practicalEnv(t testing.TB) *model.MDP {
-	m, err := model.TwoStateHard(5, 10, 0.1, 0.5, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+// practicalEnv is the practical agents' test environment, the papers' agents' envA.
+func practicalEnv(t testing.TB) *model.MDP { return envA(t) }
 
 // weightedDiff returns the counter-norm distance of two contributions (Gram off-diagonals
 // weighted by √2).
@@ -233,16 +228,7 @@ func TestPracticalGuarantee(t *testing.T) {
 			}
 			for _, secure := range []bool{false, true} {
 				cfg := PracticalConfig{Privacy: PracticalPrivacy{Mode: mode, Epsilon: 1, Counter: ctr, BatchEvery: 50}, Episodes: 1000}
-				var a *PracticalAgent
-				var err error
-				if secure {
-					a, err = NewPractical(m, cfg, rng.NewSeed(1))
-				} else {
-					a, err = NewPracticalSeeded(m, cfg, rng.NewSeed(1))
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
+				a := construct(t, !secure, NewPracticalSeeded, NewPractical, m, cfg, rng.NewSeed(1))
 				g := a.Guarantee()
 				if math.Abs(g.Mu-0.268051) > 1e-6 || g.Epsilon > 1+1e-9 || !g.PrivateAtNominal || g.Secure != secure {
 					t.Errorf("%s/%s secure=%v: %+v", mode, ctr, secure, g)
@@ -435,10 +421,7 @@ func TestPracticalGuard(t *testing.T) {
 // TestPracticalConfigErrors: every bad field is named.
 func TestPracticalConfigErrors(t *testing.T) {
 	m := practicalEnv(t)
-	for _, tc := range []struct {
-		cfg  PracticalConfig
-		want string
-	}{
+	checkRefused(t, []refused[PracticalConfig]{
 		{PracticalConfig{Episodes: 1}, "episodes"},
 		{PracticalConfig{Episodes: 10, Privacy: PracticalPrivacy{Mode: JDP}}, "privacy.epsilon"},
 		{PracticalConfig{Episodes: 10, Privacy: PracticalPrivacy{Mode: JDP, Epsilon: 1, Delta: 2}}, "privacy.delta"},
@@ -451,12 +434,10 @@ func TestPracticalConfigErrors(t *testing.T) {
 		{PracticalConfig{Episodes: 10, BetaMult: math.Inf(1)}, "beta multiplier"},
 		{PracticalConfig{Episodes: 10, Theory: true, BetaMult: 0.1}, "beta multiplier"},
 		{PracticalConfig{Episodes: 10, Cw: -1}, "cw"},
-	} {
-		_, err := NewPracticalSeeded(m, tc.cfg, rng.NewSeed(1))
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: error %v, want it to name %q", tc.cfg, err, tc.want)
-		}
-	}
+	}, func(cfg PracticalConfig) error {
+		_, err := NewPracticalSeeded(m, cfg, rng.NewSeed(1))
+		return err
+	})
 }
 
 // TestPracticalTheoryWider: the theory variant's union bound gives a wider λ_t and β_t than the

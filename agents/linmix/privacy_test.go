@@ -264,16 +264,7 @@ func TestLDPServerCannotRegenerateNoise(t *testing.T) {
 	for _, alg := range allAlgs {
 		for _, seeded := range []bool{true, false} {
 			cfg := Config{Algorithm: alg, Mode: LDP, Episodes: 3, Epsilon: 2, Delta: 1e-3}
-			var a *Agent
-			var err error
-			if seeded {
-				a, err = NewSeeded(m, cfg, rng.NewSeed(4))
-			} else {
-				a, err = New(m, cfg, rng.NewSeed(4))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := construct(t, seeded, NewSeeded, New, m, cfg, rng.NewSeed(4))
 			if _, err := a.Run(); err != nil {
 				t.Fatal(err)
 			}

@@ -270,10 +270,17 @@ func (p *publisher) Publish() (protocol.Policy[*Rule], error) {
 // end ends the current episode (after its report, or without one).
 func (p *publisher) end() { p.begun = false }
 
-func (p *publisher) admit() error {
+// accept takes one validated report: unless every user of the calibration was received, it
+// runs ingest and, when that succeeds, counts the report and ends the episode.
+func (p *publisher) accept(ingest func() error) error {
 	if p.received >= p.users {
 		return fmt.Errorf("%s: all %d users of the calibration were received", p.name, p.users)
 	}
+	if err := ingest(); err != nil {
+		return err
+	}
+	p.received++
+	p.end()
 	return nil
 }
 
@@ -295,15 +302,7 @@ func (c *TrustedCurator) Receive(r *protocol.Leaves) error {
 	if c.exact && len(r.X) != c.head.Dims.Steps {
 		return &protocol.FieldError{Field: "x", Msg: fmt.Sprintf("got %d steps of leaves, want H = %d", len(r.X), c.head.Dims.Steps)}
 	}
-	if err := c.admit(); err != nil {
-		return err
-	}
-	if err := c.ingest(r); err != nil {
-		return err
-	}
-	c.received++
-	c.end()
-	return nil
+	return c.accept(func() error { return c.ingest(r) })
 }
 
 // LocalCurator is the curator of an LDP linear-mixture agent: it accepts only privatised
@@ -318,15 +317,7 @@ func (c *LocalCurator) Receive(r *protocol.Privatized) error {
 	if err := r.Validate(c.head); err != nil {
 		return err
 	}
-	if err := c.admit(); err != nil {
-		return err
-	}
-	if err := c.ingest(r); err != nil {
-		return err
-	}
-	c.received++
-	c.end()
-	return nil
+	return c.accept(func() error { return c.ingest(r) })
 }
 
 var (
@@ -506,6 +497,40 @@ func (s *sides) session(m *model.MDP) (protocol.Session, *Evaluator) {
 	return protocol.NewSession(s.trusted, s.jdpUser, ev), ev
 }
 
+// play has user k play the published policy p with the response stream r and hands her report
+// to the curator.
+func (s *sides) play(k int, p protocol.Policy[*Rule], r *rand.Rand) error {
+	if s.local != nil {
+		return playReport(s.ldpUser, s.local.Receive, k, p, r)
+	}
+	return playReport(s.jdpUser, s.trusted.Receive, k, p, r)
+}
+
+// playReport has u play the policy p and hands her report to receive.
+func playReport[R protocol.Report](u *User[R], receive func(R) error, k int, p protocol.Policy[*Rule], r *rand.Rand) error {
+	e, _ := u.Play(k, p, r)
+	rep, err := u.Report(e)
+	if err != nil {
+		return err
+	}
+	return receive(rep)
+}
+
+// runTo plays episodes until K were published and returns their regrets (those played before
+// an error, with it).
+func (s *sides) runTo(K int, episode func() (float64, error)) ([]float64, error) {
+	pub := s.publisher()
+	out := make([]float64, 0, K-pub.k)
+	for pub.k < K {
+		r, err := episode()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
 func (s *sides) publisher() *publisher {
 	if s.local != nil {
 		return &s.local.publisher
@@ -529,24 +554,12 @@ func (a *Agent) episodeIn(env *model.MDP) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	regret := a.ev.Regret(p.Rule.Policy)
-	a.users.Index(uint64(pub.k)).Reseed(a.upcg)
 	if a.local != nil {
 		a.ldpUser.env = env
-		e, _ := a.ldpUser.Play(pub.k, p, a.ur)
-		rep, err := a.ldpUser.Report(e)
-		if err != nil {
-			return regret, err
-		}
-		return regret, a.local.Receive(rep)
+	} else {
+		a.jdpUser.env = env
 	}
-	a.jdpUser.env = env
-	e, _ := a.jdpUser.Play(pub.k, p, a.ur)
-	rep, err := a.jdpUser.Report(e)
-	if err != nil {
-		return regret, err
-	}
-	return regret, a.trusted.Receive(rep)
+	return a.serve(pub.k, p)
 }
 
 // contract builds the practical agent's curator and user (once, in buildPractical).
@@ -604,24 +617,9 @@ func (a *PracticalAgent) episode() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	regret := a.ev.Regret(p.Rule.Policy)
 	if pub.k > pub.users {
 		pub.end()
-		return regret, nil // the last user's data would reach nobody
+		return a.ev.Regret(p.Rule.Policy), nil // the last user's data would reach nobody
 	}
-	a.users.Index(uint64(pub.k)).Reseed(a.upcg)
-	if a.local != nil {
-		e, _ := a.ldpUser.Play(pub.k, p, a.ur)
-		rep, err := a.ldpUser.Report(e)
-		if err != nil {
-			return regret, err
-		}
-		return regret, a.local.Receive(rep)
-	}
-	e, _ := a.jdpUser.Play(pub.k, p, a.ur)
-	rep, err := a.jdpUser.Report(e)
-	if err != nil {
-		return regret, err
-	}
-	return regret, a.trusted.Receive(rep)
+	return a.serve(pub.k, p)
 }

@@ -170,6 +170,47 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 	return out[:len(out):len(out)], nil
 }
 
+// auditSpec is one row of an audit-target table of the LQ family: the target's name and
+// description, its variant b of the broken-variant type B, the changed user (of type U) on
+// side 0 and on side 1, the number of episodes K, whether the output is averaged over the
+// releases, and the suggested number of runs per side.
+type auditSpec[B comparable, U any] struct {
+	name, desc string
+	b          B
+	u0, u1     U
+	K          int
+	average    bool
+	runs       int
+}
+
+// auditRunFunc is audit.Target.Run: one run on side 0 or 1 from seed.
+type auditRunFunc = func(side int, seed rng.Seed) ([]float64, error)
+
+// auditTargets returns one LQ target per row of specs, claiming (auditEpsilon, auditDelta),
+// Broken unless the row's variant is ok, and running run(row); the run rejects a side other
+// than 0 or 1.
+func auditTargets[B comparable, U any](specs []auditSpec[B, U], ok B, run func(auditSpec[B, U]) auditRunFunc) []audit.Target {
+	ts := make([]audit.Target, 0, len(specs))
+	for _, sp := range specs {
+		r := run(sp)
+		ts = append(ts, audit.Target{
+			Name:        sp.name,
+			Family:      "lq",
+			Description: sp.desc,
+			Claim:       audit.Claim{Epsilon: auditEpsilon, Delta: auditDelta},
+			Broken:      sp.b != ok,
+			Runs:        sp.runs,
+			Run: func(side int, seed rng.Seed) ([]float64, error) {
+				if side != 0 && side != 1 {
+					return nil, fmt.Errorf("lq audit: side must be 0 or 1, got %d", side)
+				}
+				return r(side, seed)
+			},
+		})
+	}
+	return ts
+}
+
 // AuditTargets returns the audit targets of the LQ family: Private-OFU-RL at (ε, δ) = (2, 1e−5)
 // on LQ-E1 where user 1 is replaced by an adversarial user realising the replace-one
 // sensitivity of B_1 (users A and B, orthogonal z of norm 1 + γ), later users report fixed
@@ -180,16 +221,8 @@ func auditRun(cfg Config, K int, u0, u1 userKind, side int, seed rng.Seed, withP
 // average of the releases), noise level computed from the first user's data, planner reading
 // raw statistics.
 func AuditTargets() []audit.Target {
-	type spec struct {
-		name, desc string
-		b          broken
-		u0, u1     userKind
-		K          int
-		weighted   bool
-		runs       int
-	}
 	const base = "Private-OFU-RL on LQ-E1, (ε,δ)=(2,1e-5), replace-one; user 1 "
-	specs := []spec{
+	specs := []auditSpec[broken, userKind]{
 		{"lq/private-ofu-rl", base + "A: z=(1,0,0.83) vs B: orthogonal z; K=3; output: billboards after user 1", notBroken, userA, userB, 3, false, 200000},
 		{"lq/private-ofu-rl/zero-user", base + "A vs a user reporting zeros; K=3; output: billboards after user 1", notBroken, userA, userZero, 3, false, 20000},
 		{"lq/private-ofu-rl/long", base + "A vs B; K=1025; output: popcount-weighted average of the billboards after user 1", notBroken, userA, userB, 1025, true, 20000},
@@ -198,26 +231,14 @@ func AuditTargets() []audit.Target {
 		{"lq/private-ofu-rl/data-sigma", "BROKEN: noise level computed from user 1's element; " + base + "A vs zeros; K=3", brokenDataSigma, userA, userZero, 3, false, 20000},
 		{"lq/private-ofu-rl/raw-planner", "BROKEN: the planner reads the raw statistics; " + base + "A vs B; K=3", brokenRawPlanner, userA, userB, 3, false, 20000},
 	}
-	var ts []audit.Target
-	for _, sp := range specs {
+	ts := auditTargets(specs, notBroken, func(sp auditSpec[broken, userKind]) auditRunFunc {
 		cfg := DefaultConfig(auditEpsilon, sp.K)
 		cfg.Delta = auditDelta
 		cfg.broken = sp.b
-		ts = append(ts, audit.Target{
-			Name:        sp.name,
-			Family:      "lq",
-			Description: sp.desc,
-			Claim:       audit.Claim{Epsilon: auditEpsilon, Delta: auditDelta},
-			Broken:      sp.b != notBroken,
-			Runs:        sp.runs,
-			Run: func(side int, seed rng.Seed) ([]float64, error) {
-				if side != 0 && side != 1 {
-					return nil, fmt.Errorf("lq audit: side must be 0 or 1, got %d", side)
-				}
-				return auditRun(cfg, sp.K, sp.u0, sp.u1, side, seed, false, false, sp.weighted)
-			},
-		})
-	}
+		return func(side int, seed rng.Seed) ([]float64, error) {
+			return auditRun(cfg, sp.K, sp.u0, sp.u1, side, seed, false, false, sp.average)
+		}
+	})
 	// dprl's practical agent (practical_audit.go).
 	return append(ts, PracticalAuditTargets()...)
 }

@@ -53,11 +53,7 @@ func TestSecureReleasesOnGrid(t *testing.T) {
 // the sensitivity ball by pair scaling: with noise off the released element stays within
 // Δ_1 = H(1+γ)², Δ_2 = H(1+γ) in Frobenius norm, and nothing non-finite is released.
 func TestHostileTrajectoryBounded(t *testing.T) {
-	sys := lq.LQE1()
-	pub := PublicOf(sys)
-	cfg := DefaultConfig(1, 10)
-	consts, _ := ComputeConstants(pub, cfg)
-	consts.Sigma1, consts.Sigma2 = 0, 0
+	sys, pub, cfg, consts := noiseOffLQE1(10)
 	H, g := float64(sys.H), sys.Gamma
 	for _, v := range privacytest.Hostile {
 		for _, where := range []string{"x", "u", "xnext"} {

@@ -101,15 +101,13 @@ type searcher struct {
 	cfg        SearchConfig
 	ric        *lq.Riccati
 
-	el             *Ellipsoid
-	sc             []float64 // β/√v_k
-	eb             ellipsoid // S̄ in Y coordinates
-	ea             ellipsoid // C_k in Y coordinates (unit ball)
-	x              []float64
-	fevals, iters  int
-	bufT, bufG     []float64
-	bufY, bufY2    []float64
-	bufGY, bufProj []float64
+	el            *Ellipsoid
+	sc            []float64 // β/√v_k
+	eb            ellipsoid // S̄ in Y coordinates
+	ea            ellipsoid // C_k in Y coordinates (unit ball)
+	x             []float64
+	fevals, iters int
+	bufG, bufD    []float64 // scratch (p×n): a gradient; Θ − Θ̂ in toY
 }
 
 func newSearcher(pub Public, cfg SearchConfig) *searcher {
@@ -123,7 +121,7 @@ func newSearcher(pub Public, cfg SearchConfig) *searcher {
 	}
 	s.ea = ellipsoid{w: ones, r: 1}
 	s.eb = ellipsoid{w: make([]float64, p), c: make([]float64, p*n), r: 1}
-	for _, b := range []*[]float64{&s.bufT, &s.bufG, &s.bufY, &s.bufY2, &s.bufGY, &s.bufProj} {
+	for _, b := range []*[]float64{&s.bufG, &s.bufD} {
 		*b = make([]float64, p*n)
 	}
 	return s
@@ -151,28 +149,25 @@ func (s *searcher) toTheta(y, out []float64) {
 }
 
 func (s *searcher) toY(theta, out []float64) {
-	p, n, q := s.p, s.n, s.el.QV
+	p, n, d := s.p, s.n, s.bufD
+	for i := range d {
+		d[i] = theta[i] - s.el.ThetaHat[i]
+	}
+	mulQT(s.el.QV, d, p, n, out)
 	for k := 0; k < p; k++ {
 		for j := 0; j < n; j++ {
-			v := 0.0
-			for i := 0; i < p; i++ {
-				v += q[i*p+k] * (theta[i*n+j] - s.el.ThetaHat[i*n+j])
-			}
-			out[k*n+j] = v / s.sc[k]
+			out[k*n+j] /= s.sc[k]
 		}
 	}
 }
 
 // gradY writes ∇_Y f = diag(β/√v) Q_Vᵀ ∇_Θ f.
 func (s *searcher) gradY(g, out []float64) {
-	p, n, q := s.p, s.n, s.el.QV
+	p, n := s.p, s.n
+	mulQT(s.el.QV, g, p, n, out)
 	for k := 0; k < p; k++ {
 		for j := 0; j < n; j++ {
-			v := 0.0
-			for i := 0; i < p; i++ {
-				v += q[i*p+k] * g[i*n+j]
-			}
-			out[k*n+j] = s.sc[k] * v
+			out[k*n+j] *= s.sc[k]
 		}
 	}
 }
@@ -209,15 +204,12 @@ func (s *searcher) armijo(U, GU, step0, U2, T2 []float64, fT, step float64) (f2,
 func (s *searcher) setup(el *Ellipsoid, x []float64) {
 	s.el, s.x = el, x
 	p, n := s.p, s.n
+	mulQT(el.QV, el.ThetaHat, p, n, s.eb.c)
 	for k := 0; k < p; k++ {
 		s.sc[k] = el.Beta / math.Sqrt(el.V[k])
 		s.eb.w[k] = el.Beta * el.Beta / el.V[k]
 		for j := 0; j < n; j++ {
-			t := 0.0
-			for i := 0; i < p; i++ {
-				t += el.QV[i*p+k] * el.ThetaHat[i*n+j]
-			}
-			s.eb.c[k*n+j] = -t / s.sc[k]
+			s.eb.c[k*n+j] = -s.eb.c[k*n+j] / s.sc[k]
 		}
 	}
 }
@@ -227,20 +219,74 @@ func (s *searcher) setup(el *Ellipsoid, x []float64) {
 func (s *searcher) empty() bool {
 	p, n := s.p, s.n
 	c := make([]float64, p*n)
-	for k := 0; k < p; k++ {
-		for j := 0; j < n; j++ {
-			t := 0.0
-			for i := 0; i < p; i++ {
-				t += s.el.QV[i*p+k] * s.el.ThetaHat[i*n+j]
-			}
-			c[k*n+j] = t
-		}
-	}
+	mulQT(s.el.QV, s.el.ThetaHat, p, n, c)
 	zero := make([]float64, p*n)
 	out := make([]float64, p*n)
 	projTwoEllipsoids(zero, p, n, ellipsoid{w: s.el.V, c: c, r: s.el.Beta},
 		ellipsoid{w: make([]float64, p), r: math.Inf(1)}, out)
 	return frob(out) > 1+1e-12
+}
+
+// descentBuffers is the scratch of one descent (p×n each).
+type descentBuffers struct {
+	u, u2, t, t2, g, gu, step0 []float64
+}
+
+func newDescentBuffers(m int) *descentBuffers {
+	b := &descentBuffers{}
+	for _, v := range []*[]float64{&b.u, &b.u2, &b.t, &b.t2, &b.g, &b.gu, &b.step0} {
+		*v = make([]float64, m)
+	}
+	return b
+}
+
+// descend runs the preconditioned projected-gradient descent of OptimisticSearch from Proj(st)
+// (Y coordinates) for state x, with Armijo backtracking on the projection arc, and returns f
+// and Θ at its end (Θ in one of b's buffers). It stops after MaxIter iterations, when no
+// step is accepted, when an accepted step moves Y by at most TolX and, if tolF ≥ 0, when an
+// accepted step lowers f by at most tolF·(1 + |f|).
+func (s *searcher) descend(x, st []float64, b *descentBuffers, tolF float64) (float64, []float64) {
+	U, U2, T, T2, G, GU := b.u, b.u2, b.t, b.t2, b.g, b.gu
+	s.proj(st, U)
+	s.toTheta(U, T)
+	fT := s.f(T)
+	s.ric.Gradient(x, G)
+	step := s.cfg.StepInit
+	for it := 0; it < s.cfg.MaxIter; it++ {
+		s.gradY(G, GU)
+		var f2 float64
+		f2, step = s.armijo(U, GU, b.step0, U2, T2, fT, step)
+		if step < s.cfg.StepMin || !(f2 <= fT) {
+			break
+		}
+		dU := 0.0
+		for i := range U {
+			d := U2[i] - U[i]
+			dU += d * d
+		}
+		U, U2 = U2, U
+		T, T2 = T2, T
+		gain := fT - f2
+		fT = f2
+		s.iters++
+		s.ric.Gradient(x, G) // the last Solve was at T (now accepted)
+		step = math.Min(s.cfg.StepGrow*step, s.cfg.StepMax)
+		if math.Sqrt(dU) <= s.cfg.TolX || (tolF >= 0 && gain <= tolF*(1+math.Abs(fT))) {
+			break
+		}
+	}
+	return fT, T
+}
+
+// earlyExit returns res with Θ̃ = theta, the projection of the A-zeroed start (start 1),
+// which keeps A = 0 and is therefore a global minimiser (the early exit of OptimisticSearch).
+func (s *searcher) earlyExit(res SearchResult, theta []float64) SearchResult {
+	copy(res.Theta, theta)
+	res.F = s.f(theta)
+	res.EarlyExit = true
+	res.BestStart = 1
+	res.Fevals = s.fevals
+	return res
 }
 
 // OptimisticSearch solves eq. (9), Θ̃ ∈ argmin_{Θ ∈ C_k ∩ S̄} J*_1(Θ, x), by multi-start
@@ -283,12 +329,7 @@ func (s *searcher) search(el *Ellipsoid, x []float64, rng *rand.Rand) SearchResu
 	pyA := make([]float64, p*n)
 	if !s.proj(yA, pyA) {
 		// Feasible as it is: Θ̃ = the A-zeroed Θ̂ exactly (A = 0 ⇒ K ≡ 0, f = J_LB).
-		copy(res.Theta, thA)
-		res.F = s.f(thA)
-		res.EarlyExit = true
-		res.BestStart = 1
-		res.Fevals = s.fevals
-		return res
+		return s.earlyExit(res, thA)
 	}
 	thPA := make([]float64, p*n)
 	s.toTheta(pyA, thPA)
@@ -297,12 +338,7 @@ func (s *searcher) search(el *Ellipsoid, x []float64, rng *rand.Rand) SearchResu
 		maxA = math.Max(maxA, math.Abs(v))
 	}
 	if maxA <= 1e-12 {
-		copy(res.Theta, thPA)
-		res.F = s.f(thPA)
-		res.EarlyExit = true
-		res.BestStart = 1
-		res.Fevals = s.fevals
-		return res
+		return s.earlyExit(res, thPA)
 	}
 	starts := [][]float64{y0, yA}
 	// Start 3: first-order optimistic point −∇_Y f/‖∇_Y f‖ at Proj(Θ̂).
@@ -341,38 +377,9 @@ func (s *searcher) search(el *Ellipsoid, x []float64, rng *rand.Rand) SearchResu
 		starts = append(starts, y)
 	}
 	res.F = math.Inf(1)
-	U, U2 := make([]float64, p*n), make([]float64, p*n)
-	T, T2 := make([]float64, p*n), make([]float64, p*n)
-	G, GU := make([]float64, p*n), make([]float64, p*n)
-	step0 := make([]float64, p*n)
+	buf := newDescentBuffers(p * n)
 	for si, st := range starts {
-		s.proj(st, U)
-		s.toTheta(U, T)
-		fT := s.f(T)
-		s.ric.Gradient(x, G)
-		step := s.cfg.StepInit
-		for it := 0; it < s.cfg.MaxIter; it++ {
-			s.gradY(G, GU)
-			var f2 float64
-			f2, step = s.armijo(U, GU, step0, U2, T2, fT, step)
-			if step < s.cfg.StepMin || !(f2 <= fT) {
-				break
-			}
-			dU := 0.0
-			for i := range U {
-				d := U2[i] - U[i]
-				dU += d * d
-			}
-			U, U2 = U2, U
-			T, T2 = T2, T
-			fT = f2
-			s.iters++
-			s.ric.Gradient(x, G) // the last Solve was at T (now accepted)
-			step = math.Min(s.cfg.StepGrow*step, s.cfg.StepMax)
-			if math.Sqrt(dU) <= s.cfg.TolX {
-				break
-			}
-		}
+		fT, T := s.descend(x, st, buf, -1)
 		if fT < res.F {
 			res.F = fT
 			copy(res.Theta, T)

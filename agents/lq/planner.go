@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-
-	"gonum.org/v1/gonum/mat"
 )
 
 // Planner computes user k's policy from the billboard and user k's own initial state only
@@ -46,20 +44,10 @@ func (pl *Planner) Plan(b *Billboard, x1 []float64, rng *rand.Rand) (*Plan, erro
 	if len(b.T1) != p*p || len(b.T2) != p*n || len(x1) != n {
 		return nil, fmt.Errorf("lq: billboard or initial state has the wrong shape")
 	}
-	vs := mat.NewSymDense(p, nil)
-	for i := 0; i < p; i++ {
-		for j := i; j < p; j++ {
-			vs.SetSym(i, j, (b.T1[i*p+j]+b.T1[j*p+i])/2)
-		}
-		vs.SetSym(i, i, vs.At(i, i)+pl.consts.Eta)
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(vs, true) {
+	v, qv, ok := eigenRidge(b.T1, p, pl.consts.Eta)
+	if !ok {
 		return nil, fmt.Errorf("lq: eigendecomposition of V_k failed")
 	}
-	v := eig.Values(nil)
-	var q mat.Dense
-	eig.VectorsTo(&q)
 	plan := &Plan{}
 	for i := range v {
 		if v[i] < pl.consts.LambdaMin {
@@ -67,39 +55,10 @@ func (pl *Planner) Plan(b *Billboard, x1 []float64, rng *rand.Rand) (*Plan, erro
 			plan.PDRepair = true
 		}
 	}
-	qv := make([]float64, p*p)
-	for i := 0; i < p; i++ {
-		for j := 0; j < p; j++ {
-			qv[i*p+j] = q.At(i, j)
-		}
-	}
-	// Θ̂ = Q diag(1/v) Qᵀ U.
-	tmp := make([]float64, p*n)
-	for k := 0; k < p; k++ {
-		for j := 0; j < n; j++ {
-			t := 0.0
-			for i := 0; i < p; i++ {
-				t += qv[i*p+k] * b.T2[i*n+j]
-			}
-			tmp[k*n+j] = t / v[k]
-		}
-	}
-	hat := make([]float64, p*n)
-	for i := 0; i < p; i++ {
-		for j := 0; j < n; j++ {
-			t := 0.0
-			for k := 0; k < p; k++ {
-				t += qv[i*p+k] * tmp[k*n+j]
-			}
-			hat[i*n+j] = t
-		}
-	}
+	hat := ridgeEstimate(qv, v, b.T2, p, n)
 	// ld(k) (lq spec §3.4): ln det V_k − p ln λ_min; for ε = ∞ this is exactly
 	// ln det(I + G_k/λ) (§2.5); privately it is min'ed with the deterministic bound.
-	ld := 0.0
-	for _, e := range v {
-		ld += math.Log(e / pl.consts.LambdaMin)
-	}
+	ld := logDetRatio(v, pl.consts.LambdaMin)
 	if pl.consts.Private {
 		k := float64(b.Episode)
 		g := 1 + pl.pub.Gamma

@@ -331,8 +331,7 @@ type PracticalRelease struct {
 // Clone returns a deep copy.
 func (r *PracticalRelease) Clone() *PracticalRelease {
 	c := *r
-	c.V = append([]float64(nil), r.V...)
-	c.U = append([]float64(nil), r.U...)
+	agentkit.CopyFloats(&c.V, &c.U)
 	return &c
 }
 

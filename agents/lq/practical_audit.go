@@ -1,7 +1,6 @@
 package lq
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/dprl/dprl/model/lq"
@@ -45,11 +44,8 @@ func practicalAuditTrajectory(kind practicalAuditUser, H int) *Trajectory {
 // practicalAuditRun runs the practical curator with user 1 the changed user and users 2..K−1
 // reporting zeros (identical on both sides), and returns the releases after user 1 (every
 // coordinate divided by its noise scale), or, if average, their mean — a post-processing
-// that exposes noise redrawn per release.
+// that exposes noise redrawn per release. side is 0 or 1 (auditTargets checks it).
 func practicalAuditRun(cfg PracticalConfig, u0, u1 practicalAuditUser, side int, seed rng.Seed, average bool) ([]float64, error) {
-	if side != 0 && side != 1 {
-		return nil, fmt.Errorf("lq audit: side must be 0 or 1, got %d", side)
-	}
 	pub := PublicOf(lq.LQE1())
 	cur, err := NewPracticalCurator(pub, cfg, noise.NewSeeded(seed.Rand()))
 	if err != nil {
@@ -107,16 +103,8 @@ func practicalAuditRun(cfg PracticalConfig, u0, u1 practicalAuditUser, side int,
 func PracticalAuditTargets() []audit.Target {
 	pub := PublicOf(lq.LQE1())
 	budget := theoryBudget(pub) / float64(pub.H)
-	type spec struct {
-		name, desc string
-		b          practicalBroken
-		u0, u1     practicalAuditUser
-		K          int
-		average    bool
-		runs       int
-	}
 	const base = "practical-ofu-rl (dprl's own) on LQ-E1, (ε,δ)=(2,1e-5), replace-one, B=(1+γ)²+1, M=1, BLT; user 1 "
-	specs := []spec{
+	specs := []auditSpec[practicalBroken, practicalAuditUser]{
 		{"lq/practical-ofu-rl", base + "A vs B (orthogonal pairs, 0.93·Δ₂); K=4; output: 3 releases after user 1", practicalOK, pUserA, pUserB, 4, false, 100000},
 		{"lq/practical-ofu-rl/zero-user", base + "A vs a user reporting zeros; K=4", practicalOK, pUserA, pUserZero, 4, false, 20000},
 		{"lq/practical-ofu-rl/long", base + "A vs B; K=64; output: mean of the 63 releases after user 1", practicalOK, pUserA, pUserB, 64, true, 20000},
@@ -125,29 +113,19 @@ func PracticalAuditTargets() []audit.Target {
 		{"lq/practical-ofu-rl/no-clip", "BROKEN: budget and pair scaling skipped; " + base + "5·A vs zeros; K=4", practicalNoClip, pUserBig, pUserZero, 4, false, 20000},
 		{"lq/practical-ofu-rl/raw-planner", "BROKEN: the release (planner input) holds raw statistics; " + base + "A vs B; K=4", practicalRawStats, pUserA, pUserB, 4, false, 20000},
 	}
-	var ts []audit.Target
-	for _, sp := range specs {
+	return auditTargets(specs, practicalOK, func(sp auditSpec[practicalBroken, practicalAuditUser]) auditRunFunc {
 		// One BLT fit per target, made on first use and shared by its runs (public parameters).
 		var once sync.Once
 		var params counter.BLTParams
 		var fitErr error
-		ts = append(ts, audit.Target{
-			Name:        sp.name,
-			Family:      "lq",
-			Description: sp.desc,
-			Claim:       audit.Claim{Epsilon: auditEpsilon, Delta: auditDelta},
-			Broken:      sp.b != practicalOK,
-			Runs:        sp.runs,
-			Run: func(side int, seed rng.Seed) ([]float64, error) {
-				once.Do(func() { params, fitErr = counter.FitSqrtBLT(PracticalCapacity(sp.K, 1), counter.DefaultBLTBuffers) })
-				if fitErr != nil {
-					return nil, fitErr
-				}
-				cfg := DefaultPracticalConfig(auditEpsilon, sp.K)
-				cfg.Delta, cfg.Budget, cfg.BatchEvery, cfg.broken, cfg.BLT = auditDelta, budget, 1, sp.b, &params
-				return practicalAuditRun(cfg, sp.u0, sp.u1, side, seed, sp.average)
-			},
-		})
-	}
-	return ts
+		return func(side int, seed rng.Seed) ([]float64, error) {
+			once.Do(func() { params, fitErr = counter.FitSqrtBLT(PracticalCapacity(sp.K, 1), counter.DefaultBLTBuffers) })
+			if fitErr != nil {
+				return nil, fitErr
+			}
+			cfg := DefaultPracticalConfig(auditEpsilon, sp.K)
+			cfg.Delta, cfg.Budget, cfg.BatchEvery, cfg.broken, cfg.BLT = auditDelta, budget, 1, sp.b, &params
+			return practicalAuditRun(cfg, sp.u0, sp.u1, side, seed, sp.average)
+		}
+	})
 }

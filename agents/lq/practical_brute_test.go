@@ -7,6 +7,7 @@ import (
 	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -83,27 +84,14 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 func TestPracticalSecureSlack(t *testing.T) {
 	pub := PublicOf(model.LQE1())
 	dim := practicalDim(pub.N+pub.D, pub.N)
-	for _, eps := range []float64{0.5, 1, 5} {
-		want, err := accounting.GDPFor(accounting.ApproxDP{Epsilon: eps, Delta: 1e-5})
-		if err != nil {
-			t.Fatal(err)
+	checkSecureReports(t, []float64{0.5, 1, 5}, []string{"blt", "tree"}, 2000, 18, func(eps float64, cn string, r ledger.Report, want accounting.GDP) {
+		e := r.Entries[0]
+		g := noise.GaussianGranularity(e.Sigma)
+		if e.Dim != dim || e.RoundedSensitivity < e.Inputs["budget"]+math.Sqrt(float64(dim))*g {
+			t.Errorf("ε=%g %s: Secure Δ₂ = %v, want ≥ B + √dim·γ = %v + √%d·%g", eps, cn, e.RoundedSensitivity, e.Inputs["budget"], dim, g)
 		}
-		for _, cn := range []string{"blt", "tree"} {
-			cfg := DefaultPracticalConfig(eps, 2000)
-			cfg.Counter = cn
-			cur, err := NewPracticalCurator(pub, cfg, noise.NewSecureFromKey([32]byte{18, byte(eps)}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			r := cur.Report()
-			e := r.Entries[0]
-			g := noise.GaussianGranularity(e.Sigma)
-			if e.Dim != dim || e.RoundedSensitivity < e.Inputs["budget"]+math.Sqrt(float64(dim))*g {
-				t.Errorf("ε=%g %s: Secure Δ₂ = %v, want ≥ B + √dim·γ = %v + √%d·%g", eps, cn, e.RoundedSensitivity, e.Inputs["budget"], dim, g)
-			}
-			if mu := e.RoundedSensitivity * e.Factor / e.Sigma; r.Mu < mu*(1-1e-12) || mu > want.Mu*(1+1e-12) || !r.PrivateAtNominal {
-				t.Errorf("ε=%g %s: report μ = %v, the rounded sensitivity gives %v, target %v", eps, cn, r.Mu, mu, want.Mu)
-			}
+		if mu := e.RoundedSensitivity * e.Factor / e.Sigma; r.Mu < mu*(1-1e-12) || mu > want.Mu*(1+1e-12) || !r.PrivateAtNominal {
+			t.Errorf("ε=%g %s: report μ = %v, the rounded sensitivity gives %v, target %v", eps, cn, r.Mu, mu, want.Mu)
 		}
-	}
+	})
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/rng"
 )
@@ -93,20 +91,10 @@ func (pl *PracticalPlanner) practicalConfidence(r *PracticalRelease) (*Practical
 		ps.NoiseBound, ps.Eta, ps.HMin, ps.HMax = lam, 2*lam, lam, 3*lam
 		cross = PracticalFrobeniusBound(p*n, r.Std, aL) + math.Sqrt(float64(p*n))*r.Slack
 	}
-	vs := mat.NewSymDense(p, nil)
-	for i := 0; i < p; i++ {
-		for j := i; j < p; j++ {
-			vs.SetSym(i, j, (r.V[i*p+j]+r.V[j*p+i])/2)
-		}
-		vs.SetSym(i, i, vs.At(i, i)+ps.Eta)
-	}
-	var eig mat.EigenSym
-	if !eig.Factorize(vs, true) {
+	v, qv, ok := eigenRidge(r.V, p, ps.Eta)
+	if !ok {
 		return nil, fmt.Errorf("practical lq: eigendecomposition of V failed")
 	}
-	v := eig.Values(nil)
-	var q mat.Dense
-	eig.VectorsTo(&q)
 	vmin := math.Inf(1)
 	for i := range v {
 		if !(v[i] >= ps.HMin) {
@@ -115,36 +103,8 @@ func (pl *PracticalPlanner) practicalConfidence(r *PracticalRelease) (*Practical
 		}
 		vmin = math.Min(vmin, v[i])
 	}
-	qv := make([]float64, p*p)
-	for i := 0; i < p; i++ {
-		for j := 0; j < p; j++ {
-			qv[i*p+j] = q.At(i, j)
-		}
-	}
-	hat := make([]float64, p*n)
-	tmp := make([]float64, p*n)
-	for k := 0; k < p; k++ {
-		for j := 0; j < n; j++ {
-			t := 0.0
-			for i := 0; i < p; i++ {
-				t += qv[i*p+k] * r.U[i*n+j]
-			}
-			tmp[k*n+j] = t / v[k]
-		}
-	}
-	for i := 0; i < p; i++ {
-		for j := 0; j < n; j++ {
-			t := 0.0
-			for k := 0; k < p; k++ {
-				t += qv[i*p+k] * tmp[k*n+j]
-			}
-			hat[i*n+j] = t
-		}
-	}
-	ld := 0.0
-	for _, e := range v {
-		ld += math.Log(e / ps.HMin)
-	}
+	hat := ridgeEstimate(qv, v, r.U, p, n)
+	ld := logDetRatio(v, ps.HMin)
 	if !pl.cfg.NoiseOff {
 		ld = math.Min(ld, float64(p)*math.Log1p(float64(r.Users)*pl.cfg.Budget/(float64(p)*ps.HMin)))
 	}

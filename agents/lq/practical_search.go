@@ -114,14 +114,14 @@ type practicalSearch struct {
 	cfg  WarmSearch
 	prev [][]float64 // prev[j]: Θ̃_j of the last search for reference j that descended (nil: none)
 	// scratch (p×n each)
-	y0, py, th, thA, yA, pyA, u, u2, t, t2, g, gu, step0, ys []float64
+	y0, py, th, thA, yA, pyA, ys []float64
+	desc                         *descentBuffers
 }
 
 func newPracticalSearch(s *searcher, cfg WarmSearch, refs int) *practicalSearch {
-	ps := &practicalSearch{s: s, cfg: cfg, prev: make([][]float64, refs)}
 	m := s.p * s.n
-	for _, b := range []*[]float64{&ps.y0, &ps.py, &ps.th, &ps.thA, &ps.yA, &ps.pyA, &ps.u, &ps.u2,
-		&ps.t, &ps.t2, &ps.g, &ps.gu, &ps.step0, &ps.ys} {
+	ps := &practicalSearch{s: s, cfg: cfg, prev: make([][]float64, refs), desc: newDescentBuffers(m)}
+	for _, b := range []*[]float64{&ps.y0, &ps.py, &ps.th, &ps.thA, &ps.yA, &ps.pyA, &ps.ys} {
 		*b = make([]float64, m)
 	}
 	return ps
@@ -185,7 +185,8 @@ func (ps *practicalSearch) warm(el *Ellipsoid, x, start []float64) (SearchResult
 	starts := [][]float64{ps.ys, ps.y0, ps.yA}
 	res.F = math.Inf(1)
 	for si, st := range starts {
-		f, T := ps.descend(x, st)
+		// OptimisticSearch's descent, plus the TolF stop.
+		f, T := s.descend(x, st, ps.desc, ps.cfg.TolF)
 		if f < res.F {
 			res.F, res.BestStart = f, si
 			res.Theta = append(res.Theta[:0], T...)
@@ -216,40 +217,4 @@ func (ps *practicalSearch) zeroPolicy(theta []float64) bool {
 		}
 	}
 	return true
-}
-
-// descend runs OptimisticSearch's inner loop from Proj(st) (Y coordinates), plus the TolF
-// stop, and returns f and Θ at its end (Θ in a scratch buffer).
-func (ps *practicalSearch) descend(x, st []float64) (float64, []float64) {
-	s := ps.s
-	U, U2, T, T2, G, GU := ps.u, ps.u2, ps.t, ps.t2, ps.g, ps.gu
-	s.proj(st, U)
-	s.toTheta(U, T)
-	fT := s.f(T)
-	s.ric.Gradient(x, G)
-	step := s.cfg.StepInit
-	for it := 0; it < s.cfg.MaxIter; it++ {
-		s.gradY(G, GU)
-		var f2 float64
-		f2, step = s.armijo(U, GU, ps.step0, U2, T2, fT, step)
-		if step < s.cfg.StepMin || !(f2 <= fT) {
-			break
-		}
-		dU := 0.0
-		for i := range U {
-			d := U2[i] - U[i]
-			dU += d * d
-		}
-		U, U2 = U2, U
-		T, T2 = T2, T
-		gain := fT - f2
-		fT = f2
-		s.iters++
-		s.ric.Gradient(x, G) // the last Solve was at T (now accepted)
-		step = math.Min(s.cfg.StepGrow*step, s.cfg.StepMax)
-		if math.Sqrt(dU) <= s.cfg.TolX || gain <= ps.cfg.TolF*(1+math.Abs(fT)) {
-			break
-		}
-	}
-	return fT, T
 }

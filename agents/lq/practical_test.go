@@ -11,7 +11,6 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dprl/dprl/agents/internal/agenttest"
 	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
@@ -323,7 +322,7 @@ func TestPracticalRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	z := ZeroLineSum(sys, 2000)
+	z := sys.ZeroLine(2000)[1999]
 	R := 0.0
 	for _, v := range c.Regret {
 		R += v
@@ -335,22 +334,6 @@ func TestPracticalRuns(t *testing.T) {
 	if equalSlices(c.Regret, e.Regret) {
 		t.Error("different seeds, identical regret")
 	}
-}
-
-// ZeroLineSum returns Z(K), the cumulative regret of u ≡ 0 (tests).
-func ZeroLineSum(sys *lq.System, K int) float64 {
-	zg := make([][]float64, sys.H)
-	for h := range zg {
-		zg[h] = make([]float64, sys.D*sys.N)
-	}
-	x := make([]float64, sys.N)
-	z := 0.0
-	for k := 1; k <= K; k++ {
-		sys.InitialState(k, x)
-		r, _ := sys.Regret(zg, x)
-		z += r
-	}
-	return z
 }
 
 // TestPracticalReplay (billboard replay): a fresh planner fed only the recorded releases, in
@@ -422,18 +405,7 @@ func TestPracticalReplay(t *testing.T) {
 // TestPracticalPlannerHoldsNoRawData walks PracticalPlanner by reflection: it cannot hold a
 // curator, a trajectory, a release or any interface (a counter or noise source).
 func TestPracticalPlannerHoldsNoRawData(t *testing.T) {
-	forbidden := map[reflect.Type]bool{
-		reflect.TypeOf(PracticalCurator{}): true, reflect.TypeOf(Trajectory{}): true,
-		reflect.TypeOf(PracticalRelease{}): true, reflect.TypeOf(practicalEncoder{}): true,
-	}
-	agenttest.WalkTypes(func(ty reflect.Type, path string) {
-		if forbidden[ty] {
-			t.Fatalf("PracticalPlanner can hold %v at %s", ty, path)
-		}
-		if ty.Kind() == reflect.Interface {
-			t.Fatalf("PracticalPlanner has an interface field at %s (could hold anything)", path)
-		}
-	}, PracticalPlanner{})
+	checkHoldsNoRawData(t, PracticalPlanner{}, PracticalCurator{}, Trajectory{}, PracticalRelease{}, practicalEncoder{})
 	// Prepare's only data input is a release.
 	m, _ := reflect.TypeOf(&PracticalPlanner{}).MethodByName("Prepare")
 	if m.Type.NumIn() != 2 || m.Type.In(1) != reflect.TypeOf(&PracticalRelease{}) {

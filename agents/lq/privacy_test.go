@@ -66,14 +66,21 @@ func TestConstantsTable(t *testing.T) {
 	}
 }
 
+// noiseOffLQE1 returns LQ-E1, its public part, the default configuration at ε = 1 for K
+// episodes and its constants with the node noise switched off (σ_1 = σ_2 = 0).
+func noiseOffLQE1(K int) (*lq.System, Public, Config, Constants) {
+	sys := lq.LQE1()
+	pub := PublicOf(sys)
+	cfg := DefaultConfig(1, K)
+	consts, _ := ComputeConstants(pub, cfg)
+	consts.Sigma1, consts.Sigma2 = 0, 0
+	return sys, pub, cfg, consts
+}
+
 // TestCounterExactNoiseOff: with the node noise switched off the billboard is exactly the
 // prefix sums G_k, Y_k of the (scaled) pairs, computed here independently.
 func TestCounterExactNoiseOff(t *testing.T) {
-	sys := lq.LQE1()
-	pub := PublicOf(sys)
-	cfg := DefaultConfig(1, 40)
-	consts, _ := ComputeConstants(pub, cfg)
-	consts.Sigma1, consts.Sigma2 = 0, 0
+	sys, pub, cfg, consts := noiseOffLQE1(40)
 	cur, err := NewCurator(pub, cfg, consts, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -124,11 +131,7 @@ func TestCounterExactNoiseOff(t *testing.T) {
 
 // TestPairScaling: whatever a user reports, the elements stay within Δ_1, Δ_2 (ZeroOut norms).
 func TestPairScaling(t *testing.T) {
-	sys := lq.LQE1()
-	pub := PublicOf(sys)
-	cfg := DefaultConfig(1, 10)
-	consts, _ := ComputeConstants(pub, cfg)
-	consts.Sigma1, consts.Sigma2 = 0, 0
+	sys, pub, cfg, consts := noiseOffLQE1(10)
 	r := rand.New(rand.NewPCG(6, 6))
 	for trial := 0; trial < 50; trial++ {
 		cur, _ := NewCurator(pub, cfg, consts, nil, nil)
@@ -461,15 +464,24 @@ func TestSecureDefault(t *testing.T) {
 // a Curator, a Trajectory or a counter (raw or noisy statistics other than the Billboard passed
 // to Plan).
 func TestPlannerHoldsNoRawData(t *testing.T) {
-	forbidden := map[reflect.Type]bool{
-		reflect.TypeOf(Curator{}): true, reflect.TypeOf(Trajectory{}): true, reflect.TypeOf(Billboard{}): true,
+	checkHoldsNoRawData(t, Planner{}, Curator{}, Trajectory{}, Billboard{})
+}
+
+// checkHoldsNoRawData fails t if the type of root can hold, by reflection, a value of the type
+// of one of forbidden or any interface (which could hold anything).
+func checkHoldsNoRawData(t *testing.T, root any, forbidden ...any) {
+	t.Helper()
+	name := reflect.TypeOf(root).Name()
+	bad := map[reflect.Type]bool{}
+	for _, f := range forbidden {
+		bad[reflect.TypeOf(f)] = true
 	}
 	agenttest.WalkTypes(func(ty reflect.Type, path string) {
-		if forbidden[ty] {
-			t.Fatalf("Planner can hold %v at %s", ty, path)
+		if bad[ty] {
+			t.Fatalf("%s can hold %v at %s", name, ty, path)
 		}
 		if ty.Kind() == reflect.Interface {
-			t.Fatalf("Planner has an interface field at %s (could hold anything)", path)
+			t.Fatalf("%s has an interface field at %s (could hold anything)", name, path)
 		}
-	}, Planner{})
+	}, root)
 }

@@ -9,24 +9,6 @@ import (
 	"github.com/dprl/dprl/rng"
 )
 
-// zeroLine returns Z(k), the cumulative regret of u ≡ 0 on sys (lq spec §5.3).
-func zeroLine(sys *lq.System, K int) []float64 {
-	zg := make([][]float64, sys.H)
-	for h := range zg {
-		zg[h] = make([]float64, sys.D*sys.N)
-	}
-	out := make([]float64, K)
-	x := make([]float64, sys.N)
-	z := 0.0
-	for k := 1; k <= K; k++ {
-		sys.InitialState(k, x)
-		r, _ := sys.Regret(zg, x)
-		z += r
-		out[k-1] = z
-	}
-	return out
-}
-
 func cumulative(r []float64) []float64 {
 	out := make([]float64, len(r))
 	s := 0.0
@@ -76,7 +58,7 @@ func TestPrivateIsZeroLine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z := zeroLine(sys, c.K)
+		z := sys.ZeroLine(c.K)
 		R := cumulative(res.Regret)
 		for k := range R {
 			if math.Abs(R[k]-z[k]) > 1e-9*z[k] {

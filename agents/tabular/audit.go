@@ -24,11 +24,12 @@ const (
 
 // auditTrajectories are the changed user's two possible trajectories on RiverSwim (S = 6):
 // D stays at the left bank with no reward, D′ is at the rarely visited right bank, swims
-// right and is rewarded — they differ in every statistic the privatizers count.
-func auditTrajectories() [2]*model.Trajectory {
+// right and reports the reward r (1; the practical audits' hostile user reports 10) — they
+// differ in every statistic the privatizers count.
+func auditTrajectories(r float64) [2]*model.Trajectory {
 	return [2]*model.Trajectory{
 		{S: []int{0, 0}, A: []int{0}, R: []float64{0}},
-		{S: []int{5, 5}, A: []int{1}, R: []float64{1}},
+		{S: []int{5, 5}, A: []int{1}, R: []float64{r}},
 	}
 }
 
@@ -46,20 +47,11 @@ func AuditTargets() []audit.Target {
 	var ts []audit.Target
 	for _, alg := range []string{"dp-ucbvi", "private-ucbvi"} {
 		for _, v := range []struct{ suffix, kind string }{{"", "ok"}, {"/noise-div4", "div4"}, {"/scale-from-data", "data"}, {"/raw-planner", "raw"}} {
-			alg, kind := alg, v.kind
-			t := audit.Target{
-				Name: "tabular/" + alg + "-jdp" + v.suffix, Family: "tabular", Broken: kind != "ok",
+			ts = append(ts, jdpTarget(audit.Target{
+				Name: "tabular/" + alg + "-jdp" + v.suffix, Family: "tabular", Broken: v.kind != "ok",
 				Claim:       audit.Claim{Epsilon: auditEpsilon},
 				Description: "RiverSwim H=1, K=3, exact calibration ε=1: user 1 at the left bank (no reward) vs the right bank (rewarded); billboards + policies of users 2, 3",
-				Run: func(side int, seed rng.Seed) ([]float64, error) {
-					return auditJDP(alg, kind, side, seed)
-				},
-				Canaries: 500,
-				Canary: func(include []bool, seed rng.Seed) ([]float64, error) {
-					return canaryJDP(alg, kind, include, seed)
-				},
-			}
-			ts = append(ts, t)
+			}, alg, v.kind, auditJDP, canaryJDP))
 		}
 		for _, v := range []struct{ suffix, kind string }{{"", "ok"}, {"/noise-div4", "div4"}, {"/scale-from-data", "data"}} {
 			kind := v.kind
@@ -68,7 +60,7 @@ func AuditTargets() []audit.Target {
 				Claim:       audit.Claim{Epsilon: auditEpsilon},
 				Description: "RiverSwim H=1, exact calibration ε=1: the changed user's privatized report, left bank vs right bank",
 				Run: func(side int, seed rng.Seed) ([]float64, error) {
-					tr := auditTrajectories()[side]
+					tr := auditTrajectories(1)[side]
 					rep, err := auditRandomizer(kind, tr, seed.Child("noise").Rand()).Randomize(tr)
 					if err != nil {
 						return nil, err
@@ -80,22 +72,14 @@ func AuditTargets() []audit.Target {
 				Canary: func(include []bool, seed rng.Seed) ([]float64, error) {
 					// Each canary is one user whose report is released; the score is the
 					// report's evidence for the right-bank trajectory.
-					scores := make([]float64, len(include))
-					trs := auditTrajectories()
 					src := seed.Child("noise").Rand()
-					for i, in := range include {
-						tr := trs[0]
-						if in {
-							tr = trs[1]
-						}
+					return canaryScores(auditTrajectories(1), include, func(tr *model.Trajectory) (float64, error) {
 						rep, err := auditRandomizer(kind, tr, src).Randomize(tr)
 						if err != nil {
-							return nil, err
+							return 0, err
 						}
-						n, nt, r := rep.Values()
-						scores[i] = rightBankEvidence(n, nt, r)
-					}
-					return scores, nil
+						return rightBankEvidence(rep.Values()), nil
+					})
 				},
 			})
 		}
@@ -109,6 +93,34 @@ func rightBankEvidence(n, nt, r []float64) float64 {
 	const S, A = 6, 2
 	left, right := 0*A+0, 5*A+1
 	return n[right] - n[left] + nt[right*S+5] - nt[left*S+0] + r[right] - r[left]
+}
+
+// jdpTarget completes the audit target t of the variant kind of the JDP agent alg: run is its
+// output for side D or D′ and canary the scores of its 500 canaries.
+func jdpTarget(t audit.Target, alg, kind string, run func(alg, kind string, side int, seed rng.Seed) ([]float64, error),
+	canary func(alg, kind string, include []bool, seed rng.Seed) ([]float64, error)) audit.Target {
+	t.Run = func(side int, seed rng.Seed) ([]float64, error) { return run(alg, kind, side, seed) }
+	t.Canaries = 500
+	t.Canary = func(include []bool, seed rng.Seed) ([]float64, error) { return canary(alg, kind, include, seed) }
+	return t
+}
+
+// canaryScores scores canary i, who plays trs[1] if include[i] and trs[0] otherwise, by
+// score(her trajectory), in order.
+func canaryScores(trs [2]*model.Trajectory, include []bool, score func(*model.Trajectory) (float64, error)) ([]float64, error) {
+	scores := make([]float64, len(include))
+	for i, in := range include {
+		tr := trs[0]
+		if in {
+			tr = trs[1]
+		}
+		s, err := score(tr)
+		if err != nil {
+			return nil, err
+		}
+		scores[i] = s
+	}
+	return scores, nil
 }
 
 // auditRandomizer returns the user-side randomiser of the LDP audit target for one variant.
@@ -167,35 +179,51 @@ func auditServer(alg, kind string, K int, first *model.Trajectory, seed rng.Seed
 
 // auditJDP runs K = 3 users with user 1 changed and returns what users 2 and 3 are given.
 func auditJDP(alg, kind string, side int, seed rng.Seed) ([]float64, error) {
-	m, err := model.RiverSwim(auditH)
-	if err != nil {
-		return nil, err
-	}
-	first := auditTrajectories()[side]
+	first := auditTrajectories(1)[side]
 	srv, err := auditServer(alg, kind, auditK, first, seed)
 	if err != nil {
 		return nil, err
 	}
+	return observeChanged(srv, auditH, auditK, first, func(out []float64, pol *model.Policy) []float64 {
+		b := srv.Billboard()
+		out = append(out, b.N...)
+		out = append(out, b.NT...)
+		out = append(out, b.R...)
+		for _, row := range pol.Act {
+			for _, a := range row {
+				out = append(out, float64(a))
+			}
+		}
+		return out
+	})
+}
+
+// auditedServer is what the JDP audits drive: a Server or a PracticalServer.
+type auditedServer interface {
+	Policy() (*model.Policy, error)
+	Receive(m Message) error
+}
+
+// observeChanged runs K users on RiverSwim with horizon H: user 1 plays first, users 2..K-1
+// the fixed response trees of auditUsers. It returns what observe appends, for each user
+// k = 2..K, to the output given her policy pol (and the server's current release).
+func observeChanged(srv auditedServer, H, K int, first *model.Trajectory, observe func(out []float64, pol *model.Policy) []float64) ([]float64, error) {
+	m, err := model.RiverSwim(H)
+	if err != nil {
+		return nil, err
+	}
 	users := rng.NewSeed(auditUsers)
-	tr := model.NewTrajectory(auditH)
+	tr := model.NewTrajectory(H)
 	var out []float64
-	for k := 1; k <= auditK; k++ {
+	for k := 1; k <= K; k++ {
 		pol, err := srv.Policy()
 		if err != nil {
 			return nil, err
 		}
 		if k > 1 {
-			b := srv.Billboard()
-			out = append(out, b.N...)
-			out = append(out, b.NT...)
-			out = append(out, b.R...)
-			for _, row := range pol.Act {
-				for _, a := range row {
-					out = append(out, float64(a))
-				}
-			}
+			out = observe(out, pol)
 		}
-		if k == auditK {
+		if k == K {
 			break
 		}
 		u := first
@@ -215,7 +243,7 @@ func auditJDP(alg, kind string, side int, seed rng.Seed) ([]float64, error) {
 // right-bank evidence between the billboard before and after her episode.
 func canaryJDP(alg, kind string, include []bool, seed rng.Seed) ([]float64, error) {
 	m := len(include)
-	trs := auditTrajectories()
+	trs := auditTrajectories(1)
 	first := trs[0]
 	if include[0] {
 		first = trs[1]
@@ -224,14 +252,24 @@ func canaryJDP(alg, kind string, include []bool, seed rng.Seed) ([]float64, erro
 	if err != nil {
 		return nil, err
 	}
+	return canaryReleases(srv, trs, include, func() float64 {
+		b := srv.Billboard()
+		return rightBankEvidence(b.N, b.NT, b.R)
+	})
+}
+
+// canaryReleases runs len(include) canaries through srv, canary i playing trs[1] if
+// include[i] and trs[0] otherwise, and scores her by the increase of the released evidence
+// (read after each policy computation) between the release before and after her episode.
+func canaryReleases(srv auditedServer, trs [2]*model.Trajectory, include []bool, evidence func() float64) ([]float64, error) {
+	m := len(include)
 	scores := make([]float64, m)
 	prev := 0.0
 	for i := 0; i <= m; i++ {
 		if _, err := srv.Policy(); err != nil {
 			return nil, err
 		}
-		b := srv.Billboard()
-		ev := rightBankEvidence(b.N, b.NT, b.R)
+		ev := evidence()
 		if i > 0 {
 			scores[i-1] = ev - prev
 		}

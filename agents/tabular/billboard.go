@@ -1,6 +1,10 @@
 package tabular
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/dprl/dprl/agents/internal/agentkit"
+)
 
 // Billboard holds the statistics a privatizer releases before episode k: noisy counts over the
 // data of the users seen so far, plus public constants. It is the only input of a Planner, so
@@ -31,9 +35,7 @@ func newBillboard(S, A, H int) *Billboard {
 // Clone returns a deep copy (used to record and replay releases).
 func (b *Billboard) Clone() *Billboard {
 	c := *b
-	c.N = append([]float64(nil), b.N...)
-	c.NT = append([]float64(nil), b.NT...)
-	c.R = append([]float64(nil), b.R...)
+	agentkit.CopyFloats(&c.N, &c.NT, &c.R)
 	return &c
 }
 

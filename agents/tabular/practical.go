@@ -90,8 +90,7 @@ func (r *Release) groups() int {
 // Clone returns a deep copy.
 func (r *Release) Clone() *Release {
 	c := *r
-	c.NT = append([]float64(nil), r.NT...)
-	c.R = append([]float64(nil), r.R...)
+	agentkit.CopyFloats(&c.NT, &c.R)
 	return &c
 }
 
@@ -252,22 +251,12 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	if err != nil {
 		return nil, err
 	}
-	if p.Model == NonPrivate {
-		if c.report, err = led.Compose(); err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	if src == nil {
-		return nil, fmt.Errorf("practical curator: a noise source is required")
-	}
-	build, _ := lookupCounter(p.Counter)
 	capacity := max(counter.Schedule{Every: p.BatchEvery}.Batches(K-1), 1)
 	name := p.Counter
 	if name == "" {
 		name = DefaultCounter
 	}
-	c.cnt, c.report, err = agentkit.CalibratedCounter(led, build, ledger.Entry{Counter: name,
+	c.cnt, c.report, err = agentkit.CuratorCounter(led, p.Model != NonPrivate, nil, ledger.Entry{Counter: name,
 		Sensitivity: PracticalSensitivity(S, A, H, p), Releases: capacity, Dim: enc.dim(), Inputs: p.inputs()},
 		counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity}, src, 1)
 	if err != nil {
@@ -324,14 +313,9 @@ type PracticalLocalServer struct {
 
 // Receive adds one report; the release is refreshed after every M reports.
 func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
-	if len(r.x) != len(l.sum) {
-		return fmt.Errorf("local server: report has length %d, want %d", len(r.x), len(l.sum))
-	}
-	if l.b.Users >= l.cap {
-		return fmt.Errorf("local server: already received K-1 = %d reports", l.cap)
-	}
-	if !l.b.AddSum(l.sum, r.x) {
-		return nil
+	done, err := l.b.AddReport(l.sum, r.x, l.cap, "local server")
+	if err != nil || !done {
+		return err
 	}
 	n := len(l.rel.NT)
 	copy(l.rel.NT, l.sum[:n])
@@ -356,16 +340,8 @@ func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*G
 	}
 	// One Gaussian report per user (factor 1, one release), rounded to the grid of σ with a
 	// Secure source.
-	err = led.Register(ledger.Entry{Name: ledger.EntryReport, Mechanism: ledger.Gaussian, Sensitivity: PracticalSensitivity(S, A, H, p),
-		Dim: enc.dim(), Secure: src.Secure(), Inputs: p.inputs()})
-	if err != nil {
-		return nil, nil, ledger.Report{}, err
-	}
-	sigma, err := led.Calibrate(ledger.EntryReport)
-	if err != nil {
-		return nil, nil, ledger.Report{}, err
-	}
-	rep, err := led.Compose()
+	sigma, rep, err := agentkit.CalibratedReport(led, ledger.Entry{Sensitivity: PracticalSensitivity(S, A, H, p),
+		Dim: enc.dim(), Inputs: p.inputs()}, src.Secure())
 	if err != nil {
 		return nil, nil, rep, err
 	}

@@ -1,8 +1,6 @@
 package tabular
 
 import (
-	"fmt"
-
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/audit"
@@ -17,16 +15,10 @@ import (
 // agent's own (ε = 1, δ = 10⁻³), computed by the accountant. The changed user is hostile: on
 // D′ she reports a reward of 10 at the right bank (clipped to 1 by a correct agent).
 const (
-	practicalAuditK     = 33
-	practicalAuditDelta = 1e-3
+	practicalAuditK      = 33
+	practicalAuditDelta  = 1e-3
+	practicalAuditReward = 10 // the hostile reward of D′
 )
-
-func practicalAuditTrajectories() [2]*model.Trajectory {
-	return [2]*model.Trajectory{
-		{S: []int{0, 0}, A: []int{0}, R: []float64{0}},
-		{S: []int{5, 5}, A: []int{1}, R: []float64{10}},
-	}
-}
 
 // PracticalAuditTargets returns the audit targets of dprl's practical agents: practical-jdp,
 // practical-psrl-jdp and practical-ldp at (1, 10⁻³), and deliberately broken variants reachable
@@ -49,23 +41,15 @@ func PracticalAuditTargets() []audit.Target {
 			kinds = []string{"ok", "noise-div4"}
 		}
 		for _, kind := range kinds {
-			name, kind := name, kind
 			suffix := ""
 			if kind != "ok" {
 				suffix = "/" + kind
 			}
-			ts = append(ts, audit.Target{
+			ts = append(ts, jdpTarget(audit.Target{
 				Name: "tabular/" + name + suffix, Family: "tabular", Broken: kind != "ok",
 				Claim:       audit.Claim{Epsilon: 1, Delta: practicalAuditDelta},
 				Description: "RiverSwim H=1, K=33, one release per user, (1, 1e-3): user 1 at the left bank vs the right bank with a hostile reward 10; the differing release coordinates + policies of users 2..33",
-				Run: func(side int, seed rng.Seed) ([]float64, error) {
-					return practicalAuditJDP(name, kind, side, seed)
-				},
-				Canaries: 500,
-				Canary: func(include []bool, seed rng.Seed) ([]float64, error) {
-					return practicalCanaryJDP(name, kind, include, seed)
-				},
-			})
+			}, name, kind, practicalAuditJDP, practicalCanaryJDP))
 		}
 	}
 	for _, kind := range []string{"ok", "noise-div4", "no-clip"} {
@@ -83,7 +67,7 @@ func PracticalAuditTargets() []audit.Target {
 				if err != nil {
 					return nil, err
 				}
-				rep, err := z.Randomize(practicalAuditTrajectories()[side])
+				rep, err := z.Randomize(auditTrajectories(practicalAuditReward)[side])
 				if err != nil {
 					return nil, err
 				}
@@ -95,20 +79,13 @@ func PracticalAuditTargets() []audit.Target {
 				if err != nil {
 					return nil, err
 				}
-				trs := practicalAuditTrajectories()
-				scores := make([]float64, len(include))
-				for i, in := range include {
-					tr := trs[0]
-					if in {
-						tr = trs[1]
-					}
+				return canaryScores(auditTrajectories(practicalAuditReward), include, func(tr *model.Trajectory) (float64, error) {
 					rep, err := z.Randomize(tr)
 					if err != nil {
-						return nil, err
+						return 0, err
 					}
-					scores[i] = practicalEvidence(rep.x)
-				}
-				return scores, nil
+					return practicalEvidence(rep.x), nil
+				})
 			},
 		})
 	}
@@ -214,46 +191,22 @@ func practicalAuditServer(name, kind string, K int, seed rng.Seed) (PracticalSer
 
 // practicalAuditJDP runs K users with user 1 changed and returns what users 2..K are given.
 func practicalAuditJDP(name, kind string, side int, seed rng.Seed) ([]float64, error) {
-	m, err := model.RiverSwim(1)
-	if err != nil {
-		return nil, err
-	}
 	srv, err := practicalAuditServer(name, kind, practicalAuditK, seed)
 	if err != nil {
 		return nil, err
 	}
-	users := rng.NewSeed(auditUsers)
-	tr := model.NewTrajectory(1)
-	var out []float64
-	for k := 1; k <= practicalAuditK; k++ {
-		pol, err := srv.Policy()
-		if err != nil {
-			return nil, err
+	return observeChanged(srv, 1, practicalAuditK, auditTrajectories(practicalAuditReward)[side], func(out []float64, pol *model.Policy) []float64 {
+		// The coordinates in which D and D′ differ (observing a subset of the releases is a
+		// post-processing: an event on it is an event on the whole output).
+		r := srv.Release()
+		const S, A = 6, 2
+		left, right := 0*A+0, 5*A+1
+		out = append(out, r.NT[left*S+0], r.NT[right*S+5], r.R[left], r.R[right])
+		for _, a := range pol.Act[0] {
+			out = append(out, float64(a))
 		}
-		if k > 1 {
-			// The coordinates in which D and D′ differ (observing a subset of the releases is
-			// a post-processing: an event on it is an event on the whole output).
-			r := srv.Release()
-			const S, A = 6, 2
-			left, right := 0*A+0, 5*A+1
-			out = append(out, r.NT[left*S+0], r.NT[right*S+5], r.R[left], r.R[right])
-			for _, a := range pol.Act[0] {
-				out = append(out, float64(a))
-			}
-		}
-		if k == practicalAuditK {
-			break
-		}
-		u := practicalAuditTrajectories()[side]
-		if k > 1 {
-			m.Rollout(pol, users.Index(uint64(k)).Rand(), tr)
-			u = tr
-		}
-		if err := srv.Receive(RawTrajectory{T: u}); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return out
+	})
 }
 
 // practicalCanaryJDP: users 1..m are the canaries (right bank with reward 10 if included, left
@@ -265,29 +218,8 @@ func practicalCanaryJDP(name, kind string, include []bool, seed rng.Seed) ([]flo
 	if err != nil {
 		return nil, err
 	}
-	trs := practicalAuditTrajectories()
-	scores := make([]float64, m)
-	prev := 0.0
-	for i := 0; i <= m; i++ {
-		if _, err := srv.Policy(); err != nil {
-			return nil, err
-		}
+	return canaryReleases(srv, auditTrajectories(practicalAuditReward), include, func() float64 {
 		r := srv.Release()
-		ev := practicalEvidence(append(append([]float64(nil), r.NT...), r.R...))
-		if i > 0 {
-			scores[i-1] = ev - prev
-		}
-		prev = ev
-		if i == m {
-			break
-		}
-		tr := trs[0]
-		if include[i] {
-			tr = trs[1]
-		}
-		if err := srv.Receive(RawTrajectory{T: tr}); err != nil {
-			return nil, fmt.Errorf("canary %d: %w", i, err)
-		}
-	}
-	return scores, nil
+		return practicalEvidence(append(append([]float64(nil), r.NT...), r.R...))
+	})
 }

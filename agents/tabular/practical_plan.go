@@ -164,21 +164,75 @@ func (b NoiseBonus) resolve(S, A, H, K int, p PracticalPrivacy, beta float64) (N
 // noiseUCB is the practical UCB planner (NoiseBonus). It replans only when the release
 // changes (the schedule is public).
 type noiseUCB struct {
-	S, A, H int
+	induction
 	cfg     NoiseBonus
-	tie     *rand.Rand
-	ties    []int
 	version int
 	// per cell: pessimistic count Ñ, plug-in P̂ (S per cell), r̂
 	nt, p, r []float64
-	q, v     []float64
 }
 
 func newNoiseUCB(S, A, H int, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
 	n := H * S * A
-	return &noiseUCB{S: S, A: A, H: H, cfg: cfg, tie: tie, version: -1,
-		nt: make([]float64, n), p: make([]float64, n*S), r: make([]float64, n),
-		q: make([]float64, S*A), v: make([]float64, 2*S)}
+	return &noiseUCB{induction: newInduction(S, A, H, tie), cfg: cfg, version: -1,
+		nt: make([]float64, n), p: make([]float64, n*S), r: make([]float64, n)}
+}
+
+// induction is the backward induction the practical planners share: its sizes, tie-breaking
+// stream and buffers (Q of one step, V of two).
+type induction struct {
+	S, A, H int
+	tie     *rand.Rand
+	ties    []int
+	q, v    []float64
+}
+
+func newInduction(S, A, H int, tie *rand.Rand) induction {
+	return induction{S: S, A: A, H: H, tie: tie, q: make([]float64, S*A), v: make([]float64, 2*S)}
+}
+
+// run computes, for h = H−1, …, 0 and every state s, Q(s,a) = q(i, V_{h+1}, H − h) for the
+// cell i = (g·S+s)·A+a of (s,a) (g = 0 when pooled, h otherwise), V_h(s) = max_a Q (capped at
+// H − h when capped) and pol's action at (h, s): a maximiser of Q, ties within tol broken by
+// the tie stream.
+func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q func(i int, next []float64, cap float64) float64) {
+	S, A, H := b.S, b.A, b.H
+	next, cur := b.v[:S], b.v[S:]
+	clear(next)
+	for h := H - 1; h >= 0; h-- {
+		g := h
+		if pooled {
+			g = 0
+		}
+		cap := float64(H - h)
+		for s := 0; s < S; s++ {
+			best := math.Inf(-1)
+			for a := 0; a < A; a++ {
+				v := q((g*S+s)*A+a, next, cap)
+				b.q[s*A+a] = v
+				best = max(best, v)
+			}
+			cur[s] = best
+			if capped {
+				cur[s] = min(best, cap)
+			}
+			pol.Act[h][s] = breakTie(b.q[s*A:(s+1)*A], best, tol, b.tie, &b.ties)
+		}
+		next, cur = cur, next
+	}
+}
+
+// moments returns the mean m = Σ_j pr_j·v_j of v under pr, its variance Σ_j pr_j·(v_j − m)²
+// and the squared deviation Σ_j (v_j − m)².
+func moments(pr, v []float64) (m, vr, dev float64) {
+	for j, x := range pr {
+		m += x * v[j]
+	}
+	for j, x := range pr {
+		d := v[j] - m
+		vr += x * d * d
+		dev += d * d
+	}
+	return m, vr, dev
 }
 
 func checkRelease(r *Release, S, A, H int) error {
@@ -226,46 +280,19 @@ func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
 		u.planEffective(r, pol)
 		return nil
 	}
-	S, A, H := u.S, u.A, u.H
+	S := u.S
 	c := &u.cfg
 	estimates(r, c.ZCount, u.nt, u.p, u.r)
-	next, cur := u.v[:S], u.v[S:]
-	clear(next)
-	for h := H - 1; h >= 0; h-- {
-		g := h
-		if r.Pooled {
-			g = 0
+	u.run(r.Pooled, false, c.TieTol, pol, func(i int, next []float64, cap float64) float64 {
+		q := cap
+		if n := u.nt[i]; n >= 1 {
+			m, vr, dev := moments(u.p[i*S:(i+1)*S], next)
+			bonus := c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n)) +
+				c.Z*r.Std*(math.Sqrt(dev)+1)/n
+			q = min(u.r[i]+m+bonus, cap)
 		}
-		cap := float64(H - h)
-		for s := 0; s < S; s++ {
-			best := math.Inf(-1)
-			for a := 0; a < A; a++ {
-				i := (g*S+s)*A + a
-				q := cap
-				if n := u.nt[i]; n >= 1 {
-					pr := u.p[i*S : (i+1)*S]
-					m := 0.0
-					for j, x := range pr {
-						m += x * next[j]
-					}
-					vr, dev := 0.0, 0.0
-					for j, x := range pr {
-						d := next[j] - m
-						vr += x * d * d
-						dev += d * d
-					}
-					bonus := c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n)) +
-						c.Z*r.Std*(math.Sqrt(dev)+1)/n
-					q = min(u.r[i]+m+bonus, cap)
-				}
-				u.q[s*A+a] = q
-				best = max(best, q)
-			}
-			cur[s] = best
-			pol.Act[h][s] = breakTie(u.q[s*A:(s+1)*A], best, c.TieTol, u.tie, &u.ties)
-		}
-		next, cur = cur, next
-	}
+		return q
+	})
 	return nil
 }
 
@@ -325,41 +352,14 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 // V = min(max_a Q, H − h), actions chosen by the unclipped Q (so the least explored pair wins
 // when several are optimistic beyond H − h).
 func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) {
-	S, A, H := u.S, u.A, u.H
+	S := u.S
 	c := &u.cfg
 	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
-	next, cur := u.v[:S], u.v[S:]
-	clear(next)
-	for h := H - 1; h >= 0; h-- {
-		g := h
-		if r.Pooled {
-			g = 0
-		}
-		cap := float64(H - h)
-		for s := 0; s < S; s++ {
-			best := math.Inf(-1)
-			for a := 0; a < A; a++ {
-				i := (g*S+s)*A + a
-				pr := u.p[i*S : (i+1)*S]
-				m := 0.0
-				for j, x := range pr {
-					m += x * next[j]
-				}
-				vr := 0.0
-				for j, x := range pr {
-					d := next[j] - m
-					vr += x * d * d
-				}
-				n := u.nt[i] + 1
-				q := u.r[i] + m + c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n))
-				u.q[s*A+a] = q
-				best = max(best, q)
-			}
-			cur[s] = min(best, cap)
-			pol.Act[h][s] = breakTie(u.q[s*A:(s+1)*A], best, c.TieTol, u.tie, &u.ties)
-		}
-		next, cur = cur, next
-	}
+	u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, _ float64) float64 {
+		m, vr, _ := moments(u.p[i*S:(i+1)*S], next)
+		n := u.nt[i] + 1
+		return u.r[i] + m + c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n))
+	})
 }
 
 // noisePSRL is posterior sampling (Osband, Russo & Van Roy 2013) with a noise-aware posterior:
@@ -375,26 +375,23 @@ func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) {
 // N⁺²/(N⁺ + σ_t²). One model is sampled per episode from the Posterior stream (independent of
 // the data) and solved exactly; no regret proof under noise (practical, labelled).
 type noisePSRL struct {
-	S, A, H int
-	post    *rand.Rand
-	tie     *rand.Rand
-	ties    []int
-	p, r    []float64 // sampled model
-	alpha   []float64
-	q, v    []float64
+	induction
+	post  *rand.Rand
+	p, r  []float64 // sampled model
+	alpha []float64
 }
 
 func newNoisePSRL(S, A, H int, post, tie *rand.Rand) *noisePSRL {
 	n := H * S * A
-	return &noisePSRL{S: S, A: A, H: H, post: post, tie: tie, p: make([]float64, n*S), r: make([]float64, n),
-		alpha: make([]float64, S), q: make([]float64, S*A), v: make([]float64, 2*S)}
+	return &noisePSRL{induction: newInduction(S, A, H, tie), post: post, p: make([]float64, n*S), r: make([]float64, n),
+		alpha: make([]float64, S)}
 }
 
 func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 	if err := checkRelease(r, u.S, u.A, u.H); err != nil {
 		return err
 	}
-	S, A, H := u.S, u.A, u.H
+	S := u.S
 	vN, vR := r.Std*r.Std, r.RStd*r.RStd
 	for i := range r.R {
 		row := r.NT[i*S : (i+1)*S]
@@ -427,29 +424,13 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 		prec := 1 + neffR
 		u.r[i] = neffR*mean/prec + u.post.NormFloat64()/math.Sqrt(prec)
 	}
-	next, cur := u.v[:S], u.v[S:]
-	clear(next)
-	for h := H - 1; h >= 0; h-- {
-		g := h
-		if r.Pooled {
-			g = 0
+	u.run(r.Pooled, false, 1e-12, pol, func(i int, next []float64, _ float64) float64 {
+		q := u.r[i]
+		for j, x := range u.p[i*S : (i+1)*S] {
+			q += x * next[j]
 		}
-		for s := 0; s < S; s++ {
-			best := math.Inf(-1)
-			for a := 0; a < A; a++ {
-				i := (g*S+s)*A + a
-				q := u.r[i]
-				for j, x := range u.p[i*S : (i+1)*S] {
-					q += x * next[j]
-				}
-				u.q[s*A+a] = q
-				best = max(best, q)
-			}
-			cur[s] = best
-			pol.Act[h][s] = breakTie(u.q[s*A:(s+1)*A], best, 1e-12, u.tie, &u.ties)
-		}
-		next, cur = cur, next
-	}
+		return q
+	})
 	return nil
 }
 

@@ -78,10 +78,7 @@ const (
 
 // String returns "theory" or "practical".
 func (e EMode) String() string {
-	if e == EPractical {
-		return "practical"
-	}
-	return "theory"
+	return agentkit.Name(e, "EMode", "theory", "practical")
 }
 
 // PrivacyConfig is the privacy setting of an agent.

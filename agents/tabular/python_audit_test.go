@@ -22,7 +22,7 @@ import (
 // and layout.
 func pythonSamples(t *testing.T, z *GaussianRandomizer, variant string, n int) [2][][]float64 {
 	t.Helper()
-	trs := practicalAuditTrajectories()
+	trs := auditTrajectories(practicalAuditReward)
 	var trajs [][3]any
 	for _, tr := range trs {
 		trajs = append(trajs, [3]any{tr.S, tr.A, tr.R})

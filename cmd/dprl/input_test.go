@@ -62,7 +62,7 @@ func TestBadInputExit2(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	long := []string{"--episodes", "10000000", "--seeds", "1-3", "--quiet"} // hours of compute
 	run := func(args ...string) []string { return append(append([]string{"run", "--out", out}, long...), args...) }
-	checkBad(t, []badCase{
+	cases := []badCase{
 		{"garnet branching", run("--env", "garnet", "--branching", "0"), "garnet.branching"},
 		{"garnet density", run("--env", "garnet", "--reward-density", "NaN"), "reward_density"},
 		{"garnet size", run("--env", "garnet", "--states", "100", "--actions", "100"), "exceeds the limit 2^24"},
@@ -88,35 +88,34 @@ func TestBadInputExit2(t *testing.T) {
 		{"linear-mdp out", []string{"reproduce", "linear-mdp", "--config", lin, "--out", file, "--quiet"}, "--out"},
 		{"linear-mdp tiny epsilon", []string{"reproduce", "linear-mdp", "--config", tinyEpsLin, "--out", out, "--quiet"}, "epsilon"},
 		{"config with two documents", []string{"run", "--config", twoDocs, "--out", out}, "more than one YAML document"},
-		{"linear-mixture config with two documents", []string{"reproduce", "linear-mixture", "--config", lmTwo, "--out", out}, "more than one YAML document"},
-		{"linear-mdp config with two documents", []string{"reproduce", "linear-mdp", "--config", linTwo, "--out", out}, "more than one YAML document"},
 		{"config device", []string{"run", "--config", "/dev/zero", "--out", out}, "not a regular file"},
-		{"linear-mixture config device", []string{"reproduce", "linear-mixture", "--config", "/dev/zero", "--out", out}, "not a regular file"},
-		{"linear-mdp config device", []string{"reproduce", "linear-mdp", "--config", "/dev/zero", "--out", out}, "not a regular file"},
 		{"env-file device", run("--env", "file", "--env-file", "/dev/zero"), "64 MiB"},
-		// The practical reproductions and LQ with a configuration file call the same checks.
-		{"practical-tabular out", []string{"reproduce", "practical-tabular", "--out", file, "--quiet"}, "--out"},
-		{"practical-tabular workers", []string{"reproduce", "practical-tabular", "--workers", "100000", "--out", out}, "--workers"},
-		{"practical-tabular config device", []string{"reproduce", "practical-tabular", "--config", "/dev/zero", "--out", out}, "not a regular file"},
-		{"practical-tabular config with two documents", []string{"reproduce", "practical-tabular", "--config", twoDocs, "--out", out}, "more than one YAML document"},
-		{"practical-linear-mdp out", []string{"reproduce", "practical-linear-mdp", "--out", file, "--quiet"}, "--out"},
-		{"practical-linear-mdp workers", []string{"reproduce", "practical-linear-mdp", "--workers", "100000", "--out", out}, "--workers"},
 		{"practical-linear-mdp log-y", []string{"reproduce", "practical-linear-mdp", "--log-y", "loglog", "--out", out}, "--log-y"},
-		{"practical-linear-mixture out", []string{"reproduce", "practical-linear-mixture", "--out", file, "--quiet"}, "--out"},
-		{"practical-linear-mixture workers", []string{"reproduce", "practical-linear-mixture", "--workers", "100000", "--out", out}, "--workers"},
-		{"practical-linear-mixture config device", []string{"reproduce", "practical-linear-mixture", "--config", "/dev/zero", "--out", out}, "not a regular file"},
-		{"practical-linear-mixture config with two documents", []string{"reproduce", "practical-linear-mixture", "--config", lmTwo, "--out", out}, "more than one YAML document"},
 		{"practical-linear-mixture tiny epsilon", []string{"reproduce", "practical-linear-mixture", "--config", tinyEpsLM, "--out", out, "--quiet"}, "epsilon"},
-		{"practical-lq out", []string{"reproduce", "practical-lq", "--out", filepath.Join(file, "x"), "--quiet"}, "--out"},
-		{"practical-lq workers", []string{"reproduce", "practical-lq", "--workers", "100000", "--out", out}, "--workers"},
 		{"practical-lq memory", []string{"reproduce", "practical-lq", "--episodes", "10000000", "--seeds", "0-999", "--out", out, "--quiet"}, "exceeds the limit"},
 		{"practical-lq log-y", []string{"reproduce", "practical-lq", "--log-y", "x", "--out", out}, "--log-y"},
-		{"lq config device", []string{"reproduce", "lq", "--config", "/dev/zero", "--out", out}, "not a regular file"},
-		{"lq config with two documents", []string{"reproduce", "lq", "--config", twoDocs, "--out", out}, "more than one YAML document"},
 		{"audit out", []string{"audit", "mechanism/laplace", "--out", file, "--quiet"}, "--out"},
 		{"audit runs", []string{"audit", "mechanism/laplace", "--runs", "1000000000", "--out", out}, "--runs"},
 		{"audit workers", []string{"audit", "mechanism/laplace", "--workers", "100000", "--out", out}, "--workers"},
-	})
+	}
+	// Every reproduction read from a configuration file refuses a device and a file of two YAML
+	// documents as --config.
+	for _, r := range []struct{ name, twoDocs string }{
+		{"linear-mixture", lmTwo}, {"linear-mdp", linTwo}, {"practical-tabular", twoDocs}, {"practical-linear-mixture", lmTwo}, {"lq", twoDocs},
+	} {
+		cases = append(cases,
+			badCase{r.name + " config device", []string{"reproduce", r.name, "--config", "/dev/zero", "--out", out}, "not a regular file"},
+			badCase{r.name + " config with two documents", []string{"reproduce", r.name, "--config", r.twoDocs, "--out", out}, "more than one YAML document"})
+	}
+	// The practical reproductions call the same checks of --out and --workers.
+	for _, r := range []struct{ name, out string }{
+		{"practical-tabular", file}, {"practical-linear-mdp", file}, {"practical-linear-mixture", file}, {"practical-lq", filepath.Join(file, "x")},
+	} {
+		cases = append(cases,
+			badCase{r.name + " out", []string{"reproduce", r.name, "--out", r.out, "--quiet"}, "--out"},
+			badCase{r.name + " workers", []string{"reproduce", r.name, "--workers", "100000", "--out", out}, "--workers"})
+	}
+	checkBad(t, cases)
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("bad input created the output directory %s", out)
 	}

@@ -147,15 +147,25 @@ func (c Cluster) Validate() error {
 	return nil
 }
 
-// ValidateSlurm checks the fields for SlurmScripts: Validate, and Out must be an absolute
-// path that an #SBATCH --output line carries literally.
-func (c Cluster) ValidateSlurm() error {
+// validateWith checks the fields every launcher uses (Validate) and that Dprl, the dprl
+// command the tasks run (dprl: what it is for the launcher, for the error), is set.
+func (c Cluster) validateWith(dprl string) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	if c.Dprl == "" {
+		return fmt.Errorf("--dprl: required (%s)", dprl)
+	}
+	return nil
+}
+
+// ValidateSlurm checks the fields for SlurmScripts: Validate, and Out must be an absolute
+// path that an #SBATCH --output line carries literally.
+func (c Cluster) ValidateSlurm() error {
+	if err := c.validateWith("the dprl binary on the nodes"); err != nil {
+		return err
+	}
 	switch {
-	case c.Dprl == "":
-		return fmt.Errorf("--dprl: required (the dprl binary on the nodes)")
 	case c.Config == "":
 		return fmt.Errorf("config: required")
 	case !strings.HasPrefix(c.Out, "/"):
@@ -296,12 +306,10 @@ func (c Cluster) PodConfig() string {
 // the run directory on the claim (PodOut) and the configuration (a file that fits in a
 // ConfigMap, or an embedded reproduction's name).
 func (c Cluster) ValidateK8s() error {
-	if err := c.Validate(); err != nil {
+	if err := c.validateWith("the dprl command in the image"); err != nil {
 		return err
 	}
 	switch {
-	case c.Dprl == "":
-		return fmt.Errorf("--dprl: required (the dprl command in the image)")
 	case !k8sImage.MatchString(c.Image):
 		return fmt.Errorf("--image: want a container image reference ([registry[:port]/]name[:tag][@digest]: letters, digits, . _ / : @ + -), got %q", c.Image)
 	case len(c.Claim) > 253 || !dns1123Subdomain.MatchString(c.Claim):

@@ -93,6 +93,17 @@ func plan(t *testing.T, r *Registry, cells, seeds int) *Planned {
 	return p
 }
 
+// localOutput runs plan(t, r, cells, seeds) with workers local workers into a new directory
+// and returns its out.csv.
+func localOutput(t *testing.T, r *Registry, cells, seeds, workers int) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := Execute(context.Background(), plan(t, r, cells, seeds), Local{Workers: workers}, RunOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	return read(t, filepath.Join(dir, "out.csv"))
+}
+
 func read(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -154,11 +165,7 @@ func TestWorkersDoNotChangeOutput(t *testing.T) {
 	r := fakeRegistry(nil)
 	var outs [][]byte
 	for _, w := range []int{1, 3} {
-		dir := t.TempDir()
-		if _, err := Execute(context.Background(), plan(t, r, 3, 4), Local{Workers: w}, RunOptions{Dir: dir}); err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, read(t, filepath.Join(dir, "out.csv")))
+		outs = append(outs, localOutput(t, r, 3, 4, w))
 	}
 	if !bytes.Equal(outs[0], outs[1]) {
 		t.Error("1 and 3 workers give different outputs")
@@ -171,11 +178,7 @@ func TestWorkersDoNotChangeOutput(t *testing.T) {
 func TestResume(t *testing.T) {
 	var runs atomic.Int64
 	r := fakeRegistry(&runs)
-	ref := t.TempDir()
-	if _, err := Execute(context.Background(), plan(t, r, 3, 4), Local{Workers: 2}, RunOptions{Dir: ref}); err != nil {
-		t.Fatal(err)
-	}
-	want := read(t, filepath.Join(ref, "out.csv"))
+	want := localOutput(t, r, 3, 4, 2)
 
 	dir := t.TempDir()
 	p := plan(t, r, 3, 4)
@@ -234,11 +237,7 @@ func TestResume(t *testing.T) {
 func TestShardsMerge(t *testing.T) {
 	var runs atomic.Int64
 	r := fakeRegistry(&runs)
-	ref := t.TempDir()
-	if _, err := Execute(context.Background(), plan(t, r, 3, 5), Local{Workers: 2}, RunOptions{Dir: ref}); err != nil {
-		t.Fatal(err)
-	}
-	want := read(t, filepath.Join(ref, "out.csv"))
+	want := localOutput(t, r, 3, 5, 2)
 	for _, n := range []int{1, 2, 4, 20} {
 		dir := t.TempDir()
 		p := plan(t, r, 3, 5)

@@ -79,6 +79,21 @@ func (r *Envs[C, M]) Register(e Env[C, M]) {
 	r.envs = append(r.envs, e)
 }
 
+// LoadFile returns the constructor of a File environment: it loads the model file whose path
+// FilePath holds with load, and returns a load error as fmt.Errorf(format, path, err) (format
+// names the field the path came from, with a %s for the path and a %w for the error).
+func (r *Envs[C, M]) LoadFile(format string, load func(path string) (M, error)) func(c C) (M, error) {
+	return func(c C) (M, error) {
+		path := *r.FilePath(&c)
+		m, err := load(path)
+		if err != nil {
+			var zero M
+			return zero, fmt.Errorf(format, path, err)
+		}
+		return m, nil
+	}
+}
+
 // Lookup returns the environment called name.
 func (r *Envs[C, M]) Lookup(name string) (Env[C, M], bool) {
 	for _, e := range r.envs {

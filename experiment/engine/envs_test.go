@@ -129,3 +129,21 @@ func TestEnvsRegisterPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestEnvsLoadFile: the File constructor loads the path FilePath holds and wraps a load error
+// with the path as the format says.
+func TestEnvsLoadFile(t *testing.T) {
+	r := fakeEnvs()
+	load := r.LoadFile("env.file: %s: %w", func(path string) (string, error) {
+		if path == "bad" {
+			return "", fmt.Errorf("no such model")
+		}
+		return "model " + path, nil
+	})
+	if m, err := load(fakeEnvConfig{Path: "m.yaml"}); err != nil || m != "model m.yaml" {
+		t.Errorf("load(m.yaml) = %q, %v; want \"model m.yaml\"", m, err)
+	}
+	if _, err := load(fakeEnvConfig{Path: "bad"}); err == nil || err.Error() != "env.file: bad: no such model" {
+		t.Errorf("load(bad): error %v, want \"env.file: bad: no such model\"", err)
+	}
+}

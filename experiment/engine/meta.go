@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/internal/curvefiles"
 	"github.com/dprl/dprl/report"
 )
 
@@ -103,33 +103,12 @@ var seedColumn = regexp.MustCompile(`^seed_?([0-9]+)$`)
 // regret and are left out. Rows are ordered by curve, seed (ascending), episode; values are
 // written in the shortest form that parses back to the same float64.
 func longRegret(dir, family string) ([]byte, error) {
-	var files []string
-	listed := rundir.Listed(dir) // nil: no ownership record, every CSV is the run's
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == UnitsDir {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() && strings.HasSuffix(p, ".csv") {
-			rel, _ := filepath.Rel(dir, p)
-			if listed != nil && !listed(rel) {
-				return nil // a file dprl did not write (a user's, beside the outputs)
-			}
-			for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
-				if part == "curves" {
-					files = append(files, rel)
-					break
-				}
-			}
-		}
-		return nil
-	})
+	// rundir.Listed is nil without an ownership record: every CSV is then the run's; with one,
+	// a file dprl did not write (a user's, beside the outputs) is left out.
+	files, err := curvefiles.List(dir, UnitsDir, rundir.Listed(dir))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", LongRegretFile, err)
 	}
-	sort.Strings(files)
 	var b bytes.Buffer
 	b.WriteString("family,curve,seed,episode,regret\n")
 	for _, rel := range files {
@@ -137,13 +116,7 @@ func longRegret(dir, family string) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", LongRegretFile, err)
 		}
-		var parts []string
-		for _, part := range strings.Split(strings.TrimSuffix(filepath.ToSlash(rel), ".csv"), "/") {
-			if part != "curves" {
-				parts = append(parts, part)
-			}
-		}
-		curve := strings.Join(parts, "/")
+		curve := curvefiles.Name(rel)
 		type seedCol struct {
 			seed uint64
 			vals []float64

@@ -153,26 +153,19 @@ func IsRunSpec(data []byte) bool {
 // document are errors), sets Family to family when the document has none, applies the defaults
 // and validates the shared fields.
 func ParseRunSpec(data []byte, family string) (*RunSpec, error) {
-	var s RunSpec
-	keys, err := cfgfile.Decode(data, &s)
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	if err := keys.RejectExplicitZeros(
-		cfgfile.Default{Path: "name", Value: s.Name, Allowed: "a non-empty name"},
-		cfgfile.Default{Path: "privacy.delta", Value: s.Privacy.Delta, Allowed: "in (0, 1)"},
-		cfgfile.Default{Path: "privacy.noise", Value: s.Privacy.Noise, Allowed: "seeded or secure"},
-		cfgfile.Default{Path: "multipliers.bonus", Value: s.Multipliers.Bonus, Allowed: "in " + bounds.MultiplierRange},
-	); err != nil {
-		return nil, err
-	}
-	if s.Family == "" {
-		s.Family = family
-	}
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	s := new(RunSpec)
+	return cfgfile.Parse(data, s, "config", func(keys cfgfile.Keys) error {
+		return keys.RejectExplicitZeros(
+			cfgfile.Default{Path: "name", Value: s.Name, Allowed: "a non-empty name"},
+			cfgfile.Default{Path: "privacy.delta", Value: s.Privacy.Delta, Allowed: "in (0, 1)"},
+			cfgfile.Default{Path: "privacy.noise", Value: s.Privacy.Noise, Allowed: "seeded or secure"},
+			cfgfile.Default{Path: "multipliers.bonus", Value: s.Multipliers.Bonus, Allowed: "in " + bounds.MultiplierRange})
+	}, func() error {
+		if s.Family == "" {
+			s.Family = family
+		}
+		return s.Validate()
+	})
 }
 
 // Validate applies the defaults (name "run", δ 1e-5, noise seeded, bonus multiplier 1) and

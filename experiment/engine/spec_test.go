@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 func TestIsRunSpec(t *testing.T) {
@@ -139,10 +140,5 @@ func TestCheckOut(t *testing.T) {
 
 func mustWrite(t *testing.T, path string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfiles.Write(t, "", map[string]string{path: "{}"}, 0o644)
 }

@@ -191,13 +191,9 @@ func (c *Config) Validate() error {
 	}
 	names := map[string]bool{}
 	for i, e := range c.Envs {
-		if err := rundir.CheckName(fmt.Sprintf("envs[%d].name", i), e.Name); err != nil {
+		if err := uniqueName(fmt.Sprintf("envs[%d].name", i), e.Name, names); err != nil {
 			return err
 		}
-		if names[sanitize(e.Name)] {
-			return fmt.Errorf("envs[%d].name: must be unique (also after turning it into a file name), got %q", i, e.Name)
-		}
-		names[sanitize(e.Name)] = true
 		if e.Kind != "file" && (e.Horizon < 1 || e.Horizon > 1000) {
 			return fmt.Errorf("envs[%s].horizon: must be in [1, 1000], got %d", e.Name, e.Horizon)
 		}
@@ -225,13 +221,9 @@ func (c *Config) Validate() error {
 	}
 	bn := map[string]bool{}
 	for i, b := range c.BetaModes {
-		if err := rundir.CheckName(fmt.Sprintf("beta_modes[%d].name", i), b.Name); err != nil {
+		if err := uniqueName(fmt.Sprintf("beta_modes[%d].name", i), b.Name, bn); err != nil {
 			return err
 		}
-		if bn[sanitize(b.Name)] {
-			return fmt.Errorf("beta_modes[%d].name: must be unique (also after turning it into a file name), got %q", i, b.Name)
-		}
-		bn[sanitize(b.Name)] = true
 		if (b.CBeta > 0) == (b.MatchCBeta > 0) {
 			return fmt.Errorf("beta_modes[%s]: set exactly one of c_beta > 0 or match_c_beta > 0", b.Name)
 		}
@@ -239,6 +231,20 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("beta_modes[%s]: multipliers must be finite", b.Name)
 		}
 	}
+	return nil
+}
+
+// uniqueName checks the name of field, which becomes a file or directory name (rundir.CheckName),
+// and that it is unique, after turning it into a file name, among the names seen so far (seen,
+// to which it is added).
+func uniqueName(field, name string, seen map[string]bool) error {
+	if err := rundir.CheckName(field, name); err != nil {
+		return err
+	}
+	if seen[sanitize(name)] {
+		return fmt.Errorf("%s: must be unique (also after turning it into a file name), got %q", field, name)
+	}
+	seen[sanitize(name)] = true
 	return nil
 }
 

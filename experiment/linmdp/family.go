@@ -83,12 +83,10 @@ func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([
 		if !long {
 			return block, nil
 		}
-		s, err := ParseSuite(block)
-		if err != nil {
-			return nil, err
-		}
-		s.long()
-		return engine.MarshalValid(s)
+		return engine.EditConfig(block, ParseSuite, func(s *Suite) error {
+			s.long()
+			return nil
+		})
 	})
 }
 
@@ -108,14 +106,12 @@ func (Family) Reproductions() map[string][]byte {
 
 // Resize implements engine.Resizer (K and seeds of every block).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	s, err := ParseSuite(block)
-	if err != nil {
-		return nil, err
-	}
-	for _, b := range s.Blocks {
-		engine.ResizeFields(episodes, seeds, &b.Seeds, &b.Episodes)
-	}
-	return engine.MarshalValid(s)
+	return engine.EditConfig(block, ParseSuite, func(s *Suite) error {
+		for _, b := range s.Blocks {
+			engine.ResizeFields(episodes, seeds, &b.Seeds, &b.Episodes)
+		}
+		return nil
+	})
 }
 
 // PlanSuite plans an already parsed and validated suite (flags applied).

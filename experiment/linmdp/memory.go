@@ -86,11 +86,9 @@ func (p *suitePlan) memoryEstimate() engine.MemoryEstimate {
 	}
 	var e engine.MemoryEstimate
 	e.Fixed = membudget.Terms{{What: "environments", Lower: lowerEnv}}
-	e.Unit = membudget.Terms{{What: "agent tables and per-episode records", Bytes: unit, Lower: lowerEnv + "; " + lowerEpisodes},
-		{What: "result and its encoding", Bytes: membudget.Floats(pts) + engine.EncodeBytes(pts)}}
-	units := int64(len(p.units))
-	e.Collect = membudget.Terms{{What: fmt.Sprintf("results of %d units", units), Bytes: membudget.Mul(units, membudget.Floats(pts)+2<<10), Lower: lowerSeeds},
-		{What: "figures and CSVs", Bytes: membudget.Mul(int64(len(p.blocks)), 16*membudget.Floats(pts)) + 8<<20}}
+	result, collect := engine.CheckpointTerms("result and its encoding", "results", pts, len(p.units), len(p.blocks), lowerSeeds)
+	e.Unit = membudget.Terms{{What: "agent tables and per-episode records", Bytes: unit, Lower: lowerEnv + "; " + lowerEpisodes}, result}
+	e.Collect = collect
 	return e
 }
 

@@ -2,7 +2,6 @@ package linmdp
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
@@ -56,15 +55,10 @@ func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 // specEnv translates env into an EnvSpec through the registry (parameters checked,
 // environment built once).
 func specEnv(s *engine.RunSpec) (EnvSpec, error) {
-	envs := Envs()
-	kind, env, err := envs.Resolve(s, FamilyName, "environment")
-	e := EnvSpec{Name: kind, Kind: kind}
+	var e EnvSpec
+	kind, env, err := Envs().ResolveSet(s, FamilyName, &e)
+	e.Name, e.Kind = kind, kind
 	if err != nil {
-		return e, err
-	}
-	named := *s // errors name the environment even when env.name is omitted
-	named.Env.Name = kind
-	if err := envs.Set(env, &named, &e); err != nil {
 		return e, err
 	}
 	if _, err := env.New(e); err != nil {
@@ -83,14 +77,10 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	known := map[string]bool{}
-	for _, n := range agentNames {
-		known[n] = true
-	}
 	usesEps := false
 	for i, a := range s.Agents {
-		if !known[a] {
-			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family linmdp (allowed: %s)", i, a, strings.Join(agentNames, ", "))
+		if err := engine.CheckAgent(i, a, FamilyName, agentNames); err != nil {
+			return nil, err
 		}
 		if epsilonFree(a) {
 			continue

@@ -100,12 +100,10 @@ func (Family) Reproductions() map[string][]byte {
 
 // Resize implements engine.Resizer (K and seeds).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
-	return engine.MarshalValid(cfg)
+	return engine.EditConfig(block, ParseConfig, func(cfg *Config) error {
+		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
+		return nil
+	})
 }
 
 // PlanConfig plans an already parsed and validated configuration (flags applied).

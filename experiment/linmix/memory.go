@@ -101,11 +101,9 @@ func (p *plan) memoryEstimate() engine.MemoryEstimate {
 	}
 	pts := int64(len(p.checkpoints))
 	var e engine.MemoryEstimate
-	e.Unit = membudget.Terms{{What: "environment", Bytes: env, Lower: lowerEnv}, {What: "agent tables", Bytes: unit, Lower: lowerEnv},
-		{What: "checkpoints and their encoding", Bytes: membudget.Floats(pts) + engine.EncodeBytes(pts)}}
-	units := int64(len(p.units))
-	e.Collect = membudget.Terms{{What: fmt.Sprintf("checkpoints of %d units", units), Bytes: membudget.Mul(units, membudget.Floats(pts)+2<<10), Lower: lowerSeeds},
-		{What: "figures and CSVs", Bytes: membudget.Mul(int64(len(p.curves)), 16*membudget.Floats(pts)) + 8<<20}}
+	cps, collect := engine.CheckpointTerms("checkpoints and their encoding", "checkpoints", pts, len(p.units), len(p.curves), lowerSeeds)
+	e.Unit = membudget.Terms{{What: "environment", Bytes: env, Lower: lowerEnv}, {What: "agent tables", Bytes: unit, Lower: lowerEnv}, cps}
+	e.Collect = collect
 	return e
 }
 

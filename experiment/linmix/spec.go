@@ -59,15 +59,10 @@ func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 // specEnv translates env into an EnvConfig through the registry (parameters checked,
 // environment built once).
 func specEnv(s *engine.RunSpec) (EnvConfig, error) {
-	envs := Envs()
-	kind, env, err := envs.Resolve(s, FamilyName, "environment")
-	e := EnvConfig{Kind: kind}
+	var e EnvConfig
+	kind, _, err := Envs().ResolveSet(s, FamilyName, &e)
+	e.Kind = kind
 	if err != nil {
-		return e, err
-	}
-	named := *s // errors name the environment even when env.name is omitted
-	named.Env.Name = kind
-	if err := envs.Set(env, &named, &e); err != nil {
 		return e, err
 	}
 	if err := e.checkEnv("env"); err != nil {
@@ -94,13 +89,9 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	}
 	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta,
 		P: specP, Points: specPoints, Envs: []EnvConfig{env}, BetaMults: []float64{s.Multipliers.Bonus}, ShiftMult: specShiftMult}
-	known := map[string]bool{}
-	for _, n := range AgentNames() {
-		known[n] = true
-	}
 	for i, name := range s.Agents {
-		if !known[name] {
-			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family linmix (allowed: %s)", i, name, strings.Join(AgentNames(), ", "))
+		if err := engine.CheckAgent(i, name, FamilyName, AgentNames()); err != nil {
+			return nil, err
 		}
 		alg, mode, _ := strings.Cut(name, "/")
 		cv := CurveSpec{Algorithm: alg, Mode: mode}

@@ -75,26 +75,23 @@ func (Family) Options(repro string) []engine.Option {
 
 // ApplyOptions implements engine.Optioner.
 func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([]byte, error) {
-	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+	return engine.EditBlock(practicalSuite, block, func(rest []byte) ([]byte, error) {
 		return PracticalSuite{}.ApplyOptions(repro, rest, set)
-	}, func(block []byte) ([]byte, error) {
-		cfg, err := ParseConfig(block)
-		if err != nil {
-			return nil, err
-		}
+	}, ParseConfig, func(cfg *Config) error {
 		if v, ok := set["extended"]; ok {
+			var err error
 			if cfg.RunExtended, err = strconv.ParseBool(v); err != nil {
-				return nil, fmt.Errorf("--extended: %w", err)
+				return fmt.Errorf("--extended: %w", err)
 			}
 		}
 		if v, ok := set["multiplier"]; ok {
 			m, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(m > 0) || m > bounds.MaxMultiplier {
-				return nil, fmt.Errorf("--multiplier: must be in %s, got %q", bounds.MultiplierRange, v)
+				return fmt.Errorf("--multiplier: must be in %s, got %q", bounds.MultiplierRange, v)
 			}
 			cfg.WidthMultiplier = m
 		}
-		return engine.MarshalValid(cfg)
+		return nil
 	})
 }
 
@@ -123,19 +120,15 @@ var practicalSuite = engine.NamedSuite{Family: FamilyName, Name: PracticalSuiteN
 // Resize implements engine.Resizer: K and seeds of the sweep the block runs (the main one, or
 // the extended one with run_extended).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	return practicalSuite.Edit(block, func(rest []byte) ([]byte, error) {
+	return engine.EditBlock(practicalSuite, block, func(rest []byte) ([]byte, error) {
 		return PracticalSuite{}.Resize(rest, episodes, seeds)
-	}, func(block []byte) ([]byte, error) {
-		cfg, err := ParseConfig(block)
-		if err != nil {
-			return nil, err
-		}
+	}, ParseConfig, func(cfg *Config) error {
 		if cfg.RunExtended {
 			engine.ResizeFields(episodes, seeds, &cfg.Extended.Seeds, &cfg.Extended.Episodes)
 		} else {
 			engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
 		}
-		return engine.MarshalValid(cfg)
+		return nil
 	})
 }
 

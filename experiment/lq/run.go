@@ -91,22 +91,7 @@ type Options struct {
 func (r *Result) SetOutput(o rundir.Options) { r.Output = o }
 
 // ZeroLine returns Z(k), k = 1..K: the cumulative exact regret of u ≡ 0 (lq spec §5.3).
-func ZeroLine(sys *model.System, K int) []float64 {
-	zg := make([][]float64, sys.H)
-	for h := range zg {
-		zg[h] = make([]float64, sys.D*sys.N)
-	}
-	out := make([]float64, K)
-	x := make([]float64, sys.N)
-	z := 0.0
-	for k := 1; k <= K; k++ {
-		sys.InitialState(k, x)
-		r, _ := sys.Regret(zg, x)
-		z += r
-		out[k-1] = z
-	}
-	return out
-}
+func ZeroLine(sys *model.System, K int) []float64 { return sys.ZeroLine(K) }
 
 // Run executes the experiment on this machine through the engine (every (curve, seed) unit,
 // in memory) and returns the result without writing files. Results do not depend on

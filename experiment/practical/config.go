@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/bounds"
@@ -30,8 +31,8 @@ type GarnetConfig struct {
 	Actions       int      `yaml:"actions" json:"actions"`
 	Branching     int      `yaml:"branching" json:"branching"`
 	RewardDensity float64  `yaml:"reward_density" json:"reward_density"`
-	Episodes      int      `yaml:"episodes" json:"episodes"`
-	Seeds         []uint64 `yaml:"seeds" json:"seeds"`
+	// Runs are the keys episodes and seeds of the Garnet curves.
+	engine.Runs `yaml:",inline"`
 }
 
 // Config is the whole experiment.
@@ -133,16 +134,6 @@ func ParseConfig(data []byte) (*Config, error) {
 	return &c, c.Validate()
 }
 
-func checkSeeds(field string, s []uint64) error {
-	if len(s) == 0 || len(s) > bounds.MaxSeeds {
-		return fmt.Errorf("%s: must list 1 to %d seeds, got %d", field, bounds.MaxSeeds, len(s))
-	}
-	if x, dup := bounds.Repeated(s); dup {
-		return fmt.Errorf("%s: duplicate seed %d", field, x)
-	}
-	return nil
-}
-
 // Validate checks every field; errors name the field and the allowed range.
 func (c *Config) Validate() error {
 	if len(c.Curves) > 0 {
@@ -159,7 +150,7 @@ func (c *Config) Validate() error {
 	if err := c.validateCommon(); err != nil {
 		return err
 	}
-	if err := checkSeeds("garnet.seeds", c.Garnet.Seeds); err != nil {
+	if err := engine.CheckSeeds("garnet.seeds", c.Garnet.Seeds); err != nil {
 		return err
 	}
 	if len(c.Epsilons) == 0 {
@@ -196,7 +187,7 @@ func (c *Config) validateCommon() error {
 	if c.Horizon < 1 || c.Horizon > 10000 {
 		return fmt.Errorf("horizon: must be in [1, 10000], got %d", c.Horizon)
 	}
-	if err := checkSeeds("seeds", c.Seeds); err != nil {
+	if err := engine.CheckSeeds("seeds", c.Seeds); err != nil {
 		return err
 	}
 	if !(c.Delta > 0 && c.Delta < 1) {

@@ -1,8 +1,6 @@
 package practical
 
 import (
-	"fmt"
-
 	"github.com/dprl/dprl/experiment/engine"
 	model "github.com/dprl/dprl/model/tabular"
 )
@@ -41,13 +39,6 @@ func SpecEnvs() *engine.Envs[SpecEnvConfig, *model.MDP] {
 			return model.Garnet(model.GarnetConfig{S: e.States, A: e.Actions, H: e.Horizon, Branching: e.Branching,
 				Homogeneous: true, RewardDensity: e.RewardDensity, Seed: e.EnvSeed})
 		}})
-	r.Register(engine.Env[SpecEnvConfig, *model.MDP]{Name: "file", File: true,
-		New: func(e SpecEnvConfig) (*model.MDP, error) {
-			m, err := model.Load(e.File)
-			if err != nil {
-				return nil, fmt.Errorf("env.file: %s: %w", e.File, err)
-			}
-			return m, nil
-		}})
+	r.Register(engine.Env[SpecEnvConfig, *model.MDP]{Name: "file", File: true, New: r.LoadFile("env.file: %s: %w", model.Load)})
 	return r
 }

@@ -76,12 +76,10 @@ func (Suite) Reproductions() map[string][]byte {
 // Resize resizes a suite block: every K (JDP, LDP, Garnet; as `--episodes`) and the
 // RiverSwim seeds (as `--seeds`).
 func (Suite) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	cfg, err := ParseConfig(block)
-	if err != nil {
-		return nil, err
-	}
-	engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes, &cfg.LDPEpisodes, &cfg.Garnet.Episodes)
-	return engine.MarshalValid(cfg)
+	return engine.EditConfig(block, ParseConfig, func(cfg *Config) error {
+		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes, &cfg.LDPEpisodes, &cfg.Garnet.Episodes)
+		return nil
+	})
 }
 
 // PlanConfig plans an already parsed and validated configuration (flags applied).

@@ -200,11 +200,7 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		if err != nil {
 			return nil, err
 		}
-		sess, ev, err := ag.Session(cv.Agent, m, K)
-		if err != nil {
-			return nil, err
-		}
-		return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal, report: ag.Privacy}, nil
+		return newLearner(ag.Session, cv.Agent, m, K, ag.Privacy, ag.Privacy.PrivateAtNominal)
 	}
 	info, err := agents.Lookup(cv.Agent)
 	if err != nil {
@@ -216,11 +212,18 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 	if err != nil {
 		return nil, err
 	}
-	sess, ev, err := ag.Session(cv.Agent, m, K)
+	return newLearner(ag.Session, cv.Agent, m, K, ag.Privacy, ag.Privacy.PrivateAtNominal)
+}
+
+// newLearner opens the session of the agent named name (session: the agent's Session) and
+// records with it the accountant's statement rep, private at the nominal ε or not.
+func newLearner(session func(name string, m *model.MDP, K int) (protocol.Session, *agents.Evaluator, error),
+	name string, m *model.MDP, K int, rep fmt.Stringer, private bool) (*learner, error) {
+	sess, ev, err := session(name, m, K)
 	if err != nil {
 		return nil, err
 	}
-	return &learner{sess: sess, ev: ev, privacy: ag.Privacy.String(), private: ag.Privacy.PrivateAtNominal, report: ag.Privacy}, nil
+	return &learner{sess: sess, ev: ev, privacy: rep.String(), private: private, report: rep}, nil
 }
 
 // runSeed runs one curve for one seed through the one episode loop (protocol.Run; user k

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
+	"github.com/dprl/dprl/internal/testfiles"
 )
 
 func TestProvenanceFromBuildInfo(t *testing.T) {
@@ -61,12 +62,7 @@ func TestHashFile(t *testing.T) {
 
 func touch(t *testing.T, path string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testfiles.Write(t, "", map[string]string{path: "x"}, 0o644)
 }
 
 // TestPrepare: a new directory is created; unrelated files are no earlier run; the files an

@@ -79,6 +79,17 @@ func newSparse(p []float64) sparse {
 	return d
 }
 
+// sumSquares returns Σ x_i², and ok = false if some x_i is NaN or ±Inf.
+func sumSquares(x []float64) (sum float64, ok bool) {
+	for _, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false
+		}
+		sum += v * v
+	}
+	return sum, true
+}
+
 // New validates a linear MDP and precomputes its transition and reward tables. Mu and Theta
 // have either H entries (one per step) or exactly one (a time-homogeneous model, shared by all
 // steps). New checks, exactly and at construction, every normalisation of spec §1.2:
@@ -115,12 +126,9 @@ func New(name string, phi [][][]float64, mu [][][]float64, theta [][]float64, in
 			if len(phi[s][a]) != D {
 				return nil, fmt.Errorf("linmdp: features[%d][%d] has length %d, want d = %d", s, a, len(phi[s][a]), D)
 			}
-			n2 := 0.0
-			for _, v := range phi[s][a] {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					return nil, fmt.Errorf("linmdp: features[%d][%d] is not finite", s, a)
-				}
-				n2 += v * v
+			n2, ok := sumSquares(phi[s][a])
+			if !ok {
+				return nil, fmt.Errorf("linmdp: features[%d][%d] is not finite", s, a)
 			}
 			if math.Sqrt(n2) > 1+NormTol {
 				return nil, fmt.Errorf("linmdp: features[%d][%d] has norm %.15g, must be <= 1 (privacy needs ‖φ‖₂ ≤ 1)", s, a, math.Sqrt(n2))
@@ -166,12 +174,9 @@ func New(name string, phi [][][]float64, mu [][][]float64, theta [][]float64, in
 		if len(theta[h]) != D {
 			return nil, fmt.Errorf("linmdp: theta[%d] has length %d, want d = %d", h, len(theta[h]), D)
 		}
-		tn := 0.0
-		for _, v := range theta[h] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("linmdp: theta[%d] is not finite", h)
-			}
-			tn += v * v
+		tn, ok := sumSquares(theta[h])
+		if !ok {
+			return nil, fmt.Errorf("linmdp: theta[%d] is not finite", h)
 		}
 		if math.Sqrt(tn) > sqd*(1+NormTol) {
 			return nil, fmt.Errorf("linmdp: ‖theta[%d]‖₂ = %g, must be <= √d = %g", h, math.Sqrt(tn), sqd)

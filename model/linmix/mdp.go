@@ -328,30 +328,25 @@ func (m *MDP) RewardFeature(s, a int) []float64 {
 func (m *MDP) W(h int) []float64 { return append([]float64(nil), m.w[h]...) }
 
 // PsiV writes ψ_V(s,a) = Σ_{s'} ψ(s'|s,a)·V(s') into out (length d). Cost O(n_ψ(s,a)·d).
-func (m *MDP) PsiV(s, a int, v, out []float64) {
+func (m *MDP) PsiV(s, a int, v, out []float64) { m.psiV(s, a, v, false, out) }
+
+// PsiVSq is PsiV with the pointwise square V² (UCRL-VTR+'s second regression).
+func (m *MDP) PsiVSq(s, a int, v, out []float64) { m.psiV(s, a, v, true, out) }
+
+// psiV writes Σ_{s'} ψ(s'|s,a)·g(V(s')) into out for g(x) = x, or g(x) = x² if square. Terms
+// with g(V(s')) = 0 are skipped: ψ is finite (NewMDP), so they add nothing.
+func (m *MDP) psiV(s, a int, v []float64, square bool, out []float64) {
 	clear(out)
 	d := m.d
 	sa := s*m.a + a
 	for e := m.off[sa]; e < m.off[sa+1]; e++ {
 		x := v[m.next[e]]
+		if square {
+			x *= x
+		}
 		if x == 0 {
 			continue
 		}
-		row := m.vec[e*d : (e+1)*d]
-		for j, p := range row {
-			out[j] += x * p
-		}
-	}
-}
-
-// PsiVSq is PsiV with the pointwise square V² (UCRL-VTR+'s second regression).
-func (m *MDP) PsiVSq(s, a int, v, out []float64) {
-	clear(out)
-	d := m.d
-	sa := s*m.a + a
-	for e := m.off[sa]; e < m.off[sa+1]; e++ {
-		x := v[m.next[e]]
-		x *= x
 		row := m.vec[e*d : (e+1)*d]
 		for j, p := range row {
 			out[j] += x * p

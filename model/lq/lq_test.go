@@ -120,24 +120,40 @@ func randSPD(r *rand.Rand, n int, ridge float64) []float64 {
 	return out
 }
 
+// problem is a random LQ problem: sizes n, d, horizon h, Θ ((n+d)×n), Q, R, W, a state x
+// and the problem's Riccati recursion (not solved yet).
+type problem struct {
+	n, d, h         int
+	theta, q, rr, w []float64
+	x               []float64
+	ric             *Riccati
+}
+
+// randProblem draws, in this order, n ∈ [1, maxN], d ∈ [1, maxD], h ∈ [minH, minH+spanH),
+// Θ with N(0, thetaStd²) entries, Q and R (ridge 0.5), W (ridge wRidge) and x ~ N(0, I).
+func randProblem(r *rand.Rand, maxN, maxD, minH, spanH int, thetaStd, wRidge float64) problem {
+	n, d, h := 1+r.IntN(maxN), 1+r.IntN(maxD), minH+r.IntN(spanH)
+	pr := problem{n: n, d: d, h: h, theta: make([]float64, (n+d)*n)}
+	for i := range pr.theta {
+		pr.theta[i] = r.NormFloat64() * thetaStd
+	}
+	pr.q, pr.rr, pr.w = randSPD(r, n, 0.5), randSPD(r, d, 0.5), randSPD(r, n, wRidge)
+	pr.x = make([]float64, n)
+	for i := range pr.x {
+		pr.x[i] = r.NormFloat64()
+	}
+	pr.ric = NewRiccati(n, d, h, pr.q, pr.rr, pr.w)
+	return pr
+}
+
 // TestPolicyCostForms checks that the backward and forward forms agree, that the optimal gains
 // reproduce J* (lq spec §4.6 test 9), the performance-difference identity of lq spec §1.5, and
 // J* ≥ J_LB, on random systems.
 func TestPolicyCostForms(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 30; trial++ {
-		n, d, h := 1+r.IntN(4), 1+r.IntN(3), 1+r.IntN(12)
-		p := n + d
-		theta := make([]float64, p*n)
-		for i := range theta {
-			theta[i] = r.NormFloat64() * 0.5
-		}
-		q, rr, w := randSPD(r, n, 0.5), randSPD(r, d, 0.5), randSPD(r, n, 0.01)
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = r.NormFloat64()
-		}
-		ric := NewRiccati(n, d, h, q, rr, w)
+		pr := randProblem(r, 4, 3, 1, 12, 0.5, 0.01)
+		n, d, h, theta, q, rr, w, x, ric := pr.n, pr.d, pr.h, pr.theta, pr.q, pr.rr, pr.w, pr.x, pr.ric
 		if !ric.Solve(theta) {
 			t.Fatal("Solve failed")
 		}
@@ -216,20 +232,10 @@ func TestPerformanceDifference(t *testing.T) {
 func TestGradient(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for trial := 0; trial < 25; trial++ {
-		n, d, h := 1+r.IntN(3), 1+r.IntN(2), 2+r.IntN(10)
-		p := n + d
-		theta := make([]float64, p*n)
-		for i := range theta {
-			theta[i] = r.NormFloat64() * 0.4
-		}
-		q, rr, w := randSPD(r, n, 0.5), randSPD(r, d, 0.5), randSPD(r, n, 0.05)
-		x := make([]float64, n)
-		for i := range x {
-			x[i] = r.NormFloat64()
-		}
-		ric := NewRiccati(n, d, h, q, rr, w)
+		pr := randProblem(r, 3, 2, 2, 10, 0.4, 0.05)
+		theta, x, ric := pr.theta, pr.x, pr.ric
 		ric.Solve(theta)
-		grad := make([]float64, p*n)
+		grad := make([]float64, len(theta))
 		ric.Gradient(x, grad)
 		scale := 0.0
 		for _, g := range grad {

@@ -373,6 +373,25 @@ func (s *System) Regret(gains [][]float64, x []float64) (float64, error) {
 	return j - s.Optimal(x), nil
 }
 
+// ZeroLine returns Z(k), k = 1..K: the cumulative exact regret of the policy u ≡ 0 over the
+// episodes 1..K from the initial states of InitialState (lq spec §5.3).
+func (s *System) ZeroLine(K int) []float64 {
+	zg := make([][]float64, s.H)
+	for h := range zg {
+		zg[h] = make([]float64, s.D*s.N)
+	}
+	out := make([]float64, K)
+	x := make([]float64, s.N)
+	z := 0.0
+	for k := 1; k <= K; k++ {
+		s.InitialState(k, x)
+		r, _ := s.Regret(zg, x)
+		z += r
+		out[k-1] = z
+	}
+	return out
+}
+
 // LQE1Config returns the configuration of the reference environment LQ-E1 (lq spec §5.1):
 // n = 2, d = 1, H = 10, A* = [[0.6, 0.2], [0, 0.5]], B* = [0; 0.4], Q = I, R = 1, C_w = 0.2,
 // γ = 0.3, Rademacher noise (W = 0.02 I), golden-ratio initial states on the unit circle.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/dprl/dprl/internal/boundedread"
+	"github.com/dprl/dprl/internal/curvefiles"
 )
 
 // Files of a run directory that compare reads.
@@ -26,8 +26,6 @@ const (
 	ResolvedConfigFile = "config.resolved.yaml"
 	// ManifestFile is written last by every run: a directory without it is incomplete.
 	ManifestFile = "manifest.json"
-	// curvesDir is the directory component of the wide curve CSVs.
-	curvesDir = "curves"
 	// unitsDir holds a sweep's unit files (never curves).
 	unitsDir = "units"
 )
@@ -134,12 +132,12 @@ func loadRun(dir, label string, globs []string) ([]*Curve, error) {
 			return nil, bad("compare: %s has no curve%s", long, globNote(globs))
 		}
 	} else {
-		files, err := wideFiles(dir)
+		files, err := curvefiles.List(dir, unitsDir, nil)
 		if err != nil {
-			return nil, err
+			return nil, bad("compare: %v", err)
 		}
 		for _, rel := range files {
-			name := curveName(rel)
+			name := curvefiles.Name(rel)
 			if !matchAny(globs, name) {
 				continue
 			}
@@ -161,48 +159,6 @@ func loadRun(dir, label string, globs []string) ([]*Curve, error) {
 		}
 	}
 	return curves, nil
-}
-
-// wideFiles returns the CSV files of dir below a directory named "curves" (curves/X.csv,
-// curves/G/X.csv, B/curves/X.csv), relative to dir, in sorted order; unit directories are
-// skipped.
-func wideFiles(dir string) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && d.Name() == unitsDir {
-			return filepath.SkipDir
-		}
-		if d.Type().IsRegular() && strings.HasSuffix(p, ".csv") {
-			rel, _ := filepath.Rel(dir, p)
-			for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
-				if part == curvesDir {
-					files = append(files, rel)
-					break
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, bad("compare: %v", err)
-	}
-	sort.Strings(files)
-	return files, nil
-}
-
-// curveName is the name of the wide curve CSV rel: its path without ".csv" and without the
-// "curves" component, as in regret_long.csv.
-func curveName(rel string) string {
-	var parts []string
-	for _, part := range strings.Split(strings.TrimSuffix(filepath.ToSlash(rel), ".csv"), "/") {
-		if part != curvesDir {
-			parts = append(parts, part)
-		}
-	}
-	return strings.Join(parts, "/")
 }
 
 // openCSV opens a CSV file of a run (a regular file: a FIFO or a device is refused).

@@ -1,6 +1,10 @@
 package agentkit
 
-import "github.com/dprl/dprl/privacy/counter"
+import (
+	"fmt"
+
+	"github.com/dprl/dprl/privacy/counter"
+)
 
 // Batches follows the users of a fixed, data-independent release schedule: how many users
 // were added, how many of them are in the open batch and how many batches are complete.
@@ -34,4 +38,17 @@ func (b *Batches) AddSum(sum, x []float64) bool {
 		sum[i] += v
 	}
 	return b.Add()
+}
+
+// AddReport is AddSum for the noisy report x of one more user of a practical LDP server that
+// admits at most capacity users. A report whose length is not len(sum), or one beyond the
+// capacity, is refused with an error that begins with server, and nothing changes.
+func (b *Batches) AddReport(sum, x []float64, capacity int, server string) (bool, error) {
+	if len(x) != len(sum) {
+		return false, fmt.Errorf("%s: report has length %d, want %d", server, len(x), len(sum))
+	}
+	if b.Users >= capacity {
+		return false, fmt.Errorf("%s: already received K-1 = %d reports", server, capacity)
+	}
+	return b.AddSum(sum, x), nil
 }

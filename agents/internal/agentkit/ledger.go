@@ -1,6 +1,7 @@
 package agentkit
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/dprl/dprl/privacy/counter"
@@ -58,4 +59,42 @@ func CalibratedCounter(led *ledger.Ledger, build counter.Builder, e ledger.Entry
 		return nil, ledger.Report{}, err
 	}
 	return cnt, rep, nil
+}
+
+// CuratorCounter returns the counter of a practical JDP curator and the ledger's composed
+// report. A non-private curator (private false: the noise-off twin, which releases exact sums)
+// has no counter. A private one needs a noise source and gets CalibratedCounter(led, build, e,
+// cfg, src, div); build nil stands for the registry's counter named e.Counter.
+func CuratorCounter(led *ledger.Ledger, private bool, build counter.Builder, e ledger.Entry, cfg counter.GaussianConfig, src noise.Source, div float64) (counter.GaussianCounter, ledger.Report, error) {
+	if !private {
+		rep, err := led.Compose()
+		return nil, rep, err
+	}
+	if src == nil {
+		return nil, ledger.Report{}, errors.New("practical curator: a noise source is required")
+	}
+	if build == nil {
+		k, err := counter.NewRegistry().Lookup(e.Counter)
+		if err != nil {
+			return nil, ledger.Report{}, err
+		}
+		build = k.Build
+	}
+	return CalibratedCounter(led, build, e, cfg, src, div)
+}
+
+// CalibratedReport registers the Gaussian report each user of a practical LDP agent sends as
+// ledger.EntryReport (factor 1, one release per user; with a Secure source, secure, rounded to
+// the grid of σ) and returns the σ the ledger calibrates for it with the ledger's composed
+// report. e carries the caller's part of the entry (Sensitivity, Dim, Grid, Inputs).
+func CalibratedReport(led *ledger.Ledger, e ledger.Entry, secure bool) (sigma float64, rep ledger.Report, err error) {
+	e.Name, e.Mechanism, e.Secure = ledger.EntryReport, ledger.Gaussian, secure
+	if err := led.Register(e); err != nil {
+		return 0, ledger.Report{}, err
+	}
+	if sigma, err = led.Calibrate(ledger.EntryReport); err != nil {
+		return 0, ledger.Report{}, err
+	}
+	rep, err = led.Compose()
+	return sigma, rep, err
 }
