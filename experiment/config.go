@@ -204,10 +204,7 @@ func (c *Config) Validate() error {
 	if c.Summary != "" && c.Summary != "qiao-fig1" {
 		return fmt.Errorf("summary: must be qiao-fig1 or empty, got %q", c.Summary)
 	}
-	if c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes {
-		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
-	}
-	if err := engine.CheckSeeds("seeds", c.Seeds); err != nil {
+	if err := c.Runs.Check(1); err != nil {
 		return err
 	}
 	if !(c.Beta > 0 && c.Beta < 1) {

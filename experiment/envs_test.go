@@ -53,7 +53,7 @@ func TestRegisteredEnvRunsEndToEnd(t *testing.T) {
 
 	spec := func(params map[string]float64) *engine.RunSpec {
 		s := &engine.RunSpec{Family: FamilyName, Env: engine.EnvSpec{Name: "chain", Params: params},
-			Agents: []string{"ucbvi", "dp-ucbvi-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}, Episodes: 60, Seeds: []uint64{1, 2}}
+			Agents: []string{"ucbvi", "dp-ucbvi-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}, Runs: engine.Runs{Episodes: 60, Seeds: []uint64{1, 2}}}
 		if err := s.Validate(); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/model/tabular/tabulartest"
 )
 
 // qiaoResult runs the qiao-fig1 configuration at a tiny K.
@@ -77,15 +78,7 @@ func TestManifestHonestTabular(t *testing.T) {
 // and RiverSwim carries no Garnet parameters.
 func TestManifestSettingsUsed(t *testing.T) {
 	tmp := t.TempDir()
-	m, err := model.RiverSwim(5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := model.Marshal(m, "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	envPath := rundirtest.WriteFile(t, tmp, "rs5.json", data)
+	envPath := tabulartest.RiverSwimFile(t, tmp, "rs5.json", 5, "json")
 	cfgPath := filepath.Join(tmp, "c.yaml")
 	yaml := "name: t\nenv: {name: file, path: " + envPath + ", horizon: 20}\nepisodes: 20\nseeds: [1]\n" +
 		"curves:\n  - {agent: ucbvi, epsilon: 3, calibration: unit}\n  - {agent: dp-ucbvi-jdp, epsilon: 1}\n"

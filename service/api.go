@@ -236,8 +236,8 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
 	if !authorized(w, r, s.admin, "creating an experiment needs the admin token") || !readJSON(w, r, MaxCreateBytes, &req) {
 		return
 	}
-	spec := engine.RunSpec{Family: req.Family, Name: "served", Agents: []string{req.Agent}, Episodes: req.Capacity,
-		Env: engine.EnvSpec{Name: req.Env.Name, Params: req.Env.Params}, Seeds: []uint64{1}}
+	spec := engine.RunSpec{Family: req.Family, Name: "served", Agents: []string{req.Agent},
+		Runs: engine.Runs{Episodes: req.Capacity, Seeds: []uint64{1}}, Env: engine.EnvSpec{Name: req.Env.Name, Params: req.Env.Params}}
 	if req.Agent == "" {
 		fail(w, http.StatusBadRequest, "invalid_request", "agent", "agent: required (dprl list names the agents)")
 		return

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -108,7 +109,7 @@ func TestSimulateSameAsRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := reference(t, engine.RunSpec{Family: "tabular", Agents: []string{agent}, Episodes: K,
+			want := reference(t, engine.RunSpec{Family: "tabular", Agents: []string{agent}, Runs: engine.Runs{Episodes: K},
 				Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 				Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}, 7)
 			if len(res.Regret) != len(want) {
@@ -179,9 +180,20 @@ func TestRestartReplays(t *testing.T) {
 	play(c, l.Experiment, first)
 	before := policy(t, c, l.Experiment)
 	stop()
+	// A twin server on a copy of the stopped server's data (same persisted key) must publish,
+	// report after report, exactly what the restarted one does: every release of both, replayed
+	// or new, draws the noise keyed by the experiment's key. Noise drawn afresh at each start
+	// would make the twins' policies part ways within a few releases.
+	twinDir := t.TempDir()
+	if err := os.CopyFS(twinDir, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
 	c2, _, _ := live(t, dir, false)
-	if after := policy(t, c2, l.Experiment); !bytes.Equal(before, after) {
-		t.Fatalf("the policy changed across a restart:\n%s\n%s", before, after)
+	twin, _, _ := live(t, twinDir, false)
+	for _, cl := range []*client.Client{c2, twin} {
+		if after := policy(t, cl, l.Experiment); !bytes.Equal(before, after) {
+			t.Fatalf("the policy changed across a restart:\n%s\n%s", before, after)
+		}
 	}
 	// A retry of an acknowledged report after the restart is acknowledged again, not counted.
 	creds, _ := c2.Credentials(ctx, l.Experiment, []string{"u5"})
@@ -190,7 +202,13 @@ func TestRestartReplays(t *testing.T) {
 	if err != nil || !a.Replayed || a.Sequence != 5 {
 		t.Fatalf("retry after restart: %+v %v", a, err)
 	}
-	play(c2, l.Experiment, second)
+	for _, u := range second {
+		play(c2, l.Experiment, []int{u})
+		play(twin, l.Experiment, []int{u})
+		if p, q := policy(t, c2, l.Experiment), policy(t, twin, l.Experiment); !bytes.Equal(p, q) {
+			t.Fatalf("after user %d the restarted server and its twin publish different policies:\n%s\n%s", u, p, q)
+		}
+	}
 	led, _ := c2.Ledger(ctx, l.Experiment)
 	if led.UsersServed != 600 {
 		t.Fatalf("%d users served after the restart, want 600", led.UsersServed)

@@ -158,12 +158,7 @@ func (c *Curator) Receive(tr *Trajectory) error {
 		}
 		if s < 1 {
 			c.ScaledPairs++
-			for i := range z {
-				z[i] *= s
-			}
-			for i := range xn {
-				xn[i] *= s
-			}
+			scaleAll(s, z, xn)
 		}
 		for i := 0; i < p; i++ {
 			for j := 0; j < p; j++ {
@@ -201,6 +196,15 @@ func (c *Curator) Receive(tr *Trajectory) error {
 }
 
 func norm(x []float64) float64 { return frob(x) }
+
+// scaleAll multiplies every entry of every vector by s (the pair scaling of a user's step).
+func scaleAll(s float64, vs ...[]float64) {
+	for _, v := range vs {
+		for i := range v {
+			v[i] *= s
+		}
+	}
+}
 
 func frob(x []float64) float64 {
 	s := 0.0

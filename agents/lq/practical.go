@@ -282,12 +282,7 @@ func (c *practicalEncoder) add(tr *Trajectory, e []float64) error {
 			}
 			if s < 1 {
 				c.Scaled++
-				for i := range z {
-					z[i] *= s
-				}
-				for i := range xn {
-					xn[i] *= s
-				}
+				scaleAll(s, z, xn)
 				nz, nx = nz*s, nx*s
 			}
 			if S+nz*nz+1 > c.budget {

@@ -228,6 +228,12 @@ type reader struct {
 	err   error
 }
 
+// at names the field the next reads decode (errors name it) and returns d.
+func (d *reader) at(field string) *reader {
+	d.field = field
+	return d
+}
+
 func (d *reader) fail(format string, args ...any) {
 	if d.err == nil {
 		d.err = fieldf(d.field, format, args...)
@@ -316,16 +322,12 @@ func decodeBinary(data []byte, want Header) (Report, error) {
 	switch r := r.(type) {
 	case *Trajectory:
 		r.Header = h
-		d.field = "states"
-		r.States = d.ints()
-		d.field = "actions"
-		r.Actions = d.ints()
-		d.field = "rewards"
-		r.Rewards = d.floats()
+		r.States = d.at("states").ints()
+		r.Actions = d.at("actions").ints()
+		r.Rewards = d.at("rewards").floats()
 	case *Leaves:
 		r.Header = h
-		d.field = "x"
-		steps := d.uvarint(1)
+		steps := d.at("x").uvarint(1)
 		for i := 0; i < steps && d.err == nil; i++ {
 			nr := d.uvarint(1)
 			var step [][]float64
@@ -340,14 +342,11 @@ func decodeBinary(data []byte, want Header) (Report, error) {
 		}
 	case *Path:
 		r.Header = h
-		d.field = "states"
-		r.States = d.rows()
-		d.field = "inputs"
-		r.Inputs = d.rows()
+		r.States = d.at("states").rows()
+		r.Inputs = d.at("inputs").rows()
 	case *Privatized:
 		r.Header = h
-		d.field = "blocks"
-		r.Blocks = d.rows()
+		r.Blocks = d.at("blocks").rows()
 	}
 	if d.err != nil {
 		return nil, d.err

@@ -326,11 +326,7 @@ func hostile(r protocol.Report, want protocol.Header) map[string]protocol.Report
 		cp := func(f func(c *protocol.Leaves)) *protocol.Leaves {
 			c := &protocol.Leaves{Header: r.Header}
 			for h := range r.X {
-				var step [][]float64
-				for _, x := range r.X[h] {
-					step = append(step, slices.Clone(x))
-				}
-				c.X, c.Y = append(c.X, step), append(c.Y, slices.Clone(r.Y[h]))
+				c.X, c.Y = append(c.X, cloneRows(r.X[h])), append(c.Y, slices.Clone(r.Y[h]))
 			}
 			f(c)
 			return c
@@ -343,13 +339,7 @@ func hostile(r protocol.Report, want protocol.Header) map[string]protocol.Report
 		out["header.dims.steps"] = cp(func(c *protocol.Leaves) { c.Header = head(func(h *protocol.Header) { h.Dims.Steps++ }) })
 	case *protocol.Path:
 		cp := func(f func(c *protocol.Path)) *protocol.Path {
-			c := &protocol.Path{Header: r.Header}
-			for _, x := range r.States {
-				c.States = append(c.States, slices.Clone(x))
-			}
-			for _, u := range r.Inputs {
-				c.Inputs = append(c.Inputs, slices.Clone(u))
-			}
+			c := &protocol.Path{Header: r.Header, States: cloneRows(r.States), Inputs: cloneRows(r.Inputs)}
 			f(c)
 			return c
 		}
@@ -361,10 +351,7 @@ func hostile(r protocol.Report, want protocol.Header) map[string]protocol.Report
 		out["header.dims.input_dim"] = cp(func(c *protocol.Path) { c.Header = head(func(h *protocol.Header) { h.Dims.InputDim++ }) })
 	case *protocol.Privatized:
 		cp := func(f func(c *protocol.Privatized)) *protocol.Privatized {
-			c := &protocol.Privatized{Header: r.Header}
-			for _, b := range r.Blocks {
-				c.Blocks = append(c.Blocks, slices.Clone(b))
-			}
+			c := &protocol.Privatized{Header: r.Header, Blocks: cloneRows(r.Blocks)}
 			f(c)
 			return c
 		}
@@ -562,4 +549,13 @@ func TestGoldenReports(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cloneRows deep-copies rows (nil for no rows).
+func cloneRows(rows [][]float64) [][]float64 {
+	var out [][]float64
+	for _, x := range rows {
+		out = append(out, slices.Clone(x))
+	}
+	return out
 }

@@ -35,26 +35,31 @@ func privacyConfig(m Model, eps float64, cal Calibration, mode EMode) PrivacyCon
 // runAgent runs ag for K episodes on m with users drawn from users(k) and returns the
 // per-episode exact regrets and the policies (copies).
 func runAgent(t testing.TB, m *model.MDP, ag *Agent, K int, users func(k int) *rand.Rand) ([]float64, []*model.Policy) {
+	return runEpisodes(t, m, K, users, ag.Server.Policy, func(traj *model.Trajectory) error {
+		return ag.Server.Receive(ag.Client.Encode(traj))
+	})
+}
+
+// runEpisodes runs K episodes on m: user k (drawn from users(k)) follows policy() and her
+// trajectory goes back through send (not the last user's). It returns the per-episode exact
+// regrets and copies of the policies.
+func runEpisodes(t testing.TB, m *model.MDP, K int, users func(k int) *rand.Rand, policy func() (*model.Policy, error), send func(*model.Trajectory) error) ([]float64, []*model.Policy) {
 	reg := model.NewRegret(m)
 	traj := model.NewTrajectory(m.H)
 	regrets := make([]float64, K)
 	pols := make([]*model.Policy, K)
 	for k := 0; k < K; k++ {
-		pol, err := ag.Server.Policy()
+		pol, err := policy()
 		if err != nil {
 			t.Fatal(err)
 		}
 		regrets[k] = reg.Of(pol)
-		c := model.NewDeterministic(m.S, m.H)
-		for h := range c.Act {
-			copy(c.Act[h], pol.Act[h])
-		}
-		pols[k] = c
+		pols[k] = clonePolicy(pol)
 		if k == K-1 {
 			break
 		}
 		m.Rollout(pol, users(k), traj)
-		if err := ag.Server.Receive(ag.Client.Encode(traj)); err != nil {
+		if err := send(traj); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -2,6 +2,7 @@ package tabular
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -31,12 +32,10 @@ func PracticalAgents() []PracticalInfo {
 
 // LookupPractical returns the practical agent named name.
 func LookupPractical(name string) (PracticalInfo, error) {
-	var names []string
-	for _, a := range PracticalAgents() {
-		if a.Name == name {
-			return a, nil
-		}
-		names = append(names, a.Name)
+	all := PracticalAgents()
+	names := entryNames(all, func(a PracticalInfo) string { return a.Name })
+	if i := slices.Index(names, name); i >= 0 {
+		return all[i], nil
 	}
 	return PracticalInfo{}, fmt.Errorf("agent: unknown practical agent %q (allowed: %s)", name, strings.Join(names, ", "))
 }

@@ -32,30 +32,13 @@ func newPracticalAgent(t testing.TB, m *model.MDP, K int, name string, eps float
 
 // runPractical runs ag for K episodes and returns per-episode exact regrets and policy copies.
 func runPractical(t testing.TB, m *model.MDP, ag *PracticalAgent, K int, users func(k int) *rand.Rand) ([]float64, []*model.Policy) {
-	reg := model.NewRegret(m)
-	traj := model.NewTrajectory(m.H)
-	regrets := make([]float64, K)
-	pols := make([]*model.Policy, K)
-	for k := 0; k < K; k++ {
-		pol, err := ag.Server.Policy()
-		if err != nil {
-			t.Fatal(err)
-		}
-		regrets[k] = reg.Of(pol)
-		pols[k] = clonePolicy(pol)
-		if k == K-1 {
-			break
-		}
-		m.Rollout(pol, users(k), traj)
+	return runEpisodes(t, m, K, users, ag.Server.Policy, func(traj *model.Trajectory) error {
 		msg, err := ag.Client.Encode(traj)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		if err := ag.Server.Receive(msg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return regrets, pols
+		return ag.Server.Receive(msg)
+	})
 }
 
 // TestPracticalSensitivity: the ℓ2 distance between the contributions of any two episodes never

@@ -2,6 +2,7 @@ package tabular
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -32,19 +33,23 @@ func Agents() []Info {
 
 // Lookup returns the agent named name.
 func Lookup(name string) (Info, error) {
-	var names []string
-	for _, a := range Agents() {
-		if a.Name == name {
-			return a, nil
-		}
-		names = append(names, a.Name)
+	all := Agents()
+	names := entryNames(all, func(a Info) string { return a.Name })
+	if i := slices.Index(names, name); i >= 0 {
+		return all[i], nil
 	}
-	var practical []string
-	for _, a := range PracticalAgents() {
-		practical = append(practical, a.Name)
-	}
+	practical := entryNames(PracticalAgents(), func(a PracticalInfo) string { return a.Name })
 	return Info{}, fmt.Errorf("agent: unknown agent %q%s (allowed: %s; dprl's practical agents: %s)", name,
 		didYouMean(name, append(append([]string(nil), names...), practical...)), strings.Join(names, ", "), strings.Join(practical, ", "))
+}
+
+// entryNames returns the names of the registry entries, in order.
+func entryNames[T any](entries []T, name func(T) string) []string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = name(e)
+	}
+	return names
 }
 
 // didYouMean returns `; did you mean "x"?` for the candidate closest to name within an edit

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/model/tabular/tabulartest"
 )
 
 // TestPracticalAgentsLearnOnFiles: every practical private agent of every family runs on a
@@ -18,18 +18,7 @@ import (
 // time-inhomogeneous two-state MDP (statistics kept per step).
 func TestPracticalAgentsLearnOnFiles(t *testing.T) {
 	dir := t.TempDir()
-	river := filepath.Join(dir, "riverswim.yaml")
-	m, err := tabular.RiverSwim(10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := tabular.Marshal(m, "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(river, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	river := tabulartest.RiverSwimFile(t, dir, "riverswim.yaml", 10, "yaml")
 	small := "../../model/tabular/testdata/small.json"
 	for _, c := range []struct {
 		family, file, agent, episodes string

@@ -185,7 +185,7 @@ func TestListEveryAgent(t *testing.T) {
 			if !slices.Contains(names, n) {
 				t.Errorf("dprl list shows agent %q under family %s, which does not accept it", n, fam)
 			}
-			s := &engine.RunSpec{Family: fam, Agents: []string{n}, Episodes: 20, Seeds: []uint64{1}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}}
+			s := &engine.RunSpec{Family: fam, Agents: []string{n}, Runs: engine.Runs{Episodes: 20, Seeds: []uint64{1}}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}}}
 			if err := s.Validate(); err != nil {
 				t.Fatal(err)
 			}

@@ -126,7 +126,7 @@ func TestSpecEnvsMatchPlanSpec(t *testing.T) {
 		}
 		n++
 		for _, e := range l.SpecEnvs() {
-			s := &engine.RunSpec{Family: name, Agents: []string{"no-such-agent"}, Episodes: 100, Seeds: []uint64{1},
+			s := &engine.RunSpec{Family: name, Agents: []string{"no-such-agent"}, Runs: engine.Runs{Episodes: 100, Seeds: []uint64{1}},
 				Env: engine.EnvSpec{Name: e.Name, Params: map[string]float64{"zz_unknown": 1}}}
 			if e.Name == "file" {
 				s.Env.File = "no-such-file.yaml"
@@ -143,7 +143,7 @@ func TestSpecEnvsMatchPlanSpec(t *testing.T) {
 				t.Errorf("%s/%s: PlanSpec error %v, want one naming env.params.zz_unknown and %q", name, e.Name, err, want)
 			}
 		}
-		s := &engine.RunSpec{Family: name, Agents: []string{"x"}, Episodes: 100, Seeds: []uint64{1}, Env: engine.EnvSpec{Name: "no-such-env"}}
+		s := &engine.RunSpec{Family: name, Agents: []string{"x"}, Runs: engine.Runs{Episodes: 100, Seeds: []uint64{1}}, Env: engine.EnvSpec{Name: "no-such-env"}}
 		_ = s.Validate()
 		if _, err := r.PlanSpec(s, "test"); err == nil || !strings.Contains(err.Error(), "env.name") {
 			t.Errorf("%s: unknown environment: %v", name, err)

@@ -261,8 +261,8 @@ func TestServeKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Episodes: K,
-		Env: engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}}, Seeds: []uint64{seed},
+	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: K, Seeds: []uint64{seed}},
+		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
 	if err := spec.Validate(); err != nil {
 		t.Fatal(err)

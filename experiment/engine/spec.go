@@ -42,10 +42,8 @@ type RunSpec struct {
 	Agents []string `yaml:"agents" json:"agents"`
 	// Privacy is the privacy setting of the private agents.
 	Privacy PrivacySpec `yaml:"privacy,omitempty" json:"privacy"`
-	// Episodes is K, the number of users (episodes) per run.
-	Episodes int `yaml:"episodes" json:"episodes"`
-	// Seeds are the run seeds.
-	Seeds []uint64 `yaml:"seeds" json:"seeds"`
+	// Runs are the keys episodes (K, the number of users per run) and seeds.
+	Runs `yaml:",inline"`
 	// Multipliers scale the agents' confidence widths (never their noise).
 	Multipliers MultiplierSpec `yaml:"multipliers,omitempty" json:"multipliers"`
 }
@@ -187,13 +185,13 @@ func (s *RunSpec) Validate() error {
 	if err := rundir.CheckName("name", s.Name); err != nil {
 		return err
 	}
-	switch {
-	case s.Family == "":
+	if s.Family == "" {
 		return fmt.Errorf("family: required (the agent family, see dprl list)")
-	case s.Episodes < 1 || s.Episodes > bounds.MaxEpisodes:
-		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, s.Episodes)
-	case len(s.Seeds) == 0 || len(s.Seeds) > bounds.MaxSeeds:
-		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(s.Seeds))
+	}
+	if err := s.Runs.Check(1); err != nil {
+		return err
+	}
+	switch {
 	case len(s.Agents) == 0 || len(s.Agents) > MaxSpecAgents:
 		return fmt.Errorf("agents: must list 1 to %d agents (dprl list), got %d", MaxSpecAgents, len(s.Agents))
 	case len(s.Privacy.Epsilons) > MaxSpecAgents:
@@ -215,13 +213,6 @@ func (s *RunSpec) Validate() error {
 	if v := float64(cells) * float64(len(s.Seeds)) * float64(s.Episodes); v > MaxSpecValues {
 		return fmt.Errorf("episodes: agents × ε × seeds × episodes = %d·%d·%d = %.3g episodes in total exceeds the limit 2^29 of one run; use fewer seeds or episodes, or split the grid into several runs or a sweep",
 			cells, len(s.Seeds), s.Episodes, v)
-	}
-	seen := map[uint64]bool{}
-	for i, sd := range s.Seeds {
-		if seen[sd] {
-			return fmt.Errorf("seeds[%d]: seed %d listed twice", i, sd)
-		}
-		seen[sd] = true
 	}
 	agents := map[string]bool{}
 	for i, a := range s.Agents {

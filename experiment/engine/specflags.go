@@ -94,7 +94,7 @@ func (f RunFlags) Spec() (*RunSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &RunSpec{Family: f.Family, Name: "run", Agents: []string{f.Agent}, Episodes: f.Episodes, Seeds: sd,
+	s := &RunSpec{Family: f.Family, Name: "run", Agents: []string{f.Agent}, Runs: Runs{Episodes: f.Episodes, Seeds: sd},
 		Privacy:     PrivacySpec{Delta: f.Delta, Noise: f.Noise},
 		Multipliers: MultiplierSpec{Bonus: f.Multiplier}}
 	if ch("env") {

@@ -11,6 +11,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/bounds"
@@ -71,10 +72,8 @@ type BetaMode struct {
 type Config struct {
 	// Name labels the block (its output directory in a suite).
 	Name string `yaml:"name" json:"name"`
-	// Episodes is K, known in advance by every agent.
-	Episodes int `yaml:"episodes" json:"episodes"`
-	// Seeds are the run seeds (one run per seed and curve).
-	Seeds []uint64 `yaml:"seeds" json:"seeds"`
+	// Runs are the keys episodes (K, known in advance by every agent) and seeds.
+	engine.Runs `yaml:",inline"`
 	// Delta is the δ of every private agent; P the failure probability p.
 	Delta float64 `yaml:"delta" json:"delta,omitempty"`
 	P     float64 `yaml:"p" json:"p"`
@@ -140,18 +139,10 @@ func (c *Config) rejectExplicitZeros(keys cfgfile.Keys, prefix string) error {
 
 // Validate checks every field and names the offending one with its allowed range.
 func (c *Config) Validate() error {
-	if err := rundir.CheckName("name", c.Name); err != nil {
+	if err := engine.CheckLinearBlock(c.Name, c.Runs, 10, c.Delta, c.P); err != nil {
 		return err
 	}
 	switch {
-	case c.Episodes < 10 || c.Episodes > bounds.MaxEpisodes:
-		return fmt.Errorf("episodes: must be in [10, %d], got %d", bounds.MaxEpisodes, c.Episodes)
-	case len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds:
-		return fmt.Errorf("seeds: need 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
-	case !(c.Delta > 0 && c.Delta < 1):
-		return fmt.Errorf("delta: must be in (0, 1), got %g", c.Delta)
-	case !(c.P > 0 && c.P < 1):
-		return fmt.Errorf("p: must be in (0, 1), got %g", c.P)
 	case c.Checkpoints < 2 || c.Checkpoints > 10000:
 		return fmt.Errorf("checkpoints: must be in [2, 10000], got %d", c.Checkpoints)
 	case len(c.Envs) == 0:

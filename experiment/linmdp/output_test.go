@@ -2,8 +2,6 @@ package linmdp
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,19 +43,7 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // a reason instead of failing on NaN (today `reproduce linear-mdp` crashes), and a one-seed run
 // claims no confidence interval anywhere.
 func TestZeroRegretNoNaN(t *testing.T) {
-	rundirtest.WriteEach(t, []int{1, 2}, func(seeds int, dir string) (string, error) {
-		_, summary, err := zeroResult(t, seeds).Write(dir, nil)
-		return summary, err
-	}, func(seeds int, m map[string]any, summary string) {
-		c0 := rundirtest.Entry(t, m, "cells", 0)
-		rundirtest.CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), c0, "growth_exponent_last_decade")
-		if seeds == 1 {
-			rundirtest.CheckUndefined(t, "one seed", c0, "final_regret_ci95_lo")
-			if !strings.Contains(summary, "n=1, no CI") || strings.Contains(summary, "95% CI]") {
-				t.Errorf("one-seed summary claims a CI")
-			}
-		}
-	})
+	rundirtest.CheckZeroRegret(t, zeroResult, "cells", "growth_exponent_last_decade", "final_regret_ci95_lo")
 }
 
 // TestManifestHonestLinMDP: provenance (commit "unknown" under go test), the SHA-256 of the
@@ -82,11 +68,7 @@ func TestManifestHonestLinMDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := json.Marshal(fileOf(m))
-	if err != nil {
-		t.Fatal(err)
-	}
-	envPath := rundirtest.WriteFile(t, tmp, "rs.json", data)
+	envPath := rundirtest.WriteJSON(t, tmp, "rs.json", fileOf(m))
 	cfgText := strings.NewReplacer(
 		"{name: E2s, kind: latentriver, m: 3, copies: 10, horizon: 6}", "{name: F, kind: file, path: "+envPath+", horizon: 9}",
 		"agents: [lsvi-ucb, rare-switch, ngo, ngo-printed, rare-switch-reg, luyo-batched, luyo-zcdp, batch-twin, luyo-nonbatched]", "agents: [lsvi-ucb]",

@@ -18,7 +18,7 @@ var _ engine.Servable = Family{}
 // sources (keyed by st.Key: a restarted service redraws the same noise; crypto-seeded without a
 // key). The rule is the greedy policy [][]int (its JSON round-trips exactly).
 func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
-	cfg, err := specConfig(servedSpec(s, st))
+	cfg, err := specConfig(engine.ServedSpec(s, st))
 	if err != nil {
 		return engine.Served{}, err
 	}
@@ -27,7 +27,7 @@ func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, erro
 		return engine.Served{}, err
 	}
 	if len(tmpl.Cells) != 1 {
-		return engine.Served{}, fmt.Errorf("agents: a served experiment runs exactly one agent at one ε, got %d cells", len(tmpl.Cells))
+		return engine.Served{}, engine.ServedUnitsError(len(tmpl.Cells), "cells")
 	}
 	cell := tmpl.Cells[0].Cell
 	ag, sess, err := newUnit(envs[cell.Env], cfg, cell, st, s.Privacy.Noise == "secure")
@@ -55,14 +55,4 @@ func papersStatement(c Cell, in agents.Info) string {
 		s += "; " + in.Note
 	}
 	return s
-}
-
-// servedSpec is the served RunSpec as the family's translation reads it: its one seed is the
-// unit's, st.Seed, and its noise source seeded (the translation admits only the experiments'
-// source; Session builds the secure one itself).
-func servedSpec(s *engine.RunSpec, st engine.Streams) *engine.RunSpec {
-	c := *s
-	c.Seeds = []uint64{st.Seed}
-	c.Privacy.Noise = "seeded"
-	return &c
 }

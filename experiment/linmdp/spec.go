@@ -97,7 +97,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	if s.Multipliers.Bonus != 1 {
 		beta.Name = fmt.Sprintf("tuned-x%g", s.Multipliers.Bonus)
 	}
-	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta,
+	cfg := &Config{Name: s.Name, Runs: s.Runs.Clone(), Delta: s.Privacy.Delta,
 		P: specP, Checkpoints: specCheckpoints, TieBreak: specTieBreak, Agents: append([]string(nil), s.Agents...),
 		Envs: []EnvSpec{env}, BetaModes: []BetaMode{beta}}
 	if usesEps {

@@ -2,7 +2,6 @@ package linmdp
 
 import (
 	"math"
-	"path/filepath"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
@@ -90,9 +89,5 @@ func TestPlanSpecTuned(t *testing.T) {
 // TestPlanSpecRun: a tiny spec (K = 200, seeds 1 and 2, one non-private and one private agent)
 // plans, runs on this machine and writes its curves.
 func TestPlanSpecRun(t *testing.T) {
-	p, err := enginetest.PlanSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enginetest.RunLocal(t, FamilyName, p, 4, filepath.Join("*", "curves", "*.csv"))
+	enginetest.RunSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n", 4, "*", "curves", "*.csv")
 }

@@ -14,6 +14,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/bounds"
@@ -122,13 +123,13 @@ func (cv CurveSpec) practicalConfigs(c *Config) ([]agents.PracticalConfig, error
 
 // Config is the experiment configuration (YAML, unknown fields rejected).
 type Config struct {
-	Name     string      `yaml:"name" json:"name"`
-	Episodes int         `yaml:"episodes" json:"episodes"`
-	Seeds    []uint64    `yaml:"seeds" json:"seeds"`
-	Delta    float64     `yaml:"delta" json:"delta"`
-	P        float64     `yaml:"p" json:"p"`
-	Envs     []EnvConfig `yaml:"envs" json:"envs"`
-	Curves   []CurveSpec `yaml:"curves" json:"curves"`
+	Name string `yaml:"name" json:"name"`
+	// Runs are the keys episodes (K) and seeds.
+	engine.Runs `yaml:",inline"`
+	Delta       float64     `yaml:"delta" json:"delta"`
+	P           float64     `yaml:"p" json:"p"`
+	Envs        []EnvConfig `yaml:"envs" json:"envs"`
+	Curves      []CurveSpec `yaml:"curves" json:"curves"`
 	// BetaMults lists c_β values; 1 is the theory width. Every curve runs with each.
 	BetaMults []float64 `yaml:"beta_mults" json:"beta_mults"`
 	// ShiftMult is c_shift for the runs with c_β ≠ 1 (the theory runs use 1).
@@ -210,18 +211,10 @@ func (c *Config) Validate() error {
 	if c.ShiftMult == 0 {
 		c.ShiftMult = 1
 	}
-	if err := rundir.CheckName("name", c.Name); err != nil {
+	if err := engine.CheckLinearBlock(c.Name, c.Runs, 10, c.Delta, c.P); err != nil {
 		return err
 	}
 	switch {
-	case c.Episodes < 10 || c.Episodes > bounds.MaxEpisodes:
-		return fmt.Errorf("episodes: %d, want 10..%d", c.Episodes, bounds.MaxEpisodes)
-	case len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds:
-		return fmt.Errorf("seeds: %d seeds, want 1..%d", len(c.Seeds), bounds.MaxSeeds)
-	case !(c.Delta > 0 && c.Delta < 1):
-		return fmt.Errorf("delta: %v, want (0, 1)", c.Delta)
-	case !(c.P > 0 && c.P < 1):
-		return fmt.Errorf("p: %v, want (0, 1)", c.P)
 	case len(c.Envs) == 0:
 		return fmt.Errorf("envs: empty, want at least one environment")
 	case len(c.Curves) == 0:

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	agents "github.com/dprl/dprl/agents/linmix"
@@ -100,15 +99,9 @@ func (Family) Reproductions() map[string][]byte {
 
 // Resize implements engine.Resizer (K and seeds).
 func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	return engine.EditConfig(block, ParseConfig, func(cfg *Config) error {
-		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes)
-		return nil
+	return engine.ResizeConfig(block, ParseConfig, episodes, seeds, func(cfg *Config) (*[]uint64, []*int) {
+		return &cfg.Seeds, []*int{&cfg.Episodes}
 	})
-}
-
-// PlanConfig plans an already parsed and validated configuration (flags applied).
-func PlanConfig(cfg *Config) (*engine.Planned, error) {
-	return engine.PlanWith(FamilyName, newPlan, cfg)
 }
 
 // plan is a linear mixture experiment planned into (curve, seed) units, curve-major.
@@ -317,11 +310,7 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 // Collect implements engine.Plan: curves, figures, summary, claims and the manifest last
 // (Write).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	return engine.Collect(c, p.result, func(res *Result) (string, error) {
-		man, summary, err := res.Write(c.Dir, c.Command)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv)", summary, filepath.Clean(c.Dir), len(man.Figures)), nil
+	return engine.CollectWritten(c, p.result, (*Result).Write, func(man *Manifest) string {
+		return fmt.Sprintf("manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv", len(man.Figures))
 	})
 }

@@ -2,8 +2,6 @@ package linmix
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,16 +50,7 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // TestZeroRegretNoNaN: zero-regret curves write valid JSON (growth exponent null with a
 // reason) and one seed claims no confidence interval.
 func TestZeroRegretNoNaN(t *testing.T) {
-	rundirtest.WriteEach(t, []int{1, 2}, func(seeds int, dir string) (string, error) {
-		_, summary, err := zeroResult(t, seeds).Write(dir, nil)
-		return summary, err
-	}, func(seeds int, m map[string]any, summary string) {
-		c0 := rundirtest.Entry(t, m, "curves", 0)
-		rundirtest.CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), c0, "growth_exponent")
-		if seeds == 1 && (c0["final_ci95_lo"] != nil || !strings.Contains(summary, "n=1, no CI")) {
-			t.Errorf("one seed: CI %v; summary must say n=1, no CI", c0["final_ci95_lo"])
-		}
-	})
+	rundirtest.CheckZeroRegret(t, zeroResult, "curves", "growth_exponent", "final_ci95_lo")
 }
 
 // TestManifestHonestLinMix: provenance, input hashes (config, model file), the file's H, no
@@ -77,12 +66,8 @@ func TestManifestHonestLinMix(t *testing.T) {
 			}
 		}
 	}
-	data, err := json.Marshal(model.File{States: 2, Actions: 2, Horizon: 4, Dim: 1, Psi: psi, W: [][]float64{{1}},
+	envPath := rundirtest.WriteJSON(t, tmp, "m.json", model.File{States: 2, Actions: 2, Horizon: 4, Dim: 1, Psi: psi, W: [][]float64{{1}},
 		Reward: [][]float64{{0, 0.5}, {1, 0.2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	envPath := rundirtest.WriteFile(t, tmp, "m.json", data)
 	text := strings.Replace(tinyConfig, "{kind: two-state-hard, dim: 3, horizon: 3, q: 0.1, rho: 0.5}", "{kind: file, file: "+envPath+", horizon: 9, dim: 7, q: 0.3}", 1)
 	text = strings.Replace(text, "{algorithm: ucrl-vtr, mode: none}", "{algorithm: ucrl-vtr, mode: none, calibration: laplace, epsilons: [3]}", 1)
 	cfgPath := rundirtest.WriteFile(t, tmp, "c.yaml", []byte(text))

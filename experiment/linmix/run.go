@@ -162,5 +162,5 @@ func (r *Result) SetOutput(o rundir.Options) { r.Output = o }
 // numbers).
 func Run(ctx context.Context, c *Config, opts Options) (*Result, error) {
 	opts.Workers = max(opts.Workers, 1)
-	return engine.RunLocal(ctx, opts, func() (*engine.Planned, error) { return PlanConfig(c) }, (*plan).result)
+	return engine.RunLocal(ctx, opts, func() (*engine.Planned, error) { return engine.PlanWith(FamilyName, newPlan, c) }, (*plan).result)
 }

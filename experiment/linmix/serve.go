@@ -1,10 +1,6 @@
 package linmix
 
-import (
-	"fmt"
-
-	"github.com/dprl/dprl/experiment/engine"
-)
+import "github.com/dprl/dprl/experiment/engine"
 
 var _ engine.Servable = Family{}
 
@@ -19,7 +15,7 @@ var _ engine.Servable = Family{}
 // agents/linmix.Rule's JSON: the policy and the public values (and, for UCRL-VTR+, billboard and
 // widths) the users' leaves read.
 func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
-	cfg, err := specConfig(servedSpec(s, st))
+	cfg, err := specConfig(engine.ServedSpec(s, st))
 	if err != nil {
 		return engine.Served{}, err
 	}
@@ -28,7 +24,7 @@ func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, erro
 		return engine.Served{}, err
 	}
 	if len(curves) != 1 {
-		return engine.Served{}, fmt.Errorf("agents: a served experiment runs exactly one agent at one ε, got %d curves", len(curves))
+		return engine.Served{}, engine.ServedUnitsError(len(curves), "curves")
 	}
 	u, err := cfg.newUnit(curves[0], st, s.Privacy.Noise == "secure")
 	if err != nil {
@@ -43,14 +39,4 @@ func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, erro
 		return engine.Served{Session: sess, Privacy: *u.ur.Guarantee, Statement: statement, Users: engine.FromOne}, nil
 	}
 	return engine.Served{Session: sess, Privacy: u.ur.Constants, Statement: statement, Users: engine.FromOne}, nil
-}
-
-// servedSpec is the served RunSpec as the family's translation reads it: its one seed is the
-// unit's, st.Seed, and its noise source seeded (the translation admits only the experiments'
-// source; Session builds the secure one itself).
-func servedSpec(s *engine.RunSpec, st engine.Streams) *engine.RunSpec {
-	c := *s
-	c.Seeds = []uint64{st.Seed}
-	c.Privacy.Noise = "seeded"
-	return &c
 }

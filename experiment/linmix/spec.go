@@ -87,7 +87,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	if calib == calibration.Paper {
 		calib = "" // the family's default, spelled as in the reproductions' curves
 	}
-	cfg := &Config{Name: s.Name, Episodes: s.Episodes, Seeds: append([]uint64(nil), s.Seeds...), Delta: s.Privacy.Delta,
+	cfg := &Config{Name: s.Name, Runs: s.Runs.Clone(), Delta: s.Privacy.Delta,
 		P: specP, Points: specPoints, Envs: []EnvConfig{env}, BetaMults: []float64{s.Multipliers.Bonus}, ShiftMult: specShiftMult}
 	for i, name := range s.Agents {
 		if err := engine.CheckAgent(i, name, FamilyName, AgentNames()); err != nil {

@@ -1,7 +1,6 @@
 package linmix
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
@@ -76,9 +75,5 @@ func TestPlanSpecReproduction(t *testing.T) {
 // TestPlanSpecRun: a tiny spec (K = 200, seeds 1 and 2, one non-private and one private agent)
 // plans, runs on this machine and writes its curves.
 func TestPlanSpecRun(t *testing.T) {
-	p, err := enginetest.PlanSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [ucrl-vtr/none, practical-vtr/jdp]\nprivacy: {epsilons: [1]}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	enginetest.RunLocal(t, FamilyName, p, 4, filepath.Join("curves", "*", "*.csv"))
+	enginetest.RunSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [ucrl-vtr/none, practical-vtr/jdp]\nprivacy: {epsilons: [1]}\n", 4, "curves", "*", "*.csv")
 }

@@ -11,6 +11,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/bounds"
@@ -36,12 +37,56 @@ type Sweep struct {
 	ReportAt        []int     `yaml:"report_at" json:"report_at"`
 }
 
+// Setup is what the configurations of both LQ reproductions begin with (Config and
+// PracticalExpConfig embed it inline): the run's name, the system and the runs.
+type Setup struct {
+	// Name names the run (optional).
+	Name string `yaml:"name" json:"name"`
+	// System is a registered system (Envs; lq-e1 when omitted) or the path of a system file
+	// (model/lq format).
+	System string `yaml:"system" json:"system"`
+	// Runs are the keys episodes and seeds.
+	engine.Runs `yaml:",inline"`
+}
+
+// explicitZeros are the keys of s whose zero value means the default (name, system).
+func (s *Setup) explicitZeros() []cfgfile.Default {
+	return []cfgfile.Default{
+		{Path: "name", Value: s.Name, Allowed: "a non-empty name"},
+		{Path: "system", Value: s.System, Allowed: "lq-e1 or the path of a system file"},
+	}
+}
+
+// check checks the name (when set) and the runs, with at least minEpisodes episodes.
+func (s *Setup) check(minEpisodes int) error {
+	if s.Name != "" {
+		if err := rundir.CheckName("name", s.Name); err != nil {
+			return err
+		}
+	}
+	return s.Runs.Check(minEpisodes)
+}
+
+// BuildSystem returns the configured system: a registered one (Envs; LQ-E1 when omitted) or
+// a system file.
+func (s *Setup) BuildSystem() (*model.System, error) {
+	envs := Envs()
+	if systemFile(s.System) {
+		file, _ := envs.Lookup("file")
+		return file.New(s.System)
+	}
+	name := s.System
+	if name == "" {
+		name = envs.Default()
+	}
+	e, _ := envs.Lookup(name)
+	return e.New(name)
+}
+
 // Config is the experiment configuration (format of experiment/lq/configs/lq-e1.yaml).
 type Config struct {
-	Name            string    `yaml:"name" json:"name"`
-	System          string    `yaml:"system" json:"system"`
-	Episodes        int       `yaml:"episodes" json:"episodes"`
-	Seeds           []uint64  `yaml:"seeds" json:"seeds"`
+	// Setup holds the keys name, system, episodes and seeds.
+	Setup           `yaml:",inline"`
 	Delta           float64   `yaml:"delta" json:"delta"`
 	Alpha           float64   `yaml:"alpha" json:"alpha"`
 	Lambda          float64   `yaml:"lambda" json:"lambda"`
@@ -77,11 +122,8 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lq experiment: parsing config: %w", err)
 	}
-	if err := keys.RejectExplicitZeros(
-		cfgfile.Default{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
-		cfgfile.Default{Path: "system", Value: c.System, Allowed: "lq-e1 or the path of a system file"},
-		cfgfile.Default{Path: "calibration", Value: c.Calibration, Allowed: "one of " + CalibrationNames},
-	); err != nil {
+	if err := keys.RejectExplicitZeros(append(c.explicitZeros(),
+		cfgfile.Default{Path: "calibration", Value: c.Calibration, Allowed: "one of " + CalibrationNames})...); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
@@ -96,17 +138,10 @@ var CalibrationNames = calibration.Allowed(calibration.Exact, calibration.Paper)
 
 // Validate checks every field and names the offending one with its allowed range.
 func (c *Config) Validate() error {
-	if c.Name != "" {
-		if err := rundir.CheckName("name", c.Name); err != nil {
-			return err
-		}
+	if err := c.check(1); err != nil {
+		return err
 	}
-	switch {
-	case c.Episodes < 1 || c.Episodes > bounds.MaxEpisodes:
-		return fmt.Errorf("episodes: must be in [1, %d], got %d", bounds.MaxEpisodes, c.Episodes)
-	case len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds:
-		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
-	case len(c.Epsilons) == 0 || len(c.Epsilons) > 64:
+	if len(c.Epsilons) == 0 || len(c.Epsilons) > 64 {
 		return fmt.Errorf("epsilons: must list 1 to 64 values, got %d", len(c.Epsilons))
 	}
 	cal, err := calibration.Canonical("calibration", c.Calibration, calibration.Exact, calibration.Paper)
@@ -114,9 +149,6 @@ func (c *Config) Validate() error {
 		return err
 	}
 	c.Calibration = cal
-	if s, dup := bounds.Repeated(c.Seeds); dup {
-		return fmt.Errorf("seeds: %d listed twice", s)
-	}
 	if _, err := accounting.ParseNeighbouring(c.Neighbouring); err != nil {
 		return fmt.Errorf("neighbouring: %w", err)
 	}
@@ -154,22 +186,6 @@ func (c *Config) Validate() error {
 	}
 	_, err = c.BuildSystem()
 	return err
-}
-
-// BuildSystem returns the configured system: a registered one (Envs; LQ-E1 when omitted) or
-// a system file.
-func (c *Config) BuildSystem() (*model.System, error) {
-	envs := Envs()
-	if systemFile(c.System) {
-		file, _ := envs.Lookup("file")
-		return file.New(c.System)
-	}
-	name := c.System
-	if name == "" {
-		name = envs.Default()
-	}
-	e, _ := envs.Lookup(name)
-	return e.New(name)
 }
 
 // agentConfig returns the agent configuration of one curve.

@@ -2,7 +2,6 @@ package lq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -51,11 +50,7 @@ func TestZeroRegretNoNaN(t *testing.T) {
 // earlier run refused.
 func TestManifestHonestLQ(t *testing.T) {
 	tmp := t.TempDir()
-	data, err := json.Marshal(model.LQE1Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	sysPath := rundirtest.WriteFile(t, tmp, "sys.json", data)
+	sysPath := rundirtest.WriteJSON(t, tmp, "sys.json", model.LQE1Config())
 	c := smallConfig(t)
 	c.Episodes, c.Seeds, c.System = 10, []uint64{1}, sysPath
 	c.Search.MaxIter = 5

@@ -31,12 +31,10 @@ const PracticalVersion = "practical-lq-1"
 // PracticalExpConfig is the configuration of `dprl reproduce practical-lq`
 // (experiment/lq/configs/practical-lq.yaml).
 type PracticalExpConfig struct {
-	Name           string    `yaml:"name" json:"name"`
-	System         string    `yaml:"system" json:"system"`
-	Episodes       int       `yaml:"episodes" json:"episodes"`
+	// Setup holds the keys name, system, episodes (K of the practical agents) and seeds.
+	Setup          `yaml:",inline"`
 	PaperEpisodes  int       `yaml:"paper_episodes" json:"paper_episodes"`
 	OFUEpisodes    int       `yaml:"ofu_episodes" json:"ofu_episodes"`
-	Seeds          []uint64  `yaml:"seeds" json:"seeds"`
 	Delta          float64   `yaml:"delta" json:"delta"`
 	Epsilons       []float64 `yaml:"epsilons" json:"epsilons"`
 	Budget         float64   `yaml:"budget" json:"budget"`
@@ -85,13 +83,10 @@ func ParsePracticalExpConfig(data []byte) (*PracticalExpConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
 	}
-	if err := keys.RejectExplicitZeros(
-		cfgfile.Default{Path: "name", Value: c.Name, Allowed: "a non-empty name"},
-		cfgfile.Default{Path: "system", Value: c.System, Allowed: "lq-e1"},
+	if err := keys.RejectExplicitZeros(append(c.explicitZeros(),
 		cfgfile.Default{Path: "budget", Value: c.Budget, Allowed: "in (0, H((1+γ)²+1)] (omit it for the theory budget)"},
 		cfgfile.Default{Path: "counter", Value: c.Counter, Allowed: "a counter name (default blt)"},
-		cfgfile.Default{Path: "references", Value: c.References, Allowed: "in [1, 64] (default 4)"},
-	); err != nil {
+		cfgfile.Default{Path: "references", Value: c.References, Allowed: "in [1, 64] (default 4)"})...); err != nil {
 		return nil, err
 	}
 	return &c, c.Validate()
@@ -99,27 +94,19 @@ func ParsePracticalExpConfig(data []byte) (*PracticalExpConfig, error) {
 
 // Validate checks every field and names the offending one with its allowed range.
 func (c *PracticalExpConfig) Validate() error {
-	if c.Name != "" {
-		if err := rundir.CheckName("name", c.Name); err != nil {
-			return err
-		}
+	if err := c.check(2); err != nil {
+		return err
 	}
 	for _, e := range []struct {
 		f string
 		v int
-	}{{"episodes", c.Episodes}, {"paper_episodes", c.PaperEpisodes}, {"ofu_episodes", c.OFUEpisodes}} {
-		if e.v < 0 || e.v > bounds.MaxEpisodes || (e.f == "episodes" && e.v < 2) {
+	}{{"paper_episodes", c.PaperEpisodes}, {"ofu_episodes", c.OFUEpisodes}} {
+		if e.v < 0 || e.v > bounds.MaxEpisodes {
 			return fmt.Errorf("%s: must be in [2, %d] (0 skips the paper's agents), got %d", e.f, bounds.MaxEpisodes, e.v)
 		}
 	}
-	if len(c.Seeds) == 0 || len(c.Seeds) > bounds.MaxSeeds {
-		return fmt.Errorf("seeds: must list 1 to %d seeds, got %d", bounds.MaxSeeds, len(c.Seeds))
-	}
 	if len(c.LongSeeds) > bounds.MaxSeeds {
 		return fmt.Errorf("long_seeds: at most %d seeds, got %d", bounds.MaxSeeds, len(c.LongSeeds))
-	}
-	if s, dup := bounds.Repeated(c.Seeds); dup {
-		return fmt.Errorf("seeds: %d listed twice", s)
 	}
 	if len(c.Agents) > len(AgentNames()) {
 		return fmt.Errorf("agents: at most %d agents, got %d", len(AgentNames()), len(c.Agents))

@@ -180,7 +180,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	sys, err := (&Config{System: cfg.System}).BuildSystem()
+	sys, err := cfg.BuildSystem()
 	if err != nil {
 		return nil, err
 	}

@@ -28,12 +28,12 @@ func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, erro
 			return PracticalSuite{}.Session(s, st)
 		}
 	}
-	cfg, err := specConfig(servedSpec(s, st))
+	cfg, err := specConfig(engine.ServedSpec(s, st))
 	if err != nil {
 		return engine.Served{}, err
 	}
 	if len(cfg.Epsilons) != 1 {
-		return engine.Served{}, fmt.Errorf("agents: a served experiment runs exactly one agent at one ε, got %d curves", len(cfg.Epsilons))
+		return engine.Served{}, engine.ServedUnitsError(len(cfg.Epsilons), "curves")
 	}
 	sys, err := cfg.BuildSystem()
 	if err != nil {
@@ -58,13 +58,13 @@ func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, erro
 // planner's published output (*agents/lq.PracticalPlanner: the confidence set and reference
 // plans of the current release; its JSON round-trips exactly).
 func (PracticalSuite) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
-	cfg, err := practicalSpecConfig(servedSpec(s, st))
+	cfg, err := practicalSpecConfig(engine.ServedSpec(s, st))
 	if err != nil {
 		return engine.Served{}, err
 	}
 	specs := cfg.specs()
 	if len(specs) != 1 {
-		return engine.Served{}, fmt.Errorf("agents: a served experiment runs exactly one agent at one ε, got %d curves", len(specs))
+		return engine.Served{}, engine.ServedUnitsError(len(specs), "curves")
 	}
 	sp := specs[0]
 	switch sp.agent {
@@ -72,7 +72,7 @@ func (PracticalSuite) Session(s *engine.RunSpec, st engine.Streams) (engine.Serv
 	default:
 		return engine.Served{}, fmt.Errorf("agents: %s is served by family lq's paper suite", sp.agent)
 	}
-	sys, err := (&Config{System: cfg.System}).BuildSystem()
+	sys, err := cfg.BuildSystem()
 	if err != nil {
 		return engine.Served{}, err
 	}
@@ -95,16 +95,6 @@ func (PracticalSuite) Session(s *engine.RunSpec, st engine.Streams) (engine.Serv
 		rep.Nominal = 0
 	}
 	return engine.Served{Session: ps.Session, Privacy: rep, Statement: practicalGuarantee(rep), Users: engine.FromOne}, nil
-}
-
-// servedSpec is the served RunSpec as the family's translation reads it: its one seed is the
-// unit's, st.Seed, and its noise source seeded (the translation admits only the experiments'
-// source; Session builds the secure one itself).
-func servedSpec(s *engine.RunSpec, st engine.Streams) *engine.RunSpec {
-	c := *s
-	c.Seeds = []uint64{st.Seed}
-	c.Privacy.Noise = "seeded"
-	return &c
 }
 
 // specs returns the practical reproduction's curves in its order, of the selected agents

@@ -23,7 +23,7 @@ var served = servetest.Suite{
 	},
 	Nontrivial: func(t *testing.T, s *engine.RunSpec, cum []float64) {
 		K := s.Episodes
-		sys, err := (&Config{System: "lq-e1"}).BuildSystem()
+		sys, err := (&Setup{System: "lq-e1"}).BuildSystem()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
@@ -76,15 +75,9 @@ func (Suite) Reproductions() map[string][]byte {
 // Resize resizes a suite block: every K (JDP, LDP, Garnet; as `--episodes`) and the
 // RiverSwim seeds (as `--seeds`).
 func (Suite) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error) {
-	return engine.EditConfig(block, ParseConfig, func(cfg *Config) error {
-		engine.ResizeFields(episodes, seeds, &cfg.Seeds, &cfg.Episodes, &cfg.LDPEpisodes, &cfg.Garnet.Episodes)
-		return nil
+	return engine.ResizeConfig(block, ParseConfig, episodes, seeds, func(cfg *Config) (*[]uint64, []*int) {
+		return &cfg.Seeds, []*int{&cfg.Episodes, &cfg.LDPEpisodes, &cfg.Garnet.Episodes}
 	})
-}
-
-// PlanConfig plans an already parsed and validated configuration (flags applied).
-func PlanConfig(cfg *Config) (*engine.Planned, error) {
-	return engine.PlanWith(FamilyName, newPlan, cfg)
 }
 
 // plan is the experiment planned into (curve, seed) units, curve-major; a curve's seeds are
@@ -215,12 +208,8 @@ func (p *plan) result(c *engine.Collection) (*Result, error) {
 // the collection's output options, so the engine writes meta.json, config.resolved.yaml and
 // regret_long.csv just before the manifest, as for every family).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	return engine.Collect(c, p.collected, func(res *Result) (string, error) {
-		man, summary, err := res.Write(c.Dir, c.Command)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, %d figures, %d CSV files)", summary, filepath.Clean(c.Dir), len(man.Figures), len(man.CSV)), nil
+	return engine.CollectWritten(c, p.collected, (*Result).Write, func(man *Manifest) string {
+		return fmt.Sprintf("manifest.json, summary.md, %d figures, %d CSV files", len(man.Figures), len(man.CSV))
 	})
 }
 

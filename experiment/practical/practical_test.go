@@ -2,7 +2,6 @@ package practical
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	"github.com/dprl/dprl/report"
 )
 
@@ -136,11 +136,7 @@ func TestTinyRunWritesEverything(t *testing.T) {
 			t.Errorf("%s: size %d, newer than the manifest %v", f, fi.Size(), fi.ModTime().After(mi.ModTime()))
 		}
 	}
-	var m map[string]any
-	data, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err := json.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
+	m := rundirtest.ReadManifest(t, dir)
 	if gs, _ := m["goals"].([]any); len(gs) != 6 {
 		t.Errorf("manifest goals: %v", m["goals"])
 	}

@@ -267,7 +267,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	pl, err := PlanConfig(cfg)
+	pl, err := engine.PlanWith(FamilyName, newPlan, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func TestPlanSpec(t *testing.T) {
 		{"env file missing", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "m.yaml"}, Agents: []string{"ucbvi"}}, 0, "env.file"},
 		{"bad calibration", engine.RunSpec{Agents: []string{"dp-ucbvi-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Calibration: "paper"}}, 0, "privacy.calibration"},
 		{"bonus multiplier", engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: eps, Multipliers: engine.MultiplierSpec{Bonus: 2}}, 0, "multipliers.bonus"},
-		{"too few episodes", engine.RunSpec{Agents: []string{"ucbvi"}, Episodes: 5}, 0, "episodes"},
+		{"too few episodes", engine.RunSpec{Agents: []string{"ucbvi"}, Runs: engine.Runs{Episodes: 5}}, 0, "episodes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Suite{}.PlanSpec(specOf(t, c.spec), "test")
@@ -76,7 +76,7 @@ func TestPlanSpecNoiseInUnits(t *testing.T) {
 func TestPlanSpecRuns(t *testing.T) {
 	for _, noise := range []string{"seeded", "secure"} {
 		s := specOf(t, engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"horizon": 4, "states": 3, "actions": 2}},
-			Agents: []string{"practical-jdp", "ucbvi", "dp-ucbvi-ldp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{2}, Noise: noise}, Seeds: []uint64{3}})
+			Agents: []string{"practical-jdp", "ucbvi", "dp-ucbvi-ldp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{2}, Noise: noise}, Runs: engine.Runs{Seeds: []uint64{3}}})
 		cfg, err := specConfig(s)
 		if err != nil {
 			t.Fatal(err)

@@ -121,17 +121,3 @@ func Product(limit uint64, factors ...int) (string, bool) {
 	}
 	return fmt.Sprint(p), true
 }
-
-// Repeated returns the first value of vs equal to an earlier one (a seed listed twice, which
-// would count one run twice in every mean), and whether there is one.
-func Repeated[T comparable](vs []T) (T, bool) {
-	seen := make(map[T]bool, len(vs))
-	for _, v := range vs {
-		if seen[v] {
-			return v, true
-		}
-		seen[v] = true
-	}
-	var zero T
-	return zero, false
-}

@@ -121,7 +121,7 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	spec := engine.RunSpec{Family: l.Family, Name: "simulated", Agents: []string{l.Agent}, Episodes: l.Episodes,
+	spec := engine.RunSpec{Family: l.Family, Name: "simulated", Agents: []string{l.Agent}, Runs: engine.Runs{Episodes: l.Episodes},
 		Env: o.Env, Privacy: engine.PrivacySpec{Delta: l.Delta, Noise: "secure"}}
 	if spec.Env.Name == "" && spec.Env.File == "" {
 		spec.Env = engine.EnvSpec{Name: l.Env.Name, Params: l.Env.Params}
