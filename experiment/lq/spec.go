@@ -69,17 +69,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family lq (allowed: ofu-rl, private-ofu-rl, %s, %s, %s)", i, a, agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName)
 		}
 	}
-	for k := 1; k <= s.Episodes; k *= 10 {
-		for _, m := range []int{1, 2, 5} {
-			if k*m >= 100 && k*m < s.Episodes {
-				cfg.ReportAt = append(cfg.ReportAt, k*m)
-			}
-		}
-		if k > s.Episodes/10 {
-			break
-		}
-	}
-	cfg.ReportAt = append(cfg.ReportAt, s.Episodes)
+	cfg.ReportAt = reportSteps(s.Episodes)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
