@@ -307,7 +307,7 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
 		stored.Env.File = modelPath(id)
 	}
 	def.Spec, _ = json.Marshal(stored)
-	x, err := newExperiment(s.cfg.Registry, nil, def, s.cfg.Dir, s.cfg.Queue)
+	x, err := newExperiment(s.cfg.Registry, nil, def, s.cfg.Dir, s.cfg.Queue, s.cfg.Logf, s.storage)
 	if err != nil {
 		s.dropModel(modelFile)
 		fail(w, http.StatusBadRequest, "invalid_request", specField(err), "%v", err)
@@ -644,6 +644,10 @@ func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {
 	s.mu.RUnlock()
 	if d {
 		fail(w, http.StatusServiceUnavailable, "draining", "", "the server is shutting down")
+		return
+	}
+	if since, _, err := s.storage.state(); err != nil {
+		fail(w, http.StatusServiceUnavailable, "storage", "", "commits are failing since %s: %v", since.UTC().Format(time.RFC3339), err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
@@ -35,9 +36,20 @@ type experiment struct {
 	queue  chan *submission
 	qmu    sync.RWMutex // guards closed: no send on a closed queue
 	closed bool
-	// failed is set when the in-memory curator can no longer be trusted to match the log
-	// (a commit failed): the experiment refuses reports until the server restarts.
-	failed error
+	sv     engine.Servable
+	logf   func(string, ...any)
+	// health is the server's storage health (a failed commit makes the server not ready).
+	health *health
+	// hooks are the crash-point harness's fault hooks on the commit path (nil in production).
+	hooks *faultHooks
+	// stale is set when the in-memory curator is ahead of the durable log (a commit failed):
+	// the committer refuses reports (503) until recover rebuilt the curator from the log
+	// (at staleRetry, backing off by staleWait). Committer-only.
+	stale      error
+	staleRetry time.Time
+	staleWait  time.Duration
+	// skipped counts stored reports the curator refused on replay (feed).
+	skipped uint64
 
 	mu  sync.RWMutex // guards the fields below (written by the committer)
 	pub published
@@ -88,9 +100,9 @@ type result struct {
 	body   any
 }
 
-// newExperiment builds the curator of def and replays its log.
-// A new experiment (st nil) has no log yet.
-func newExperiment(reg *engine.Registry, st *store.Store, def *store.Experiment, dir string, queue int) (*experiment, error) {
+// newExperiment builds the curator of def and replays its log (every record is durable, so
+// what the replay computes is published as it goes). A new experiment (st nil) has no log yet.
+func newExperiment(reg *engine.Registry, st *store.Store, def *store.Experiment, dir string, queue int, logf func(string, ...any), h *health) (*experiment, error) {
 	var spec engine.RunSpec
 	if err := json.Unmarshal(def.Spec, &spec); err != nil {
 		return nil, fmt.Errorf("experiment %s: spec: %w", def.ID, err)
@@ -102,11 +114,17 @@ func newExperiment(reg *engine.Registry, st *store.Store, def *store.Experiment,
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: %w", def.ID, err)
 	}
-	served, err := sv.Session(&spec, streams(def, &spec))
-	if err != nil {
-		return nil, fmt.Errorf("experiment %s: %w", def.ID, err)
+	if logf == nil {
+		logf = func(string, ...any) {}
 	}
-	x := &experiment{def: def, spec: spec, served: served, head: served.Session.Expect(), queue: make(chan *submission, queue)}
+	if h == nil {
+		h = &health{}
+	}
+	x := &experiment{def: def, spec: spec, sv: sv, queue: make(chan *submission, queue), logf: logf, health: h}
+	if x.served, err = x.session(); err != nil {
+		return nil, err
+	}
+	x.head = x.served.Session.Expect()
 	x.maxBytes = int64(protocol.MaxBytes(x.head))
 	if err := x.publish(); err != nil {
 		return nil, err
@@ -114,22 +132,161 @@ func newExperiment(reg *engine.Registry, st *store.Store, def *store.Experiment,
 	if st == nil {
 		return x, nil
 	}
-	err = st.Replay(def.ID, func(seq uint64, r *store.Record) error {
-		rep, err := protocol.Decode(r.Report, x.head)
-		if err != nil {
-			return fmt.Errorf("record %d: %w", seq, err)
-		}
-		if err := served.Session.Receive(rep); err != nil {
-			return fmt.Errorf("record %d: the curator refuses an acknowledged report: %w", seq, err)
-		}
+	err = x.feed(st, func(r *store.Record, used bool) error {
 		x.users++
 		x.addRegret(r.Regret)
-		return x.publish()
+		if !used {
+			return nil
+		}
+		err := x.publish()
+		var pp *planPanic
+		if errors.As(err, &pp) {
+			return err
+		}
+		if err != nil {
+			x.logf("experiment %s: %v (the last policy stays published)", x.def.ID, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("experiment %s: replaying its log: %w", def.ID, err)
 	}
 	return x, nil
+}
+
+// session builds a fresh curator of the experiment (no report received yet).
+func (x *experiment) session() (engine.Served, error) {
+	served, err := x.sv.Session(&x.spec, streams(x.def, &x.spec))
+	if err != nil {
+		return engine.Served{}, fmt.Errorf("experiment %s: %w", x.def.ID, err)
+	}
+	return served, nil
+}
+
+// feed replays the experiment's durable log into x.served.Session in order, publishing after
+// each report as the live committer does, and calls each (if non-nil) after every record with
+// whether the curator used it. A stored report the curator now refuses (it fails to decode,
+// Receive refuses it, or the curator panics on it) is logged, counted and skipped, never a
+// crash: after a panic the curator is rebuilt and the feed restarts without that record.
+func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool) error) error {
+	skip := map[uint64]bool{}
+	for {
+		restart := uint64(0)
+		err := st.Replay(x.def.ID, func(seq uint64, r *store.Record) error {
+			if skip[seq] {
+				if each != nil {
+					return each(r, false)
+				}
+				return nil
+			}
+			rep, err := protocol.Decode(r.Report, x.head)
+			if err == nil {
+				var panicked bool
+				if panicked, err = safeReceive(x.served.Session, rep); panicked {
+					restart = seq
+					return errRestart
+				}
+			}
+			if err != nil {
+				skip[seq] = true
+				x.skipped++
+				x.logf("experiment %s: record %d: the curator refuses this acknowledged report; it is skipped: %v", x.def.ID, seq, err)
+				if each != nil {
+					return each(r, false)
+				}
+				return nil
+			}
+			if each == nil { // a rebuild: advance the curator's releases exactly as the live committer did
+				if _, _, panicked, err := safePublish(x.served.Session); panicked {
+					restart = seq
+					return errRestart
+				} else if err != nil {
+					x.logf("experiment %s: record %d: %v (the last policy stays published)", x.def.ID, seq, err)
+				}
+				return nil
+			}
+			var pp *planPanic
+			if err := each(r, true); errors.As(err, &pp) {
+				restart = seq
+				return errRestart
+			} else {
+				return err
+			}
+		})
+		if !errors.Is(err, errRestart) {
+			return err
+		}
+		skip[restart] = true
+		x.skipped++
+		x.logf("experiment %s: record %d: the curator panicked on this acknowledged report; it is skipped and the curator rebuilt", x.def.ID, restart)
+		served, err := x.session()
+		if err != nil {
+			return err
+		}
+		x.served = served
+		if each != nil {
+			// A startup replay restarts from an empty published state.
+			x.mu.Lock()
+			x.users, x.cum, x.simUsers, x.curve, x.versions, x.pub = 0, 0, 0, nil, nil, published{}
+			x.mu.Unlock()
+			if err := x.publish(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+var errRestart = errors.New("restart the feed")
+
+// safeReceive hands rep to the curator. A panic (a bug the boundary should have excluded) is
+// returned as an error with panicked set: the curator's state is then unknown and it must be
+// rebuilt.
+func safeReceive(s protocol.Session, rep protocol.Report) (panicked bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err, panicked = fmt.Errorf("the curator panicked on the report: %v", p), true
+		}
+	}()
+	return false, s.Receive(rep)
+}
+
+// safePublish asks the curator for its policy; a panic is returned as an error with panicked
+// set (as safeReceive).
+func safePublish(s protocol.Session) (v uint64, rule any, panicked bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err, panicked = fmt.Errorf("the planner panicked: %v", p), true
+		}
+	}()
+	v, rule, err = s.Publish()
+	return v, rule, false, err
+}
+
+// rebuild replaces the curator by a fresh one fed the durable log, then the reports of the
+// current batch that were accepted but are not committed yet (pending, in order, restaging
+// st). Nothing visible changes: the published state is a function of the durable log only.
+func (x *experiment) rebuild(st *store.Store, pending []*submission, sg *staged) error {
+	served, err := x.session()
+	if err != nil {
+		return err
+	}
+	old := x.served
+	x.served = served
+	if err := x.feed(st, nil); err != nil {
+		x.served = old
+		return err
+	}
+	*sg = staged{versions: sg.versions[:0]}
+	for _, s := range pending {
+		if panicked, err := safeReceive(x.served.Session, s.rep); err != nil || panicked {
+			return fmt.Errorf("re-receiving an accepted report: %v", err)
+		}
+		sg.received++
+		if err := x.stage(sg); err != nil {
+			x.logf("experiment %s: %v (the last policy stays published)", x.def.ID, err)
+		}
+	}
+	return nil
 }
 
 // streams returns the unit streams of an experiment: its spec's seed in seeded test mode;
@@ -145,14 +302,24 @@ func streams(def *store.Experiment, spec *engine.RunSpec) engine.Streams {
 	return engine.Streams{Seed: binary.LittleEndian.Uint64(m.Sum(nil)), Key: &key}
 }
 
-// publish asks the curator for the next user's policy (once per acknowledged report, as the
-// episode loop does) and, when its version changed, encodes the policy response.
-func (x *experiment) publish() error {
-	v, rule, err := x.served.Session.Publish()
+// stage asks the curator for the next user's policy (once per received report, as the episode
+// loop does) and, when its version changed, encodes the policy response into st. Nothing staged
+// is visible: apply makes it so, and the committer applies only after the reports it was
+// computed from are durably committed (commit before publish: a crash can never withdraw or
+// change a published version, nor show one release's noise on two histories).
+func (x *experiment) stage(st *staged) error {
+	v, rule, panicked, err := safePublish(x.served.Session)
+	if panicked {
+		return &planPanic{err}
+	}
 	if err != nil {
 		return fmt.Errorf("experiment %s: publish: %w", x.def.ID, err)
 	}
-	if x.pub.body != nil && v == x.pub.version {
+	last := x.pub
+	if st.pub.body != nil {
+		last = st.pub
+	}
+	if last.body != nil && v == last.version {
 		return nil
 	}
 	raw, err := protocol.EncodeRule(rule)
@@ -167,13 +334,50 @@ func (x *experiment) publish() error {
 	if err != nil {
 		return err
 	}
+	st.pub = published{version: v, body: body, etag: `"` + strconv.FormatUint(v, 10) + `"`}
+	st.versions = append(st.versions, versionAt{Version: v, Users: x.users + st.received})
+	return nil
+}
+
+// planPanic is stage's error when the planner panicked: the curator must be rebuilt.
+type planPanic struct{ err error }
+
+func (p *planPanic) Error() string { return p.err.Error() }
+
+// staged is what the committer computed from received but not yet committed reports: the
+// policy to publish and the release history to add once they are durable.
+type staged struct {
+	received int // reports received into the curator since the last apply
+	pub      published
+	versions []versionAt
+}
+
+// apply publishes what was staged (its reports are durable) and resets st.
+func (x *experiment) apply(st *staged) {
 	x.mu.Lock()
-	x.pub = published{version: v, body: body, etag: `"` + strconv.FormatUint(v, 10) + `"`}
-	x.versions = append(x.versions, versionAt{Version: v, Users: x.users})
+	x.applyLocked(st)
+	x.mu.Unlock()
+}
+
+// applyLocked is apply with x.mu held.
+func (x *experiment) applyLocked(st *staged) {
+	if st.pub.body != nil {
+		x.pub = st.pub
+	}
+	x.versions = append(x.versions, st.versions...)
 	if len(x.versions) > maxHistory {
 		x.versions = append(x.versions[:0], x.versions[len(x.versions)-maxHistory:]...)
 	}
-	x.mu.Unlock()
+	*st = staged{versions: st.versions[:0]}
+}
+
+// publish stages and applies at once (creation and replay: the log is already durable).
+func (x *experiment) publish() error {
+	var st staged
+	if err := x.stage(&st); err != nil {
+		return err
+	}
+	x.apply(&st)
 	return nil
 }
 
@@ -203,6 +407,7 @@ func (x *experiment) addRegret(r float64) {
 // commit fails, the curator's state is ahead of the log: the experiment stops accepting (a
 // restart replays the log).
 func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
+	var pending staged
 	batch := make([]*submission, 0, maxBatch)
 	accepted := make([]*submission, 0, maxBatch)
 	recs := make([]*store.Record, 0, maxBatch)
@@ -232,60 +437,144 @@ func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
 		}
 		accepted, recs = accepted[:0], recs[:0]
 		clear(inBatch)
+		if x.stale != nil && !x.recover(st) {
+			for _, s := range batch {
+				s.done <- unavailable(x.stale)
+			}
+			continue
+		}
 		for _, s := range batch {
 			if r, ok := x.admit(st, s, inBatch); !ok {
 				s.done <- r
 				continue
 			}
-			if err := x.served.Session.Receive(s.rep); err != nil {
+			panicked, err := safeReceive(x.served.Session, s.rep)
+			if err == nil {
+				pending.received++
+				if herr := x.hooks.at(hookAfterReceive); herr != nil {
+					x.logf("experiment %s: %v", x.def.ID, herr)
+				}
+				err = x.stage(&pending)
+				if herr := x.hooks.at(hookAfterStage); herr != nil {
+					x.logf("experiment %s: %v", x.def.ID, herr)
+				}
+				var pp *planPanic
+				if panicked = errors.As(err, &pp); !panicked && err != nil {
+					// The planner could not plan on the released statistics: the report is
+					// kept, the last policy stays published.
+					x.logf("experiment %s: %v (the last policy stays published)", x.def.ID, err)
+					err = nil
+				}
+			}
+			if panicked {
+				// A bug the boundary should have excluded: refuse the report and rebuild the
+				// curator from the durable log and this batch's accepted reports.
+				x.count(func(c *counters) { c.invalid++ })
+				x.logf("experiment %s: %v; the report is refused and the curator rebuilt", x.def.ID, err)
+				s.done <- result{http.StatusBadRequest, apiError{Code: "invalid_report", Field: "report", Message: "the curator cannot use this report; nothing was stored"}}
+				if err := x.rebuild(st, accepted, &pending); err != nil {
+					x.stale = fmt.Errorf("rebuilding the curator: %w", err)
+					for _, s := range accepted {
+						s.done <- unavailable(x.stale)
+					}
+					accepted = accepted[:0]
+					break
+				}
+				continue
+			}
+			if err != nil {
 				x.count(func(c *counters) { c.invalid++ })
 				s.done <- refusal(err)
 				continue
-			}
-			if err := x.publish(); err != nil {
-				x.fail(err)
 			}
 			inBatch[s.user] = s
 			accepted = append(accepted, s)
 			recs = append(recs, &store.Record{User: s.user, Idem: s.idem, Regret: s.regret, Report: s.raw})
 		}
 		if len(accepted) == 0 {
+			pending = staged{versions: pending.versions[:0]}
 			continue
 		}
 		x.mu.RLock()
 		next := uint64(x.users) + 1
 		x.mu.RUnlock()
-		if err := st.Append(x.def.ID, next, recs); err != nil {
-			x.fail(fmt.Errorf("commit: %w", err))
-			for _, s := range accepted {
-				s.done <- result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "the report was not stored; the experiment stopped accepting reports until the server restarts"}}
-			}
+		if err := x.hooks.at(hookBeforeAppend); err != nil {
+			x.commitFailed(err, accepted, &pending)
 			continue
 		}
+		if err := st.Append(x.def.ID, next, recs); err != nil {
+			x.commitFailed(err, accepted, &pending)
+			continue
+		}
+		x.health.commitOK()
+		if err := x.hooks.at(hookAfterAppend); err != nil {
+			x.commitFailed(err, accepted, &pending)
+			continue
+		}
+		// Durable: publish what these reports produced, then acknowledge.
+		x.mu.Lock()
+		x.applyLocked(&pending)
+		first := x.users + 1
+		x.users += len(accepted)
+		x.stats.accepted += uint64(len(accepted))
+		x.stats.batches++
+		x.stats.batched += uint64(len(accepted))
+		v := x.pub.version
+		x.mu.Unlock()
+		if err := x.hooks.at(hookAfterPublish); err != nil {
+			x.logf("experiment %s: %v", x.def.ID, err)
+		}
 		for i, s := range accepted {
-			x.mu.Lock()
-			x.users++
-			seq := x.users
-			x.stats.accepted++
-			if i == 0 {
-				x.stats.batches++
-			}
-			x.stats.batched++
-			v := x.pub.version
-			x.mu.Unlock()
 			x.addRegret(s.regret)
-			s.done <- result{http.StatusCreated, ack{Experiment: x.def.ID, Sequence: uint64(seq), IdempotencyKey: s.idem, PolicyVersion: v}}
+			s.done <- result{http.StatusCreated, ack{Experiment: x.def.ID, Sequence: uint64(first + i), IdempotencyKey: s.idem, PolicyVersion: v}}
 		}
 	}
+}
+
+// unavailable is the answer to a report the experiment could not take because its curator is
+// not in step with the durable log (a failed commit); nothing was stored.
+func unavailable(err error) result {
+	return result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "the report was not stored (storage error; the server retries and recovers by itself): " + err.Error()}}
+}
+
+// commitFailed answers the batch 503 after its commit failed (or may not have happened): the
+// curator is ahead of the log, so nothing it staged is published, and the curator is rebuilt
+// from the log before the next report is taken (recover).
+func (x *experiment) commitFailed(err error, accepted []*submission, pending *staged) {
+	err = fmt.Errorf("commit: %w", err)
+	x.logf("experiment %s: %v; %d reports refused (503), nothing published", x.def.ID, err, len(accepted))
+	x.health.commitFailed(err)
+	x.stale = err
+	x.staleRetry = time.Time{}
+	*pending = staged{versions: pending.versions[:0]}
+	for _, s := range accepted {
+		s.done <- unavailable(err)
+	}
+}
+
+// recover rebuilds a stale curator from the durable log, at most once per backoff period (1 s,
+// doubling to 30 s while the rebuild fails). It reports whether the curator is in step again.
+func (x *experiment) recover(st *store.Store) bool {
+	now := time.Now()
+	if now.Before(x.staleRetry) {
+		return false
+	}
+	var sg staged
+	if err := x.rebuild(st, nil, &sg); err != nil {
+		x.staleWait = min(max(2*x.staleWait, time.Second), 30*time.Second)
+		x.staleRetry = now.Add(x.staleWait)
+		x.logf("experiment %s: rebuilding the curator from the log failed (next try in %s): %v", x.def.ID, x.staleWait, err)
+		return false
+	}
+	x.logf("experiment %s: curator rebuilt from the durable log after %v", x.def.ID, x.stale)
+	x.stale, x.staleWait, x.staleRetry = nil, 0, time.Time{}
+	return true
 }
 
 // admit checks a submission's participation (only reached with the user's own credential) and
 // the capacity. A retry of an acknowledged report (same user, same idempotency key) returns
 // its original acknowledgement.
 func (x *experiment) admit(st *store.Store, s *submission, inBatch map[[32]byte]*submission) (result, bool) {
-	if x.failed != nil {
-		return result{http.StatusServiceUnavailable, apiError{Code: "unavailable", Message: "the experiment stopped accepting reports after a storage error; restart the server"}}, false
-	}
 	if prev, ok := inBatch[s.user]; ok {
 		return x.repeat(s, prev.idem, 0)
 	}
@@ -331,12 +620,6 @@ func (x *experiment) count(f func(*counters)) {
 	x.mu.Lock()
 	f(&x.stats)
 	x.mu.Unlock()
-}
-
-func (x *experiment) fail(err error) {
-	if x.failed == nil {
-		x.failed = err
-	}
 }
 
 // refusal turns a curator's refusal into a 400 naming the field.

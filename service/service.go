@@ -84,6 +84,7 @@ type Server struct {
 	wg       sync.WaitGroup
 	draining bool
 	metrics  *httpMetrics
+	storage  *health
 }
 
 // MinTokenLength is the shortest admin or client token accepted.
@@ -121,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, st: st, userKey: st.UserKey(), admin: digest(cfg.AdminToken), client: digest(cfg.ClientToken),
-		started: time.Now(), exps: map[string]*experiment{}, metrics: newHTTPMetrics()}
+		started: time.Now(), exps: map[string]*experiment{}, metrics: newHTTPMetrics(), storage: &health{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	defs, err := st.Experiments()
 	if err != nil {
@@ -130,7 +131,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	for _, def := range defs {
 		t := time.Now()
-		x, err := newExperiment(cfg.Registry, st, def, cfg.Dir, cfg.Queue)
+		x, err := newExperiment(cfg.Registry, st, def, cfg.Dir, cfg.Queue, cfg.Logf, s.storage)
 		if err != nil {
 			st.Close()
 			return nil, err
