@@ -280,6 +280,7 @@ func (r *GaussianReport) Values() []float64 { return append([]float64(nil), r.x.
 type GaussianRandomizer struct {
 	enc   *contribution
 	sigma float64
+	own   RandomizerParams // the user's own calibration from public parameters (PracticalUserSide)
 	src   noise.Source
 	rep   GaussianReport
 }
@@ -334,18 +335,17 @@ func (l *PracticalLocalServer) Release() *Release { return &l.rel }
 // newPracticalLocal returns the user-side randomiser and the server of practical-ldp.
 func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*GaussianRandomizer, *PracticalLocalServer, ledger.Report, error) {
 	enc := newContribution(S, A, H, p)
-	led, err := p.ledger(LDP)
-	if err != nil {
-		return nil, nil, ledger.Report{}, err
-	}
 	// One Gaussian report per user (factor 1, one release), rounded to the grid of σ with a
-	// Secure source.
-	sigma, rep, err := agentkit.CalibratedReport(led, ledger.Entry{Sensitivity: PracticalSensitivity(S, A, H, p),
-		Dim: enc.dim(), Inputs: p.inputs()}, src.Secure())
+	// Secure source: the same calibration a user computes herself (userside.go).
+	sigma, rep, err := practicalLDPCalibration(S, A, H, p, src.Secure())
 	if err != nil {
 		return nil, nil, rep, err
 	}
-	z := &GaussianRandomizer{enc: enc, sigma: sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
+	own, err := PracticalUserSide(S, A, H, p)
+	if err != nil {
+		return nil, nil, rep, err
+	}
+	z := &GaussianRandomizer{enc: enc, sigma: sigma, own: own, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
 	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
 	return z, srv, rep, nil
 }

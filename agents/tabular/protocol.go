@@ -75,6 +75,7 @@ type LocalCurator struct {
 	publisher
 	message func(b [][]float64) Message
 	user    any
+	own     any // the users' own RandomizerParams (σ the least their guarantee allows), checked against what a server publishes
 }
 
 // UserSide implements protocol.UserSider: the public parameters of practical-ldp's user-side
@@ -215,7 +216,7 @@ func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Se
 		e := z.enc
 		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
 			message: func(b [][]float64) Message { return &GaussianReport{x: b[0]} },
-			user:    RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, VisitCap: e.cap, RewardWeight: e.w, Sigma: z.sigma}}
+			user:    userSideOf(e, z.sigma), own: z.own}
 		rep := &protocol.Privatized{Header: head, Blocks: make([][]float64, 1)}
 		u := &User[*protocol.Privatized]{m: m, traj: model.NewTrajectory(H), report: func(t *model.Trajectory) (*protocol.Privatized, error) {
 			r, err := z.Randomize(t)

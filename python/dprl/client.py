@@ -83,9 +83,11 @@ class Policy:
     """A published policy: ``GET /v1/experiments/{id}/policy``.
 
     ``header`` is the report header to copy into every report; ``rule`` the family's decision
-    rule (tabular: ``{"Act": [[a for s] for h], "Prob": None}``); ``user_side`` the public
-    parameters a locally private user needs (practical-ldp: states, actions, horizon, pool,
-    visit_cap, reward_weight, sigma), else None."""
+    rule (tabular: ``{"Act": [[a for s] for h], "Prob": None}``); ``user_side`` the randomiser
+    parameters the server says it calibrated (practical-ldp: states, actions, horizon, pool,
+    visit_cap, reward_weight, sigma), else None — the server's claim: a locally private user
+    computes her own (:func:`dprl.ldp.calibrate`) and only checks these against them
+    (:func:`dprl.ldp.check_published`), never builds her noise from them."""
 
     experiment: str
     version: int

@@ -24,8 +24,12 @@ What :func:`run` does:
    offset, clipped into [0, 1]);
 4. reports: under a trajectory agent (``practical-jdp``, ``ucbvi``, …) her report is
    ``{"header": <policy header>, "states", "actions", "rewards"}``; under ``practical-ldp`` she
-   privatises it herself with :class:`dprl.ldp.GaussianRandomizer` built from the policy's
-   ``user_side`` (noise from :class:`dprl.ldp.SecureNormal`, the OS CSPRNG) and sends
+   privatises it herself with :meth:`dprl.ldp.GaussianRandomizer.for_user`: σ and every
+   calibration parameter computed from the public (S, A, H) and the run's own ``epsilon`` and
+   ``delta`` (the guarantee the app promised), the policy's ``user_side`` only checked against
+   them — a server publishing less noise (σ below hers, σ = 0, a larger visit cap or reward
+   weight, another layout) gets :class:`dprl.ldp.UserSideError` and no report — with noise from
+   :class:`dprl.ldp.SecureNormal` (the OS CSPRNG), and sends
    ``{"header": <policy header>, "blocks": [[…]]}``. A batch is one request (committed in order,
    each item with its user, credential and idempotency key ``k<k>``; a transport error or a
    5xx is retried with the same keys, so nothing is counted twice). The policy is fetched again
@@ -58,7 +62,7 @@ import numpy as np
 
 from . import __version__
 from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, BatchResult, Client, Policy
-from .ldp import GaussianRandomizer, LDPParams, SecureNormal
+from .ldp import GaussianRandomizer, SecureNormal
 from .server import LocalServer
 
 __all__ = [
@@ -316,6 +320,8 @@ class _Player:
         self.accepted = 0
         self.noise = SecureNormal()
         self.rand: GaussianRandomizer | None = None
+        # The user's own guarantee (the run's ε, δ), set by run(): her noise is computed from it.
+        self.epsilon, self.delta = 0.0, 0.0
         self.header_json = ""
 
     def refresh(self) -> None:
@@ -328,7 +334,8 @@ class _Player:
             self.header_json = json.dumps(pol.header, separators=(",", ":"))
             if pol.version not in self.regret_of:
                 self.regret_of[pol.version] = self.tables.regret(pol.rule)
-            self.rand = _randomizer(pol, self.noise) if pol.header.get("kind") == "privatized" else None
+            self.rand = (_randomizer(pol, self.noise, self.tables, self.epsilon, self.delta)
+                         if pol.header.get("kind") == "privatized" else None)
         self.pol = pol
 
     def ensure_credentials(self, upto: int) -> None:
@@ -443,6 +450,7 @@ def run(
                            epsilon=epsilon if epsilon > 0 else None, delta=delta, seed=experiment_seed)
         exp = str(created["experiment"])
         pl = _Player(c, exp, int(created["capacity"]), tables, u, seed, user_prefix, scale, offset, absorb)
+        pl.epsilon, pl.delta = float(epsilon), float(delta)
         start = time.perf_counter()
         regret = np.empty(users)
         pl.ensure_credentials(min(batch, users))
@@ -477,15 +485,12 @@ def run(
     return res
 
 
-def _randomizer(pol: Policy, noise: SecureNormal) -> GaussianRandomizer:
-    us = pol.user_side
-    if us is None:
-        raise ValueError(f"the policy of {pol.experiment} has kind privatized but no user_side")
-    params = LDPParams(
-        states=int(us["states"]), actions=int(us["actions"]), horizon=int(us["horizon"]),
-        pool=bool(us["pool"]), visit_cap=int(us["visit_cap"]), reward_weight=float(us["reward_weight"]),
-    )
-    rz = GaussianRandomizer(params, float(us["sigma"]), noise, agent=str(pol.header["agent"]))
+def _randomizer(pol: Policy, noise: SecureNormal, tables: Tables, epsilon: float, delta: float) -> GaussianRandomizer:
+    """The user's randomiser for an LDP policy: everything computed from public parameters she
+    knows (the agent, the exported model's S, A, H — time-homogeneous, so pooled — and her own
+    ε, δ); the server's ``user_side`` and header are only checked (UserSideError, ValueError)."""
+    rz = GaussianRandomizer.for_user(str(pol.header["agent"]), tables.S, tables.A, tables.H, True,
+                                     epsilon, delta, published=pol.user_side, source=noise)
     want = json.loads(rz.header.to_json())
     if want != pol.header:
         raise ValueError(f"the randomiser's header {want} differs from the policy's {pol.header}")

@@ -17,10 +17,19 @@ Go error messages.
 
 Noise. Every coordinate, zero or not, becomes ``x_i + σ·z_i`` with ``z_i`` a standard normal
 draw: the product rounded to a double, then the sum (two IEEE-754 roundings, as Go's
-``noise.Seeded`` computes ``x + σ·NormFloat64()``). ``σ`` is public and fixed before any data:
-take it from the curator (the Go constructor calibrates ``σ = Δ₂/μ`` with ``μ`` the Gaussian-DP
-parameter of the target (ε, δ); :func:`practical_sensitivity` gives ``Δ₂``). ``σ = 0`` adds
-nothing and draws nothing.
+``noise.Seeded`` computes ``x + σ·NormFloat64()``). ``σ`` is public and fixed before any data.
+
+The user, not the server, decides her noise: :func:`calibrate` computes σ and every calibration
+parameter from public parameters she knows and consents to — the agent, the public (S, A, H),
+whether the environment is time-homogeneous, and her own (ε, δ) — with the Go accountant's
+arithmetic (``σ = Δ₂/μ``, ``μ`` the largest Gaussian-DP parameter within (ε, δ),
+:func:`practical_sensitivity` gives ``Δ₂``; the shared vectors
+``agents/tabular/testdata/ldp_calibration_vectors.json`` pin it to Go bit for bit). The
+parameters a server publishes with its policy (``user_side``) are only checked
+(:func:`check_published`): another layout, a larger visit cap or reward weight, or a σ below
+her own (σ = 0 included) raises :class:`UserSideError` naming the parameter, and she sends
+nothing. :meth:`GaussianRandomizer.for_user` does both. A σ of 0 is accepted only with a
+test-only source (``ReplayNormal``): it then adds nothing and draws nothing.
 
 Noise sources.
 
@@ -40,9 +49,9 @@ import math
 import operator
 import os
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -58,6 +67,14 @@ __all__ = [
     "GaussianRandomizer",
     "contribution",
     "practical_sensitivity",
+    "AGENT_DEFAULTS",
+    "Calibration",
+    "UserSideError",
+    "calibrate",
+    "check_published",
+    "gdp_for",
+    "gaussian_exact_delta",
+    "gaussian_sigma",
 ]
 
 AGENT = "practical-ldp"
@@ -305,13 +322,220 @@ class ReplayNormal:
         return z
 
 
+# ---------------------------------------------------------------- the user's own calibration
+
+AGENT_DEFAULTS: dict[str, tuple[int, float]] = {
+    "practical-ldp": (DEFAULT_VISIT_CAP, DEFAULT_REWARD_WEIGHT),
+    "practical-ldp-plugin": (DEFAULT_VISIT_CAP, DEFAULT_REWARD_WEIGHT),
+}
+"""The served practical LDP agents and their public clipping (visit cap m, reward weight w):
+Go ``DefaultPracticalConfig``."""
+
+
+class UserSideError(ValueError):
+    """The server's published randomiser parameters would give the user less noise (or another
+    layout) than her own computation; ``field`` names the parameter. She sends nothing."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"user_side.{field}: {message}")
+        self.field = field
+
+
+def _log_phi(x: float) -> float:
+    """ln Φ(x), Go ``accounting.logPhi``: erfc where it is accurate, the asymptotic series in the
+    far left tail."""
+    if math.isnan(x):
+        return math.nan
+    if x > 0:
+        return math.log1p(-0.5 * math.erfc(x / math.sqrt(2)))
+    if x > -30:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2)))
+    if math.isinf(x):
+        return -math.inf
+    z = 1 / (x * x)
+    total, term = 1.0, 1.0
+    for k in range(1, 9):
+        term *= -float(2 * k - 1) * z
+        total += term
+    return -x * x / 2 - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log(total)
+
+
+def gaussian_exact_delta(mu: float, eps: float) -> float:
+    """δ_μ(ε) of μ-GDP, Go ``accounting.GaussianExactDelta``: Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2)."""
+    if not (mu > 0) or math.isinf(mu) or not (eps >= 0) or math.isinf(eps):
+        return math.nan
+    la = _log_phi(-eps / mu + mu / 2)
+    if math.isinf(la) and la < 0:
+        return 0.0
+    lb = _log_phi(-eps / mu - mu / 2)
+    r = eps + lb - la
+    if r > 0 or math.isnan(r):
+        r = 0.0
+    d = math.exp(la) * -math.expm1(r)
+    return max(d, 0.0)
+
+
+def gdp_for(epsilon: float, delta: float) -> float:
+    """The largest μ with δ_μ(ε) ≤ δ, Go ``accounting.GDPFor`` (the same bisection)."""
+    eps, dl = float(epsilon), float(delta)
+    if not (eps > 0) or math.isinf(eps):
+        raise ValueError(f"epsilon: must be finite and > 0, got {epsilon!r}")
+    if not (0 < dl < 1):
+        raise ValueError(f"delta: must be in (0, 1), got {delta!r}")
+
+    def ok(mu: float) -> bool:
+        return gaussian_exact_delta(mu, eps) <= dl
+
+    lo, hi = 0.0, 1.0
+    while ok(hi):
+        lo, hi = hi, 2 * hi
+        if math.isinf(hi):
+            raise ValueError(f"no largest mu for ({eps}, {dl})")
+    for _ in range(4096):
+        mid = lo + (hi - lo) / 2
+        if mid <= lo or mid >= hi:
+            break
+        if ok(mid):
+            lo = mid
+        else:
+            hi = mid
+    if not (lo > 0):
+        raise ValueError(f"target ({eps}, {dl}) is too strict: mu underflows to 0")
+    return lo
+
+
+def gaussian_sigma(mu: float, sensitivity: float) -> float:
+    """The least σ with Δ₂/σ ≤ μ in float64, Go ``ledger.GaussianSigma`` for one continuous
+    Gaussian report (factor 1, no grid, no slack): σ = Δ₂/μ raised to the first float that
+    meets it."""
+    sigma = sensitivity / mu
+    for _ in range(1 << 10):
+        if sensitivity / sigma <= mu:
+            return sigma
+        nxt = sensitivity / mu
+        if nxt <= sigma:
+            nxt = math.nextafter(sigma, math.inf)
+        sigma = nxt
+        if math.isinf(sigma):
+            break
+    raise ValueError(f"no sigma for mu = {mu}, sensitivity {sensitivity}")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What a user computes herself (Go ``tabular.PracticalUserSideFor``): her contribution's
+    layout and clipping ``params``, its sensitivity Δ₂, the GDP parameter μ of her (ε, δ) and
+    the least σ = Δ₂/μ (a continuous Gaussian, as :class:`SecureNormal` draws)."""
+
+    agent: str
+    params: LDPParams
+    epsilon: float
+    delta: float
+    sensitivity: float
+    mu: float
+    sigma: float
+
+    def user_side(self) -> dict[str, Any]:
+        """The parameters in the form a server publishes them (``user_side``), effective cap
+        and weight."""
+        p = self.params
+        return {"states": p.states, "actions": p.actions, "horizon": p.horizon, "pool": p.pool,
+                "visit_cap": p.cap, "reward_weight": p.weight, "sigma": self.sigma}
+
+
+def calibrate(
+    agent: str, states: int, actions: int, horizon: int, homogeneous: bool, epsilon: float, delta: float
+) -> Calibration:
+    """The user's own calibration from public parameters: the served agent (``practical-ldp``
+    or ``practical-ldp-plugin``: its visit cap and reward weight, :data:`AGENT_DEFAULTS`), the
+    public (S, A, H), whether the environment's model is time-homogeneous (then the statistics
+    are pooled, as the curator decides) and her own (ε, δ). Bit for bit the Go accountant's."""
+    if agent not in AGENT_DEFAULTS:
+        raise ValueError(f"agent: no user-side calibration for {agent!r} (known: {', '.join(sorted(AGENT_DEFAULTS))})")
+    cap, w = AGENT_DEFAULTS[agent]
+    params = LDPParams(states=states, actions=actions, horizon=horizon, pool=bool(homogeneous),
+                       visit_cap=cap, reward_weight=w)
+    mu = gdp_for(epsilon, delta)
+    sens = practical_sensitivity(params)
+    return Calibration(agent=agent, params=params, epsilon=float(epsilon), delta=float(delta),
+                       sensitivity=sens, mu=mu, sigma=gaussian_sigma(mu, sens))
+
+
+def check_published(own: Calibration, published: Mapping[str, Any] | None) -> float:
+    """Check the server's published ``user_side`` against the user's own calibration (Go
+    ``RandomizerParams.CheckPublished``) and return the published σ. Raises
+    :class:`UserSideError` naming the parameter when it is missing or malformed, when the layout
+    (states, actions, horizon, pool) or the clipping (visit cap, reward weight) differs from
+    hers, or when σ is not finite or below hers (σ = 0 included)."""
+    if published is None:
+        raise UserSideError("sigma", "the server published no randomiser parameters: refusing to report")
+    want = own.user_side()
+
+    def get(field: str) -> Any:
+        if field not in published:
+            raise UserSideError(field, "missing from the server's parameters: refusing to report")
+        return published[field]
+
+    def refuse(field: str, got: Any, mine: Any) -> UserSideError:
+        return UserSideError(field, f"the server published {got!r}, the user's own computation gives {mine!r}: refusing to report")
+
+    for field in ("states", "actions", "horizon"):
+        v = get(field)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v != want[field]:
+            raise refuse(field, v, want[field])
+    pool = get("pool")
+    if pool is not want["pool"]:
+        raise refuse("pool", pool, want["pool"])
+    cap = get("visit_cap")
+    if pool:
+        eff = want["horizon"] if isinstance(cap, (int, float)) and (cap == 0 or cap > want["horizon"]) else cap
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or eff != want["visit_cap"]:
+            raise refuse("visit_cap", cap, want["visit_cap"])
+    w = get("reward_weight")
+    if isinstance(w, bool) or not isinstance(w, (int, float)) or (1.0 if w == 0 else float(w)) != want["reward_weight"]:
+        raise refuse("reward_weight", w, want["reward_weight"])
+    sigma = get("sigma")
+    if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (float(sigma) >= own.sigma) or math.isinf(float(sigma)):
+        raise refuse("sigma", sigma, f"at least {own.sigma!r}")
+    return float(sigma)
+
+
 class GaussianRandomizer:
     """practical-ldp's user-side randomiser (Go ``GaussianRandomizer``).
 
-    ``sigma`` is the public noise standard deviation (from the curator; finite, ≥ 0). ``source``
-    defaults to a fresh :class:`SecureNormal`; pass a :class:`ReplayNormal` in tests only.
-    ``agent`` is the header's agent name (``practical-ldp``, or a registered twin).
+    ``sigma`` is the noise standard deviation (finite and > 0; 0 only with a test-only source,
+    where it adds nothing). A real user builds it with :meth:`for_user`, which computes σ
+    herself and only checks the server's. ``source`` defaults to a fresh :class:`SecureNormal`
+    (the OS CSPRNG); pass a :class:`ReplayNormal` in tests only. ``agent`` is the header's
+    agent name (``practical-ldp``, or a registered twin).
     """
+
+    @classmethod
+    def for_user(
+        cls,
+        agent: str,
+        states: int,
+        actions: int,
+        horizon: int,
+        homogeneous: bool,
+        epsilon: float,
+        delta: float,
+        published: Mapping[str, Any] | None = None,
+        source: NormalSource | None = None,
+    ) -> GaussianRandomizer:
+        """The randomiser of a user who promised (``epsilon``, ``delta``): σ and every parameter
+        from :func:`calibrate`; with ``published`` (the server's ``user_side``), it is checked
+        (:func:`check_published`, raising :class:`UserSideError`) and the larger of the two σ
+        is used (the server's estimator assumes its σ; more noise never weakens her
+        guarantee)."""
+        own = calibrate(agent, states, actions, horizon, homogeneous, epsilon, delta)
+        sigma = own.sigma
+        if published is not None:
+            sigma = max(sigma, check_published(own, published))
+        rz = cls(own.params, sigma, source, agent=agent)
+        rz.calibration = own
+        return rz
+
 
     def __init__(
         self,
@@ -323,10 +547,14 @@ class GaussianRandomizer:
         sigma = float(sigma)
         if not (sigma >= 0) or math.isinf(sigma):
             raise ValueError(f"sigma: must be finite and >= 0, got {sigma!r}")
+        src: NormalSource = source if source is not None else SecureNormal()
+        if sigma == 0 and src.secure:
+            raise ValueError("sigma: must be > 0 for a real report (0 adds no noise; only a test-only source accepts it)")
         self.params = params
         self.sigma = sigma
-        self.source: NormalSource = source if source is not None else SecureNormal()
+        self.source = src
         self.header = params.header(agent)
+        self.calibration: Calibration | None = None
 
     def noisy_values(
         self, states: Sequence[int], actions: Sequence[int], rewards: Sequence[float]

@@ -110,6 +110,10 @@ type Policy struct {
 	Version    uint64          `json:"version"`
 	Header     protocol.Header `json:"header"`
 	Rule       json.RawMessage `json:"rule"`
+	// UserSide are the randomiser parameters the server published for a locally private
+	// agent (practical-ldp: its σ, layout and clipping; absent otherwise). A user only checks
+	// them against her own computation (protocol.UserSideChecker), never builds from them.
+	UserSide json.RawMessage `json:"user_side,omitempty"`
 }
 
 // Ack is a report's acknowledgement.

@@ -38,6 +38,12 @@ type SimOptions struct {
 	// users: their reports' noise is then predictable). Otherwise the streams are drawn
 	// from a crypto-seeded seed and the LDP noise from a crypto-seeded secure source.
 	Seed *uint64
+	// Epsilon and Delta are the users' own guarantee (ε, δ): a locally private user computes
+	// her noise herself from them and the public dimensions, and only checks what the server
+	// publishes (its ledger's ε and δ and its user_side), refusing to report when it would give
+	// her less noise. They are required for an LDP experiment unless Seed is set (test mode,
+	// where the ledger's are used when these are 0).
+	Epsilon, Delta float64
 	// UserPrefix prefixes the simulated users' IDs (default "sim-").
 	UserPrefix string
 	// Progress, if non-nil, receives the number of users done since its last call.
@@ -147,6 +153,13 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 	if err != nil {
 		return nil, err
 	}
+	probe, err := sv.Session(&spec, st)
+	if err != nil {
+		return nil, err
+	}
+	if err := ownGuarantee(&spec, l, o, probe.Session); err != nil {
+		return nil, err
+	}
 	N := o.Users
 	if N <= 0 {
 		N = l.Episodes
@@ -186,7 +199,7 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 		if served.Session.Expect().Agent != l.Agent {
 			return nil, fmt.Errorf("the local agent %s is not the experiment's %s", served.Session.Expect().Agent, l.Agent)
 		}
-		rm := &remote{c: c, exp: o.Experiment, creds: creds}
+		rm := &remote{c: c, exp: o.Experiment, creds: creds, check: userSideCheck(served.Session)}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -230,6 +243,9 @@ type remote struct {
 	latency  []time.Duration
 	cached   *Policy
 	acked    uint64 // the policy version of the last acknowledgement
+	// check, if non-nil, checks every fetched policy's user_side against the users' own
+	// randomiser parameters (userSideCheck): on an error no report is sent.
+	check func(pub json.RawMessage) error
 }
 
 // Policy returns the published policy. The worker's last acknowledgement named the version
@@ -244,6 +260,11 @@ func (r *remote) Policy(ctx context.Context) (uint64, []byte, error) {
 	err := retry(ctx, func() (err error) { p, err = r.c.Policy(ctx, r.exp); return err })
 	if err != nil {
 		return 0, nil, err
+	}
+	if r.check != nil {
+		if err := r.check(p.UserSide); err != nil {
+			return 0, nil, fmt.Errorf("experiment %s, policy version %d: %w", r.exp, p.Version, err)
+		}
 	}
 	r.cached = p
 	return p.Version, p.Rule, nil

@@ -1,0 +1,138 @@
+package tabular
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/dprl/dprl/agents/internal/agentkit"
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/privacy/ledger"
+)
+
+// This file is practical-ldp's user-side calibration as a function of public parameters only
+// (issue 25 item 4: the user, not the server, decides her noise). The curator's calibration
+// (newPracticalLocal) and the user's own (PracticalUserSide, and python/dprl/ldp.py's
+// calibrate, pinned by testdata/ldp_calibration_vectors.json) are the same arithmetic, so they
+// cannot drift; a user checks what a server publishes (RandomizerParams.CheckPublished) and
+// refuses to report when it would give her less noise than her own computation.
+
+// practicalLDPCalibration registers practical-ldp's one Gaussian report per user with the
+// ledger of p (target (ε, δ)) and returns the σ it calibrates and the ledger's report: with
+// secure, σ also covers the Secure source's grid rounding (it is then larger); without, σ is
+// accounting.GDPFor(ε, δ).GaussianSigma(Δ₂) exactly, the least σ a continuous Gaussian needs.
+func practicalLDPCalibration(S, A, H int, p PracticalPrivacy, secure bool) (float64, ledger.Report, error) {
+	led, err := p.ledger(LDP)
+	if err != nil {
+		return 0, ledger.Report{}, err
+	}
+	enc := newContribution(S, A, H, p)
+	return agentkit.CalibratedReport(led, ledger.Entry{Sensitivity: PracticalSensitivity(S, A, H, p),
+		Dim: enc.dim(), Inputs: p.inputs()}, secure)
+}
+
+// PracticalUserSide returns the randomiser parameters a practical-ldp user computes herself
+// from public parameters — the public (S, A, H) and her own privacy setting p (ε, δ she
+// consents to, pooling, visit cap, reward weight; p.Model must be LDP) — with the curator's
+// arithmetic. Its Sigma is the least σ that makes her one Gaussian report (ε, δ)-LDP with a
+// continuous Gaussian: a curator built with a Secure source publishes a slightly larger σ (the
+// grid rounding), a seeded one exactly this. VisitCap and RewardWeight are the effective ones
+// (m ∈ [1, H], w ∈ (0, 1]).
+func PracticalUserSide(S, A, H int, p PracticalPrivacy) (RandomizerParams, error) {
+	if err := checkShape(S, A, H, 2); err != nil {
+		return RandomizerParams{}, err
+	}
+	if p.Model != LDP {
+		return RandomizerParams{}, fmt.Errorf("privacy.model: a user-side randomiser needs ldp, got %v", p.Model)
+	}
+	if err := p.Validate(); err != nil {
+		return RandomizerParams{}, err
+	}
+	sigma, _, err := practicalLDPCalibration(S, A, H, p, false)
+	if err != nil {
+		return RandomizerParams{}, err
+	}
+	return userSideOf(newContribution(S, A, H, p), sigma), nil
+}
+
+// PracticalUserSideFor returns PracticalUserSide for the served practical LDP agent name
+// (practical-ldp, practical-ldp-plugin) with its default setting (DefaultPracticalConfig) at the
+// user's own (eps, delta), pooled when the environment is time-homogeneous (a public property
+// of its model, as the curator decides): everything from what the user knows and consents to.
+func PracticalUserSideFor(name string, S, A, H int, homogeneous bool, eps, delta float64) (RandomizerParams, error) {
+	cfg, err := DefaultPracticalConfig(name, eps, delta)
+	if err != nil {
+		return RandomizerParams{}, err
+	}
+	cfg.Privacy.Pool = homogeneous
+	return PracticalUserSide(S, A, H, cfg.Privacy)
+}
+
+// userSideOf returns the published form of a contribution layout and σ.
+func userSideOf(e *contribution, sigma float64) RandomizerParams {
+	return RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, VisitCap: e.cap, RewardWeight: e.w, Sigma: sigma}
+}
+
+// effective returns q with the visit cap and reward weight in their effective form (a cap of 0
+// or more than H is H; a weight of 0 is 1), as the user computes them.
+func (q RandomizerParams) effective() RandomizerParams {
+	if q.Pool && (q.VisitCap == 0 || q.VisitCap > q.Horizon) {
+		q.VisitCap = q.Horizon
+	}
+	if q.RewardWeight == 0 {
+		q.RewardWeight = 1
+	}
+	return q
+}
+
+// CheckPublished checks the randomiser parameters a server published (pub) against the user's
+// own (q, from PracticalUserSide): the layout (states, actions, horizon, pool) and the clipping
+// (visit cap, reward weight) must be hers — another layout or a larger cap or weight would
+// change what her report means or raise its sensitivity — and the published σ must be finite
+// and at least hers (σ = 0 or less noise than her own computation is refused). The error names
+// the parameter; a user who gets one sends nothing. A larger published σ is accepted (more
+// noise never weakens her guarantee).
+func (q RandomizerParams) CheckPublished(pub RandomizerParams) error {
+	own, p := q.effective(), pub.effective()
+	refuse := func(field string, got, want any) error {
+		return fmt.Errorf("user_side.%s: the server published %v, the user's own computation gives %v: refusing to report", field, got, want)
+	}
+	switch {
+	case p.States != own.States:
+		return refuse("states", pub.States, own.States)
+	case p.Actions != own.Actions:
+		return refuse("actions", pub.Actions, own.Actions)
+	case p.Horizon != own.Horizon:
+		return refuse("horizon", pub.Horizon, own.Horizon)
+	case p.Pool != own.Pool:
+		return refuse("pool", pub.Pool, own.Pool)
+	case p.Pool && p.VisitCap != own.VisitCap:
+		return refuse("visit_cap", pub.VisitCap, own.VisitCap)
+	case !(p.RewardWeight == own.RewardWeight):
+		return refuse("reward_weight", pub.RewardWeight, own.RewardWeight)
+	case !(pub.Sigma >= own.Sigma) || math.IsInf(pub.Sigma, 0):
+		return refuse("sigma", pub.Sigma, fmt.Sprintf("at least %v", own.Sigma))
+	}
+	return nil
+}
+
+// CheckUserSide implements protocol.UserSideChecker: pub is the user_side a server published
+// with its policy (JSON); it is checked against the user-side parameters this session's users
+// computed themselves (RandomizerParams.CheckPublished). A session with no user-side
+// parameters (the papers' LDP agents) accepts anything: its users use only their own.
+func (c *LocalCurator) CheckUserSide(pub json.RawMessage) error {
+	own, ok := c.own.(RandomizerParams)
+	if !ok {
+		return nil
+	}
+	if len(pub) == 0 || string(pub) == "null" {
+		return fmt.Errorf("user_side: the server published no randomiser parameters for %s: refusing to report", c.head.Agent)
+	}
+	var p RandomizerParams
+	if err := json.Unmarshal(pub, &p); err != nil {
+		return fmt.Errorf("user_side: %w", err)
+	}
+	return own.CheckPublished(p)
+}
+
+var _ protocol.UserSideChecker = (*LocalCurator)(nil)
