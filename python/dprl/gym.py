@@ -62,7 +62,7 @@ import numpy as np
 
 from . import __version__
 from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, BatchResult, Client, Policy
-from .ldp import GaussianRandomizer, SecureNormal
+from .ldp import GaussianRandomizer, SecureNormal, UserSideError
 from .server import LocalServer
 
 __all__ = [
@@ -489,6 +489,8 @@ def _randomizer(pol: Policy, noise: SecureNormal, tables: Tables, epsilon: float
     """The user's randomiser for an LDP policy: everything computed from public parameters she
     knows (the agent, the exported model's S, A, H — time-homogeneous, so pooled — and her own
     ε, δ); the server's ``user_side`` and header are only checked (UserSideError, ValueError)."""
+    if pol.user_side is None:
+        raise UserSideError("sigma", f"the policy of {pol.experiment} is privatized but the server published no randomiser parameters: refusing to report")
     rz = GaussianRandomizer.for_user(str(pol.header["agent"]), tables.S, tables.A, tables.H, True,
                                      epsilon, delta, published=pol.user_side, source=noise)
     want = json.loads(rz.header.to_json())
