@@ -37,3 +37,62 @@ def test_vectors_catch_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> N
 def test_unmutated_passes() -> None:
     for v in load_vectors():
         check_vector(v)
+
+
+# ---- user-side noise (issue 25 item 4): the user's own calibration, the check of what the
+# server publishes, and the CSPRNG. Each mutant breaks one of them; the named checks of
+# test_ldp_calibration.py must fail on it.
+
+import random  # noqa: E402
+import types  # noqa: E402
+
+import test_ldp_calibration as cal  # noqa: E402
+
+
+def _all_calibration_vectors() -> None:
+    for v in cal.load_calibration_vectors():
+        cal.check_calibration_vector(v)
+
+
+def _fake_server_sigma_div_10() -> None:
+    cal.test_fake_server_publishing_less_noise_is_refused("sigma-div-10")
+
+
+def _fake_server_sigma_zero() -> None:
+    cal.test_fake_server_publishing_less_noise_is_refused("sigma-zero")
+
+
+USER_SIDE_MUTANTS: dict[str, tuple[str, Callable[[], object], list[Callable[[], None]]]] = {
+    # BROKEN: the user trusts the server's σ (no check: σ/10 or 0 from the server is used).
+    "trust-server-sigma": ("check_published", lambda: (lambda own, pub: float(pub["sigma"]) if pub else own.sigma),
+                           [_all_calibration_vectors, _fake_server_sigma_div_10, _fake_server_sigma_zero]),
+    # BROKEN: σ is checked only for being positive (σ/10 passes).
+    "sigma-positive-only": ("check_published", lambda: (lambda own, pub: float(pub["sigma"]) if pub and pub["sigma"] > 0 else (_ for _ in ()).throw(ldp.UserSideError("sigma", "zero"))),
+                            [_all_calibration_vectors, _fake_server_sigma_div_10]),
+    # BROKEN: the user's own μ is 10 % larger than the accountant's (10 % less noise).
+    "mu-10pc-larger": ("gdp_for", lambda: (lambda eps, delta, f=ldp.gdp_for: 1.1 * f(eps, delta)), [_all_calibration_vectors]),
+    # BROKEN: the noise comes from a fixed-seed generator, not the OS CSPRNG.
+    "fixed-seed-urandom": ("os", lambda: types.SimpleNamespace(urandom=lambda n: random.Random(1).randbytes(n)),
+                           [cal.test_two_fresh_sources_differ, cal.test_seeding_random_and_numpy_does_not_reproduce_the_noise]),
+    # BROKEN: the noise comes from Python's global (seedable, non-cryptographic) `random`.
+    "global-random-urandom": ("os", lambda: types.SimpleNamespace(urandom=random.randbytes),
+                              [cal.test_seeding_random_and_numpy_does_not_reproduce_the_noise]),
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(USER_SIDE_MUTANTS))
+def test_user_side_checks_catch_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    attr, broken, checks = USER_SIDE_MUTANTS[mutant]
+    monkeypatch.setattr(ldp, attr, broken())
+    for check in checks:
+        # A failed assert, or pytest.raises' "DID NOT RAISE".
+        with pytest.raises((AssertionError, pytest.fail.Exception)):
+            check()
+
+
+def test_user_side_checks_pass_unmutated() -> None:
+    _all_calibration_vectors()
+    _fake_server_sigma_div_10()
+    _fake_server_sigma_zero()
+    cal.test_two_fresh_sources_differ()
+    cal.test_seeding_random_and_numpy_does_not_reproduce_the_noise()
