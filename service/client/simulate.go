@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,16 +133,11 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 	if l.Epsilon > 0 {
 		spec.Privacy.Epsilons = []float64{l.Epsilon}
 	}
-	st := engine.Streams{}
-	if o.Seed != nil {
-		st.Seed, spec.Privacy.Noise = *o.Seed, "seeded"
-	} else {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, err
-		}
-		st.Seed = binary.LittleEndian.Uint64(b[:])
+	st, noiseName, err := userStreams(o.Seed)
+	if err != nil {
+		return nil, err
 	}
+	spec.Privacy.Noise = noiseName
 	spec.Seeds = []uint64{st.Seed}
 	if err := spec.Validate(); err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -53,4 +55,20 @@ func userSideCheck(s protocol.Session) func(pub json.RawMessage) error {
 		return nil
 	}
 	return c.CheckUserSide
+}
+
+// userStreams returns the simulated users' streams and their noise source's name. By default
+// (seed nil) the run seed is drawn from crypto/rand and the LDP noise is "secure": the
+// agents' deployment default, a noise.Secure source seeded from the operating system's CSPRNG
+// (Streams.Key stays nil), so no one — not the server, not a replay of this run — can predict
+// a user's noise. Only an explicit seed (test mode) makes both come from it ("seeded").
+func userStreams(seed *uint64) (engine.Streams, string, error) {
+	if seed != nil {
+		return engine.Streams{Seed: *seed}, "seeded", nil
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return engine.Streams{}, "", err
+	}
+	return engine.Streams{Seed: binary.LittleEndian.Uint64(b[:])}, "secure", nil
 }
