@@ -138,7 +138,14 @@ def test_ldp_report_from_user_side(dprl_server: LocalServer) -> None:
         assert p.header["kind"] == "privatized" and p.user_side is not None
         us = p.user_side
         params = ldp.LDPParams(us["states"], us["actions"], us["horizon"], us["pool"], us["visit_cap"], us["reward_weight"])
-        z = ldp.GaussianRandomizer(params, us["sigma"])  # SecureNormal
+        # The user computes her own σ from public parameters and her own (ε, δ); the server's
+        # user_side is only checked (it is the secure curator's σ, a little above hers).
+        led = c.ledger(exp)
+        dims = p.header["dims"]
+        z = ldp.GaussianRandomizer.for_user("practical-ldp", dims["states"], dims["actions"], dims["horizon"], True,
+                                            1.0, 1e-5, published=us)  # SecureNormal
+        assert z.calibration is not None and z.calibration.sigma <= us["sigma"] == z.sigma
+        assert (led["epsilon"], led["delta"]) == (1.0, 1e-5)
         assert json.loads(z.header.to_json()) == p.header
         # σ = Δ₂/μ (the server's Δ₂ allows for rounding: a relative 1e-7 above the exact one).
         assert us["sigma"] == pytest.approx(ldp.practical_sensitivity(params) / c.ledger(exp)["mu"], rel=1e-6)
