@@ -97,9 +97,15 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 			c := client.New(server, t.Admin, t.Client, nil)
 			ctx := cmd.Context()
 			o := client.SimOptions{Experiment: exp, Registry: newRegistry(), Users: users, Concurrency: concurrency,
-				Env: engine.EnvSpec{Name: env, File: envFile, Params: params},
-				// An LDP user's own guarantee: her noise is computed from it, the server's only checked.
-				Epsilon: req.Epsilon, Delta: req.Delta}
+				Env: engine.EnvSpec{Name: env, File: envFile, Params: params}}
+			// An LDP user's own guarantee: her noise is computed from it, the server's only
+			// checked. Playing an existing experiment, only what the flags state (no default).
+			if exp == "" || cmd.Flags().Changed("epsilon") {
+				o.Epsilon = req.Epsilon
+			}
+			if exp == "" || cmd.Flags().Changed("delta") {
+				o.Delta = req.Delta
+			}
 			if cmd.Flags().Changed("seed") {
 				o.Seed = &seed
 			}
@@ -137,7 +143,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringArrayVar(&envParams, "env-param", nil, "environment parameter NAME=NUMBER (repeatable)")
 	f.StringVar(&req.Family, "family", "tabular", "family of the experiment to create")
 	f.StringVar(&req.Agent, "agent", "practical-jdp", "agent of the experiment to create")
-	f.Float64Var(&req.Epsilon, "epsilon", 1, "ε of the experiment to create (0 for a non-private agent); under LDP the users' own ε, from which they compute their noise")
+	f.Float64Var(&req.Epsilon, "epsilon", 1, "ε of the experiment to create (0 for a non-private agent); under LDP the users' own ε, from which they compute their noise (with --experiment: required for an LDP experiment unless --seed)")
 	f.Float64Var(&req.Delta, "delta", 1e-5, "δ of the experiment to create; under LDP the users' own δ")
 	f.IntVar(&req.Capacity, "capacity", 10000, "capacity K of the experiment to create")
 	f.IntVar(&users, "users", 0, "users to play (default: the experiment's K)")
