@@ -119,12 +119,12 @@ func TestNothingSecretLeaks(t *testing.T) {
 	if code, out := submit(users[0], creds[users[0]], "idem-a", bin); code != http.StatusCreated {
 		t.Fatalf("a report: %d %s", code, out)
 	}
-	submit(users[0], creds[users[0]], "idem-a", bin)                    // a retry
-	submit(users[0], creds[users[0]], "idem-b", bin)                    // 409 already contributed
-	submit(users[1], creds[users[0]], "idem-c", bin)                    // 403 another user's credential
+	submit(users[0], creds[users[0]], "idem-a", bin)                     // a retry
+	submit(users[0], creds[users[0]], "idem-b", bin)                     // 409 already contributed
+	submit(users[1], creds[users[0]], "idem-c", bin)                     // 403 another user's credential
 	submit(users[1], creds[users[1]], "idem-d", []byte(`{"header":{}}`)) // 400
-	submit(users[1], creds[users[1]], "", bin)                          // 400 no idempotency key
-	submit(users[1], "", "idem-e", bin)                                 // 403
+	submit(users[1], creds[users[1]], "", bin)                           // 400 no idempotency key
+	submit(users[1], "", "idem-e", bin)                                  // 403
 	r.do("POST", "/v1/experiments/"+jdp+"/reports", "wrong-token-0123456789", bin, map[string]string{"Dprl-User": users[1], "Dprl-User-Credential": creds[users[1]], "Idempotency-Key": "x"})
 	r.do("POST", "/v1/experiments/nosuch/reports", clientTok, bin, map[string]string{"Dprl-User": users[1], "Dprl-User-Credential": creds[users[1]], "Idempotency-Key": "x"})
 	tj, _ := json.Marshal(traj)

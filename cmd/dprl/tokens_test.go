@@ -128,6 +128,9 @@ func TestServeRotateKey(t *testing.T) {
 	if !client.IsCode(err, "already_contributed") {
 		t.Errorf("a contributor of before the rotation with a new credential: %v", err)
 	}
+	if a, err := c.Submit(ctx, l.Experiment, client.Submission{User: "early", Credential: cur["early"], IdempotencyKey: "1", Report: rep, Regret: math.NaN()}); err != nil || !a.Replayed || a.Sequence != 1 {
+		t.Errorf("her retry of before the rotation, with a new credential: %+v %v", a, err)
+	}
 	p.stop(t)
 }
 
