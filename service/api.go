@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +43,7 @@ func (s *Server) routes() []route {
 		{"POST /v1/experiments/{id}/reports/batch", s.submitBatch},
 		{"GET /v1/experiments/{id}/ledger", s.getExperiment},
 		{"POST /v1/experiments/{id}/credentials", s.mintCredentials},
+		{"POST /v1/experiments/{id}/credentials/revoke", s.revokeCredentials},
 		{"GET /v1/openapi.json", s.openAPI},
 		{"GET /metrics", s.serveMetrics},
 		{"GET /healthz", s.health},
@@ -181,7 +181,8 @@ func (s *Server) authorizedExperiment(w http.ResponseWriter, r *http.Request, wa
 	return s.experimentOf(w, r)
 }
 
-// userMAC returns HMAC-SHA-256(user key, purpose ‖ 0 ‖ experiment ‖ 0 ‖ user).
+// userMAC returns HMAC-SHA-256(participation key, purpose ‖ 0 ‖ experiment ‖ 0 ‖ user): the
+// user digests of the participation index (never keyed by the rotatable credential key).
 func (s *Server) userMAC(purpose, exp, user string) []byte {
 	m := hmac.New(sha256.New, s.userKey[:])
 	m.Write([]byte(purpose))
@@ -193,9 +194,9 @@ func (s *Server) userMAC(purpose, exp, user string) []byte {
 }
 
 // Credential returns user's credential for experiment exp (what the credentials endpoint
-// mints): base64url(HMAC-SHA-256 under the server's user key).
+// mints) under the current credential key (credentials.go).
 func (s *Server) Credential(exp, user string) string {
-	return base64.RawURLEncoding.EncodeToString(s.userMAC("dprl/credential/v1", exp, user))
+	return credential(s.st.CredentialKey(), exp, user)
 }
 
 func printable(v string, max int) bool {
@@ -483,10 +484,19 @@ func (s *Server) prepare(x *experiment, user, cred, idem, regretText string, fie
 	if !printable(user, MaxUserID) {
 		return bad(http.StatusBadRequest, "invalid_request", "Dprl-User", "the user's ID (header Dprl-User): 1 to %d printable ASCII characters", MaxUserID)
 	}
-	got, err := base64.RawURLEncoding.DecodeString(cred)
-	want := s.userMAC("dprl/credential/v1", x.def.ID, user)
-	if !hmac.Equal(got, want) || err != nil {
-		return bad(http.StatusForbidden, "forbidden", "Dprl-User-Credential", "not this user's credential for this experiment (header Dprl-User-Credential)")
+	if msg := s.checkCredential(x.def.ID, user, cred); msg != "" {
+		return bad(http.StatusForbidden, "forbidden", "Dprl-User-Credential", "%s", msg)
+	}
+	var ud [32]byte
+	copy(ud[:], s.userMAC("dprl/user/v1", x.def.ID, user))
+	// A revoked credential is refused exactly as a wrong one, before any participation
+	// state is read (credentials.go).
+	revoked, err := s.st.Revoked(x.def.ID, ud)
+	if err != nil {
+		return bad(http.StatusServiceUnavailable, "storage", "", "reading the revocations: %v", err)
+	}
+	if revoked {
+		return bad(http.StatusForbidden, "forbidden", "Dprl-User-Credential", "%s", wrongCredential)
 	}
 	if !printable(idem, MaxIdemKey) {
 		return bad(http.StatusBadRequest, "invalid_request", "Idempotency-Key", "the idempotency key (header Idempotency-Key): required, 1 to %d printable ASCII characters (retry a report with the same key)", MaxIdemKey)
@@ -499,8 +509,7 @@ func (s *Server) prepare(x *experiment, user, cred, idem, regretText string, fie
 		}
 		regret = f
 	}
-	sub := &submission{idem: idem, regret: regret, done: make(chan result, 1)}
-	copy(sub.user[:], s.userMAC("dprl/user/v1", x.def.ID, user))
+	sub := &submission{user: ud, idem: idem, regret: regret, done: make(chan result, 1)}
 	return sub, nil
 }
 

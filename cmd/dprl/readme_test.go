@@ -25,12 +25,13 @@ func TestREADMECommands(t *testing.T) {
 		t.Fatalf("found %d dprl commands in README.md: the extraction is broken", len(cmds))
 	}
 	dir := t.TempDir()
+	useTestTokens(t)
 	var server string // the URL of the README's `dprl serve`, started as a process
 	for i, c := range cmds {
 		args := strings.Fields(c)[1:]
 		if args[0] == "serve" && server == "" {
 			args = withFlag(withFlag(args, "--data", filepath.Join(dir, "serve-data")), "--addr", "127.0.0.1:0")
-			p := startServeArgs(t, append(args, "--seeded", "--admin-token", testAdmin, "--client-token", testClient))
+			p := startServeArgs(t, append(args, "--seeded"))
 			server = p.url
 			continue
 		}
@@ -43,7 +44,6 @@ func TestREADMECommands(t *testing.T) {
 					t.Fatal("the README shows dprl client before dprl serve")
 				}
 				args = withFlag(withFlag(withFlag(args, "--server", server), "--capacity", "300"), "--concurrency", "4")
-				args = append(args, "--admin-token", testAdmin, "--client-token", testClient)
 			case "run":
 				if !slices.Contains(args, "--config") {
 					args = withFlag(args, "--episodes", "300")

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,19 +18,24 @@ import (
 
 func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
-		cfg service.Config
-		l   service.Listen
-		tok service.Tokens
+		cfg        service.Config
+		l          service.Listen
+		tok        service.Tokens
+		tokensFile string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve private agents to real users over HTTP (docs/serve.md)",
 		Long: "Serve the curator side of dprl's agents behind an HTTP/JSON API with a durable embedded store.\n" +
-			"Tokens come from --admin-token/--client-token or DPRL_ADMIN_TOKEN/DPRL_CLIENT_TOKEN, else they are\n" +
-			"generated once into <data>/tokens.json. SIGTERM or SIGINT drains: requests in flight are committed.",
+			"Tokens come from --tokens-file, else $DPRL_ADMIN_TOKEN/$DPRL_CLIENT_TOKEN, else they are generated once\n" +
+			"into <data>/tokens.json (never from the command line). SIGTERM or SIGINT drains: requests in flight are committed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, path, generated, err := service.LoadTokens(cfg.Dir, tokensFrom(tok))
+			given, err := tokensFrom(cmd, tokensFile)
+			if err != nil {
+				return err
+			}
+			t, path, generated, err := service.LoadTokens(cfg.Dir, given)
 			if err != nil {
 				return inputerr.Error{Err: err}
 			}
@@ -56,22 +62,59 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&l.Addr, "addr", "127.0.0.1:8080", "listen address host:port (port 0: any free port)")
 	f.StringVar(&l.CertFile, "tls-cert", "", "TLS certificate file (with --tls-key)")
 	f.StringVar(&l.KeyFile, "tls-key", "", "TLS key file (with --tls-cert)")
-	f.StringVar(&tok.Admin, "admin-token", "", "admin token (default $DPRL_ADMIN_TOKEN)")
-	f.StringVar(&tok.Client, "client-token", "", "client token (default $DPRL_CLIENT_TOKEN)")
+	tokenFlags(cmd, &tok, &tokensFile, "the admin and client tokens")
 	f.BoolVar(&cfg.Seeded, "seeded", false, "TEST MODE: experiments may name a seed and draw their noise from it (never for real users)")
 	f.IntVar(&cfg.MaxExperiments, "max-experiments", 64, "most experiments held")
 	f.IntVar(&cfg.MaxBatch, "max-batch", 512, "largest group commit (reports per fsync)")
+	cmd.AddCommand(newRotateKeyCmd(stdout))
 	return cmd
 }
 
-func tokensFrom(t service.Tokens) service.Tokens {
-	if t.Admin == "" {
-		t.Admin = os.Getenv("DPRL_ADMIN_TOKEN")
+// tokenFlags adds --tokens-file and the refused token flags (hidden: --admin-token and
+// --client-token exist only to answer that tokens are never taken on a command line).
+func tokenFlags(cmd *cobra.Command, tok *service.Tokens, file *string, what string) {
+	f := cmd.Flags()
+	f.StringVar(file, "tokens-file", "", what+": a JSON file {\"admin\": …, \"client\": …} of mode 0600 (default $DPRL_ADMIN_TOKEN, $DPRL_CLIENT_TOKEN)")
+	f.StringVar(&tok.Admin, "admin-token", "", "refused: tokens never on the command line")
+	f.StringVar(&tok.Client, "client-token", "", "refused: tokens never on the command line")
+	f.MarkHidden("admin-token")
+	f.MarkHidden("client-token")
+}
+
+// tokensFrom returns the tokens: --tokens-file if given, else the environment. A token flag is
+// refused (exit 2), never used.
+func tokensFrom(cmd *cobra.Command, file string) (service.Tokens, error) {
+	for _, name := range []string{"admin-token", "client-token"} {
+		if cmd.Flags().Changed(name) {
+			return service.Tokens{}, inputerr.New("--%s: %w", name, service.ErrTokenOnCommandLine)
+		}
 	}
-	if t.Client == "" {
-		t.Client = os.Getenv("DPRL_CLIENT_TOKEN")
+	if file != "" {
+		t, err := service.ReadTokensFile(file)
+		return t, inputerr.Wrap(err)
 	}
-	return t
+	return service.TokensFromEnv(os.Getenv), nil
+}
+
+// newRotateKeyCmd is `dprl serve rotate-key --data DIR`: the offline rotation of the
+// credential key (docs/serve.md, "Credentials and keys").
+func newRotateKeyCmd(stdout io.Writer) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "rotate-key",
+		Short: "Rotate the credential key of a stopped server's data directory (every credential minted before is refused; experiments, ledger and participation are kept)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			v, err := service.RotateKey(dir, time.Second)
+			if err != nil {
+				return inputerr.Wrap(err)
+			}
+			fmt.Fprintf(stdout, "dprl serve rotate-key: %s: credential key version %d; credentials minted before are refused from now on: mint new ones\n", dir, v)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "data", "dprl-data", "data directory of the stopped server (its lock is taken)")
+	return cmd
 }
 
 func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -83,13 +126,17 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 		users, concurrency             int
 		seed                           uint64
 		tok                            service.Tokens
+		tokensFile                     string
 	)
 	sim := &cobra.Command{
 		Use:   "simulate",
 		Short: "Play simulated users against a served experiment (creating it with --family … when --experiment is not given)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t := tokensFrom(tok)
+			t, err := tokensFrom(cmd, tokensFile)
+			if err != nil {
+				return err
+			}
 			params, err := parseEnvParams(envParams)
 			if err != nil {
 				return err
@@ -150,8 +197,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&concurrency, "concurrency", 1, "users playing at once (1: in order)")
 	f.Uint64Var(&seed, "seed", 0, "TEST MODE: seeded users and LDP noise, as dprl run --seeds (needs dprl serve --seeded)")
 	f.StringVar(&out, "out", "", "write each user's regret to this CSV file")
-	f.StringVar(&tok.Admin, "admin-token", "", "admin token (default $DPRL_ADMIN_TOKEN; to create and mint credentials)")
-	f.StringVar(&tok.Client, "client-token", "", "client token (default $DPRL_CLIENT_TOKEN)")
+	tokenFlags(sim, &tok, &tokensFile, "the client token (and the admin token, to create and mint credentials)")
 	root.AddCommand(sim)
 	return root
 }

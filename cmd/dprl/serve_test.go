@@ -38,7 +38,15 @@ type serveProcess struct {
 // waits until it listens.
 func startServe(t *testing.T, data, addr string) *serveProcess {
 	t.Helper()
-	return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--admin-token", testAdmin, "--client-token", testClient})
+	useTestTokens(t)
+	return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr})
+}
+
+// useTestTokens puts the test tokens in the environment ($DPRL_ADMIN_TOKEN,
+// $DPRL_CLIENT_TOKEN) for the rest of the test: tokens never go on a command line.
+func useTestTokens(t *testing.T) {
+	t.Setenv("DPRL_ADMIN_TOKEN", testAdmin)
+	t.Setenv("DPRL_CLIENT_TOKEN", testClient)
 }
 
 // startServeArgs starts `dprl <args>` (a serve command) and waits until it listens.
@@ -143,7 +151,7 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 			}
 			sim := filepath.Join(dir, c.family+"-"+name+"-sim.csv")
 			args = append([]string{"client", "simulate", "--server", srv.url, "--family", c.family, "--agent", c.agent, "--epsilon", "1", "--delta", "1e-5",
-				"--capacity", c.K, "--seed", "7", "--out", sim, "--admin-token", testAdmin, "--client-token", testClient}, c.env...)
+				"--capacity", c.K, "--seed", "7", "--out", sim}, c.env...)
 			if code, stdout, stderr := runCLI(t, args...); code != 0 {
 				t.Fatalf("dprl client simulate: %s %s", stdout, stderr)
 			}

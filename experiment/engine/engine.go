@@ -141,6 +141,10 @@ type Streams struct {
 	// Key, if non-nil, keys the unit's secure noise sources (SecureNoise): a service's
 	// persisted secret. Experiments leave it nil (crypto-seeded secure noise).
 	Key *[32]byte
+	// Trace, if non-nil, receives the name of every secure noise source requested
+	// (SecureNoise): tests check that each mechanism of a served agent has its own name, so
+	// its own key and independent noise.
+	Trace func(name string)
 }
 
 // Root returns the root of the unit's stream tree.

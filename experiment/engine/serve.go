@@ -67,6 +67,9 @@ func CheckServed(r *Registry, s *RunSpec) (Servable, error) {
 // restarted curator redraws exactly the noise it drew before — and crypto-seeded otherwise
 // (nil, the agents' deployment default).
 func (s Streams) SecureNoise(name string) noise.Source {
+	if s.Trace != nil {
+		s.Trace(name)
+	}
 	if s.Key == nil {
 		return nil
 	}

@@ -205,13 +205,20 @@ class LocalServer:
         self._reader: threading.Thread | None = None
 
     def command(self) -> list[str]:
-        cmd = [
-            str(self.binary), "serve", "--data", str(self.data_dir), "--addr", self.addr,
-            "--admin-token", self.admin_token, "--client-token", self.client_token,
-        ]
+        """The server's argv: never a token (every local user can read a process's arguments in
+        ``ps`` and ``/proc/PID/cmdline``); the tokens go in its environment (:meth:`environment`)."""
+        cmd = [str(self.binary), "serve", "--data", str(self.data_dir), "--addr", self.addr]
         if self.seeded:
             cmd.append("--seeded")
         return cmd + self.extra_args
+
+    def environment(self) -> dict[str, str]:
+        """The server's environment: this process's, with ``DPRL_ADMIN_TOKEN`` and
+        ``DPRL_CLIENT_TOKEN`` set to the tokens (readable only by the same user)."""
+        env = dict(os.environ)
+        env["DPRL_ADMIN_TOKEN"] = self.admin_token
+        env["DPRL_CLIENT_TOKEN"] = self.client_token
+        return env
 
     def start(self) -> LocalServer:
         """Start the server and wait for its ``listening on URL`` line."""
@@ -220,7 +227,8 @@ class LocalServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("w", encoding="utf-8")
         self.proc = subprocess.Popen(
-            self.command(), stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1, start_new_session=True
+            self.command(), stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1, start_new_session=True,
+            env=self.environment(),
         )
         log.close()
         ready = threading.Event()

@@ -13,7 +13,11 @@
 //
 // Layout (bucket → key → value):
 //
-//	meta        "schema" → 1; "user-key" → 32 random bytes (the credentials' HMAC key)
+//	meta        "schema" → 1; "user-key" → 32 random bytes (the participation key: the HMAC
+//	            key of user digests, never changed); "credential-key" → 32 bytes and
+//	            "credential-key-version" → 8 bytes big-endian (the credentials' HMAC key,
+//	            rotatable: keys.go)
+//	revoked/<id> user digest (32 bytes) → 1: revoked credentials (keys.go)
 //	experiments id → Experiment (JSON)
 //	log/<id>    seq (8 bytes big-endian, 1-based) → Record (binary, see encodeRecord); the
 //	            bucket's sequence is the number of records
@@ -57,6 +61,7 @@ var ErrLocked = errors.New("the data directory is in use by another dprl serve (
 type Store struct {
 	db      *bolt.DB
 	userKey [32]byte
+	credKey CredentialKey
 }
 
 // Experiment is an experiment's definition as stored: public parameters, fixed at creation.
@@ -114,14 +119,20 @@ func Open(dir string, wait time.Duration) (*Store, error) {
 		if err := m.Put([]byte("schema"), []byte(fmt.Sprint(Schema))); err != nil {
 			return err
 		}
+		fresh := false
 		if v := m.Get([]byte("user-key")); len(v) == 32 {
 			copy(s.userKey[:], v)
-			return nil
+		} else {
+			if _, err := rand.Read(s.userKey[:]); err != nil {
+				return err
+			}
+			if err := m.Put([]byte("user-key"), s.userKey[:]); err != nil {
+				return err
+			}
+			fresh = true
 		}
-		if _, err := rand.Read(s.userKey[:]); err != nil {
-			return err
-		}
-		return m.Put([]byte("user-key"), s.userKey[:])
+		s.credKey, err = loadCredentialKey(m, fresh) // keys.go
+		return err
 	})
 	if err != nil {
 		db.Close()
@@ -133,7 +144,8 @@ func Open(dir string, wait time.Duration) (*Store, error) {
 // Close closes the database (releasing its lock).
 func (s *Store) Close() error { return s.db.Close() }
 
-// UserKey is the server's secret key for users' credentials and digests.
+// UserKey is the server's participation key: the HMAC key of the user digests that index
+// participation (never changed; the credentials have their own key, CredentialKey).
 func (s *Store) UserKey() [32]byte { return s.userKey }
 
 // Create stores a new experiment; its ID must be new.
