@@ -97,7 +97,9 @@ func TestCreateNoFalseLabels(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", code, c.status, resp)
 			}
 			if c.status != 201 {
-				var e struct{ Error struct{ Field, Message string } }
+				var e struct {
+					Error struct{ Field, Message string }
+				}
 				if err := json.Unmarshal([]byte(resp), &e); err != nil || e.Error.Message == "" {
 					t.Fatalf("not a JSON error: %s", resp)
 				}
@@ -170,7 +172,10 @@ func TestSimulatedRegretOnlyForSimulations(t *testing.T) {
 	head := header(t, c, real)
 	traj, _ := protocol.EncodeBinary(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)})
 	trajJSON, _ := json.Marshal(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)})
-	ledgerOf := func(id string) string { _, b := rawReq(t, url, "GET", "/v1/experiments/"+id+"/ledger", "", nil, nil); return b }
+	ledgerOf := func(id string) string {
+		_, b := rawReq(t, url, "GET", "/v1/experiments/"+id+"/ledger", "", nil, nil)
+		return b
+	}
 	for _, id := range []string{real, sim} {
 		creds, err := c.Credentials(ctx, id, []string{"u", "v"})
 		if err != nil {

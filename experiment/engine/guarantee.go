@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 
-	lqagents "github.com/dprl/dprl/agents/lq"
 	linmdpagents "github.com/dprl/dprl/agents/linmdp"
 	linmixagents "github.com/dprl/dprl/agents/linmix"
+	lqagents "github.com/dprl/dprl/agents/lq"
 	tabularagents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/privacy/ledger"
 )
