@@ -127,6 +127,13 @@ type ledgerResponse struct {
 	// exact evaluation of published policies), at most ~230 points.
 	Simulated []curvePoint `json:"simulated_regret,omitempty"`
 	Seeded    bool         `json:"seeded_test_mode,omitempty"`
+	// Private is true only when the agent's own accountant certifies Epsilon and Delta
+	// (engine.Served.PrivateAt); otherwise Epsilon, Delta and Mu are 0 and Statement starts
+	// with NON-PRIVATE.
+	Private bool `json:"private"`
+	// Simulation marks an experiment created as a simulation (simulated users; only its
+	// reports carry a simulated regret).
+	Simulation bool `json:"simulation"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -223,9 +230,17 @@ type createRequest struct {
 		Params map[string]float64 `json:"params,omitempty"`
 		Model  json.RawMessage    `json:"model,omitempty"`
 	} `json:"env"`
-	// Epsilon and Delta are the guarantee (ε omitted for a non-private agent).
-	Epsilon float64 `json:"epsilon,omitempty"`
-	Delta   float64 `json:"delta,omitempty"`
+	// Epsilon and Delta are the guarantee: ε is required for a private experiment (the agent's
+	// own accountant must certify (ε, δ), checkLabels) and refused for a non-private one; δ, when
+	// given, must lie in (0, 1) (omitted: engine.DefaultDelta, stated in the response).
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	Delta   *float64 `json:"delta,omitempty"`
+	// NonPrivate asks for a non-private experiment (a baseline that claims no guarantee): it is
+	// never the default, and it is labelled NON-PRIVATE on the page, the ledger and the API.
+	NonPrivate bool `json:"non_private,omitempty"`
+	// Simulation marks an experiment whose users are simulated: only its reports may carry a
+	// simulated regret (Dprl-Simulated-Regret, simulated_regret), shown on its public curve.
+	Simulation bool `json:"simulation,omitempty"`
 	// Capacity is K: the number of users the calibration covers.
 	Capacity int `json:"capacity"`
 	// Seed is allowed only on a server in seeded test mode.
@@ -243,11 +258,17 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "invalid_request", "agent", "agent: required (dprl list names the agents)")
 		return
 	}
-	if req.Epsilon != 0 {
-		spec.Privacy.Epsilons = []float64{req.Epsilon}
+	if bad := checkPrivacyRequest(&req); bad != nil {
+		reply(w, *bad)
+		return
 	}
-	spec.Privacy.Delta = req.Delta
-	def := &store.Experiment{Created: time.Now().UTC()}
+	if req.Epsilon != nil {
+		spec.Privacy.Epsilons = []float64{*req.Epsilon}
+	}
+	if req.Delta != nil {
+		spec.Privacy.Delta = *req.Delta
+	}
+	def := &store.Experiment{Created: time.Now().UTC(), Simulated: req.Simulation}
 	switch {
 	case req.Seed != nil && !s.cfg.Seeded:
 		fail(w, http.StatusBadRequest, "invalid_request", "seed", "seed: only a server in seeded test mode (dprl serve --seeded) takes a seed; a real experiment's randomness comes from its secret key")
@@ -312,6 +333,11 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.dropModel(modelFile)
 		fail(w, http.StatusBadRequest, "invalid_request", specField(err), "%v", err)
+		return
+	}
+	if bad := checkLabels(x, &req); bad != nil {
+		s.dropModel(modelFile)
+		reply(w, *bad)
 		return
 	}
 	if err := s.st.Create(def); err != nil {
@@ -501,6 +527,9 @@ func (s *Server) prepare(x *experiment, user, cred, idem, regretText string, fie
 	if !printable(idem, MaxIdemKey) {
 		return bad(http.StatusBadRequest, "invalid_request", "Idempotency-Key", "the idempotency key (header Idempotency-Key): required, 1 to %d printable ASCII characters (retry a report with the same key)", MaxIdemKey)
 	}
+	if regretText != "" && !x.def.Simulated {
+		return bad(http.StatusBadRequest, "invalid_request", "Dprl-Simulated-Regret", "a simulated regret is accepted only by an experiment created as a simulation (simulation: true); real users report none")
+	}
 	regret := math.NaN()
 	if regretText != "" {
 		f, err := strconv.ParseFloat(regretText, 64)
@@ -574,7 +603,12 @@ func (s *Server) submitBatch(w http.ResponseWriter, r *http.Request) {
 	out := make([]batchResult, len(req.Reports))
 	subs := make([]*submission, len(req.Reports))
 	for i, it := range req.Reports {
-		field := func(f string) string { return fmt.Sprintf("reports[%d].%s", i, f) }
+		field := func(f string) string {
+			if f == "Dprl-Simulated-Regret" {
+				f = "simulated_regret" // the item's field
+			}
+			return fmt.Sprintf("reports[%d].%s", i, f)
+		}
 		rt := ""
 		if it.SimulatedRegret != nil {
 			rt = strconv.FormatFloat(*it.SimulatedRegret, 'g', -1, 64)

@@ -706,5 +706,6 @@ func (x *experiment) snapshot() ledgerResponse {
 			l.AchievedEpsilon = g.Epsilon
 		}
 	}
+	x.label(&l)
 	return l
 }

@@ -46,10 +46,12 @@ table{border-collapse:collapse} td,th{padding:.2em .8em;text-align:left;border-b
 {{range .Experiments}}
 <section class="experiment" id="exp-{{.Experiment}}">
 <h2>{{.Experiment}} — {{.Family}} / {{.Agent}}</h2>
+{{if not .Private}}<p class="warn nonprivate">NON-PRIVATE: this experiment gives no privacy guarantee. Its curator computes what it releases from its users' raw data.</p>{{end}}
+{{if .Simulation}}<p class="note simulation">SIMULATION: created for simulated users (dprl client simulate); its regret curve is theirs.</p>{{end}}
 <table>
 <tr><th>guarantee</th><td class="guarantee">{{.Statement}}</td></tr>
-<tr><th>ε, δ</th><td class="eps">{{if .Epsilon}}ε = {{.Epsilon}}, δ = {{.Delta}}{{else}}non-private{{end}}{{if .Mu}} (μ = {{printf "%.4g" .Mu}} GDP){{end}}</td></tr>
-<tr><th>reports</th><td>{{.Kind}}{{if eq .Kind "privatized"}} (local DP: raw data never leaves the user){{else}} (joint DP: the curator sees trajectories; everything it releases is private){{end}}</td></tr>
+<tr><th>ε, δ</th><td class="eps">{{if .Private}}ε = {{.Epsilon}}, δ = {{.Delta}}{{if .Mu}} (μ = {{printf "%.4g" .Mu}} GDP){{end}}{{else}}NON-PRIVATE{{end}}</td></tr>
+<tr><th>reports</th><td>{{.Kind}}{{if not .Private}} (NON-PRIVATE: no guarantee){{else if eq .Kind "privatized"}} (local DP: raw data never leaves the user){{else}} (joint DP: the curator sees trajectories; everything it releases is private){{end}}</td></tr>
 <tr><th>users served</th><td><span class="users">{{.UsersServed}}</span> of <span class="capacity">{{.Capacity}}</span> <span class="bar"><span style="width:{{pct .UsersServed .Capacity}}%"></span></span></td></tr>
 <tr><th>policy version</th><td class="version">{{.PolicyVersion}} ({{len .Releases}} versions recorded)</td></tr>
 <tr><th>created</th><td>{{when .Created}}{{if .Seeded}} — seeded test mode{{end}}</td></tr>

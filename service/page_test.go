@@ -81,7 +81,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	url := serverURL(t, s) + "/" // httptest: a real listener on 127.0.0.1
 	create := func(agent string) *client.Ledger {
 		l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-			Epsilon: 1, Delta: 1e-5, Capacity: 1500, Seed: seedp(7)})
+			Epsilon: 1, Delta: 1e-5, Capacity: 1500, Seed: seedp(7), Simulation: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -101,7 +101,7 @@ func TestSimulateSameAsRun(t *testing.T) {
 			ctx := context.Background()
 			K := 1500
 			l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-				Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: seedp(7)})
+				Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: seedp(7), Simulation: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -164,6 +164,15 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 					}
 				}
 				req.Seed = o.Seed
+				// The users are simulated: the experiment is a simulation (their regrets
+				// go on its public curve). A non-private baseline only when asked for.
+				req.Simulation = true
+				if req.NonPrivate {
+					if cmd.Flags().Changed("epsilon") || cmd.Flags().Changed("delta") {
+						return inputerr.New("--non-private: a non-private experiment takes neither --epsilon nor --delta")
+					}
+					req.Epsilon, req.Delta = 0, 0
+				}
 				l, err := c.Create(ctx, req)
 				if err != nil {
 					return err
@@ -184,14 +193,15 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	f := sim.Flags()
 	f.StringVar(&server, "server", "http://127.0.0.1:8080", "server base URL")
-	f.StringVar(&exp, "experiment", "", "experiment ID (default: create one from --family, --agent, … with the admin token)")
+	f.StringVar(&exp, "experiment", "", "experiment ID (default: create one, as a simulation, from --family, --agent, … with the admin token); an experiment not created as a simulation is sent no regrets")
 	f.StringVar(&env, "env", "", "the simulated users' environment (default: the experiment's)")
 	f.StringVar(&envFile, "env-file", "", "model file for --env file")
 	f.StringArrayVar(&envParams, "env-param", nil, "environment parameter NAME=NUMBER (repeatable)")
 	f.StringVar(&req.Family, "family", "tabular", "family of the experiment to create")
 	f.StringVar(&req.Agent, "agent", "practical-jdp", "agent of the experiment to create")
-	f.Float64Var(&req.Epsilon, "epsilon", 1, "ε of the experiment to create (0 for a non-private agent); under LDP the users' own ε, from which they compute their noise (with --experiment: required for an LDP experiment unless --seed)")
+	f.Float64Var(&req.Epsilon, "epsilon", 1, "ε of the experiment to create (the agent's accountant must certify it); under LDP the users' own ε, from which they compute their noise (with --experiment: required for an LDP experiment unless --seed)")
 	f.Float64Var(&req.Delta, "delta", 1e-5, "δ of the experiment to create; under LDP the users' own δ")
+	f.BoolVar(&req.NonPrivate, "non-private", false, "create a non-private baseline (no --epsilon, --delta; labelled NON-PRIVATE)")
 	f.IntVar(&req.Capacity, "capacity", 10000, "capacity K of the experiment to create")
 	f.IntVar(&users, "users", 0, "users to play (default: the experiment's K)")
 	f.IntVar(&concurrency, "concurrency", 1, "users playing at once (1: in order)")

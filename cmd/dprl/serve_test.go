@@ -197,7 +197,7 @@ func TestServeKill9(t *testing.T) {
 	const K = 4000
 	seed := uint64(11)
 	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed})
+		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed, Simulation: true})
 	if err != nil {
 		t.Fatal(err)
 	}

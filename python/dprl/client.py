@@ -296,16 +296,29 @@ class Client:
         epsilon: float | None = None,
         delta: float | None = None,
         seed: int | None = None,
+        non_private: bool = False,
+        simulation: bool = False,
     ) -> dict[str, Any]:
         """``POST /v1/experiments``: create an experiment; returns its ledger (``experiment`` is
-        its ID, ``capacity`` the users whose reports count, ``episodes`` K). ``env`` is
+        its ID, ``capacity`` the users whose reports count, ``episodes`` K, ``private`` whether
+        the agent's accountant certifies ``epsilon`` and ``delta``). ``env`` is
         ``{"name": NAME, "params": {…}}`` or ``{"name": "file", "model": {…}}``; ``seed`` only
-        against ``dprl serve --seeded``."""
+        against ``dprl serve --seeded``.
+
+        A private experiment needs ``epsilon`` (the server refuses one its agent's accountant does
+        not certify); ``delta`` must lie in (0, 1) (omitted: the server's default, stated in the
+        answer). ``non_private=True`` (with neither ``epsilon`` nor ``delta``) creates a
+        non-private baseline, labelled NON-PRIVATE. ``simulation=True`` marks simulated users:
+        only then may reports carry a ``simulated_regret``."""
         req: dict[str, Any] = {"family": family, "agent": agent, "env": dict(env), "capacity": int(capacity)}
         if epsilon is not None:
             req["epsilon"] = float(epsilon)
         if delta is not None:
             req["delta"] = float(delta)
+        if non_private:
+            req["non_private"] = True
+        if simulation:
+            req["simulation"] = True
         if seed is not None:
             req["seed"] = int(seed)
         out: dict[str, Any] = self._json("POST", "/v1/experiments", req, self._need(self.admin_token, "admin"))

@@ -422,7 +422,9 @@ def run(
     is called after each batch. With ``out``, the run directory is written there
     (:func:`write_run_dir`). ``experiment_seed`` (only against ``dprl serve --seeded``, the test
     mode) makes the curator draw its noise and tie-breaks from that seed exactly as ``dprl run
-    --seeds experiment_seed`` does — never for real users."""
+    --seeds experiment_seed`` does — never for real users. The experiment is created as a
+    simulation (the users' regrets go on its public curve); ``epsilon`` ≤ 0 creates a non-private
+    baseline (``non_private``, without ε or δ; labelled NON-PRIVATE)."""
     import gymnasium as gym  # the 'gym' extra
 
     from . import gym_export as gx
@@ -446,8 +448,12 @@ def run(
         scale, offset = float(rm["scale"]), float(rm["offset"])
         absorb: list[list[float]] = [list(map(float, row)) for row in model["reward"]]
 
+        # The users are simulated (their regrets go on the experiment's curve); ε ≤ 0 asks for
+        # a non-private baseline, which takes neither ε nor δ.
+        private = epsilon > 0
         created = c.create("tabular", agent, {"name": "file", "model": model}, capacity=users,
-                           epsilon=epsilon if epsilon > 0 else None, delta=delta, seed=experiment_seed)
+                           epsilon=epsilon if private else None, delta=delta if private else None,
+                           non_private=not private, simulation=True, seed=experiment_seed)
         exp = str(created["experiment"])
         pl = _Player(c, exp, int(created["capacity"]), tables, u, seed, user_prefix, scale, offset, absorb)
         pl.epsilon, pl.delta = float(epsilon), float(delta)

@@ -155,7 +155,8 @@ def simulate(
     """Run ``dprl client simulate --experiment ID --server URL --users N --out CSV`` (the Go
     simulated users of any family: each fetches the policy, plays one episode of the
     experiment's environment, is evaluated exactly and reports); the CSV has the columns
-    ``user,regret,cumulative_regret``. Tokens default to ``$DPRL_ADMIN_TOKEN`` /
+    ``user,regret,cumulative_regret`` (the regrets are sent with the reports only to an
+    experiment created as a simulation). Tokens default to ``$DPRL_ADMIN_TOKEN`` /
     ``$DPRL_CLIENT_TOKEN`` (the binary reads them); raises :class:`ServerError` on failure."""
     cmd = [str(find_binary(binary)), "client", "simulate", "--experiment", experiment, "--server", server_url,
            "--users", str(int(users)), "--out", str(out), *args]

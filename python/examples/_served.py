@@ -37,7 +37,7 @@ def run_family(args: argparse.Namespace, family: str, agent: str, env: dict[str,
         url, admin, client = srv.url, srv.admin_token, srv.client_token
     try:
         with Client(url, admin_token=admin, client_token=client) as c:
-            led = c.create(family, agent, env, capacity=args.users, epsilon=epsilon, delta=delta)
+            led = c.create(family, agent, env, capacity=args.users, epsilon=epsilon, delta=delta, simulation=True)
             exp = led["experiment"]
             print(f"experiment {exp}: {family} {agent} on {env['name']}, K = {led['episodes']} "
                   f"(capacity {led['capacity']})\n  guarantee: {led['statement']}")

@@ -35,7 +35,7 @@ def _trajectory(header: dict[str, Any], H: int = 3, bad_state: int | None = None
 
 
 def _create(c: Client, agent: str = "practical-jdp", capacity: int = 50) -> dict[str, Any]:
-    return c.create("tabular", agent, {"name": "file", "model": _model()}, capacity=capacity, epsilon=1, delta=1e-5)
+    return c.create("tabular", agent, {"name": "file", "model": _model()}, capacity=capacity, epsilon=1, delta=1e-5, simulation=True)
 
 
 def test_find_repo_is_this_checkout() -> None:
@@ -101,6 +101,34 @@ def test_batch_with_a_bad_item_and_single_participation(dprl_server: LocalServer
         led = c.ledger(exp)
         assert led["users_served"] == 3
         assert led["simulated_regret"][-1]["cumulative_regret"] == pytest.approx(0.75)
+
+
+def test_labels(dprl_server: LocalServer) -> None:
+    """No false labels: a non-private agent with an ε is refused; a non-private baseline is
+    created only with non_private and says NON-PRIVATE; δ = 0 is refused, never defaulted; a
+    simulated regret is refused by an experiment not created as a simulation."""
+    env = {"name": "file", "model": _model()}
+    with dprl_server.client() as c:
+        with pytest.raises(APIError) as ei:
+            c.create("tabular", "practical-ucbvi", env, capacity=10, epsilon=1)
+        assert (ei.value.status, ei.value.field) == (400, "epsilon")
+        with pytest.raises(APIError) as ei:
+            c.create("tabular", "practical-jdp", env, capacity=10, epsilon=1, delta=0)
+        assert (ei.value.status, ei.value.field) == (400, "delta")
+        base = c.create("tabular", "practical-ucbvi", env, capacity=10, non_private=True)
+        assert base["private"] is False and base["statement"].startswith("NON-PRIVATE")
+        assert base["epsilon"] == 0 and base["delta"] == 0
+        real = c.create("tabular", "practical-jdp", env, capacity=10, epsilon=1)
+        assert real["private"] is True and real["simulation"] is False and real["delta"] == 1e-5
+        exp = real["experiment"]
+        p = c.policy(exp)
+        cr = c.credentials(exp, ["u1", "u2"])
+        with pytest.raises(APIError) as ei:
+            c.submit(exp, "u1", cr["u1"], _trajectory(p.header), "k1", simulated_regret=0.5)
+        assert (ei.value.status, ei.value.field) == (400, "Dprl-Simulated-Regret")
+        res = c.submit_batch(exp, [BatchItem("u2", cr["u2"], "k2", _trajectory(p.header), simulated_regret=0.5)])
+        assert res[0].status == 400 and res[0].error is not None and res[0].error.field == "reports[0].simulated_regret"
+        assert c.ledger(exp)["users_served"] == 0
 
 
 def test_capacity_and_typed_errors(dprl_server: LocalServer) -> None:

@@ -63,15 +63,21 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("server: %d %s: %s", e.Status, e.Code, e.Message)
 }
 
-// CreateRequest is the body of an experiment's creation (see the API document).
+// CreateRequest is the body of an experiment's creation (see the API document). A private
+// experiment names its Epsilon (the server refuses an ε the agent's accountant does not
+// certify); Delta 0 is omitted (the server's default δ, stated in the answer). A non-private
+// baseline is created only with NonPrivate (and neither ε nor δ). Simulation marks simulated
+// users: only then may reports carry a simulated regret.
 type CreateRequest struct {
-	Family   string  `json:"family"`
-	Agent    string  `json:"agent"`
-	Env      Env     `json:"env"`
-	Epsilon  float64 `json:"epsilon,omitempty"`
-	Delta    float64 `json:"delta,omitempty"`
-	Capacity int     `json:"capacity"`
-	Seed     *uint64 `json:"seed,omitempty"`
+	Family     string  `json:"family"`
+	Agent      string  `json:"agent"`
+	Env        Env     `json:"env"`
+	Epsilon    float64 `json:"epsilon,omitempty"`
+	Delta      float64 `json:"delta,omitempty"`
+	NonPrivate bool    `json:"non_private,omitempty"`
+	Simulation bool    `json:"simulation,omitempty"`
+	Capacity   int     `json:"capacity"`
+	Seed       *uint64 `json:"seed,omitempty"`
 }
 
 // Env is the environment description of an experiment.
@@ -102,6 +108,11 @@ type Ledger struct {
 		Users   int    `json:"users"`
 	} `json:"releases"`
 	Seeded bool `json:"seeded_test_mode"`
+	// Private is true only when the agent's accountant certifies (Epsilon, Delta); a
+	// non-private experiment's Statement starts with NON-PRIVATE.
+	Private bool `json:"private"`
+	// Simulation marks an experiment created as a simulation.
+	Simulation bool `json:"simulation"`
 }
 
 // Policy is a published policy.

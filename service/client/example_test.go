@@ -31,7 +31,7 @@ func ExampleSimulate() {
 	c := client.New(hs.URL, "admin-0123456789abcdef", "client-0123456789abcdef", hs.Client())
 	seed := uint64(7)
 	l, err := c.Create(context.Background(), client.CreateRequest{Family: "tabular", Agent: "practical-jdp",
-		Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}}, Epsilon: 1, Delta: 1e-5, Capacity: 500, Seed: &seed})
+		Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}}, Epsilon: 1, Delta: 1e-5, Capacity: 500, Seed: &seed, Simulation: true})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -119,7 +120,9 @@ func (r *SimResult) Quantile(q float64) time.Duration {
 // submits her report (privatised on her side for an LDP agent) with her own credential and an
 // idempotency key (retried with the same key on a transport error). With Concurrency 1 and a
 // Seed, against an experiment created with the same seed, the regrets are those of `dprl run`
-// bit for bit.
+// bit for bit. The users' regrets are sent with their reports (the public curve) only to an
+// experiment created as a simulation (Ledger.Simulation); to any other experiment they send
+// none (the server would refuse them) and the regrets are only measured here (SimResult).
 func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) {
 	l, err := c.Ledger(ctx, o.Experiment)
 	if err != nil {
@@ -192,7 +195,7 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 		if served.Session.Expect().Agent != l.Agent {
 			return nil, fmt.Errorf("the local agent %s is not the experiment's %s", served.Session.Expect().Agent, l.Agent)
 		}
-		rm := &remote{c: c, exp: o.Experiment, creds: creds, check: userSideCheck(served.Session)}
+		rm := &remote{c: c, exp: o.Experiment, creds: creds, check: userSideCheck(served.Session), noRegret: !l.Simulation}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -239,6 +242,8 @@ type remote struct {
 	// check, if non-nil, checks every fetched policy's user_side against the users' own
 	// randomiser parameters (userSideCheck): on an error no report is sent.
 	check func(pub json.RawMessage) error
+	// noRegret withholds the users' regrets (an experiment not created as a simulation).
+	noRegret bool
 }
 
 // Policy returns the published policy. The worker's last acknowledgement named the version
@@ -288,6 +293,9 @@ func (r *remote) Submit(ctx context.Context, k int, rep protocol.Report, regret 
 		return err
 	}
 	s := Submission{User: user, Credential: cred, IdempotencyKey: "k" + strconv.Itoa(k), Report: rep, Regret: regret}
+	if r.noRegret {
+		s.Regret = math.NaN()
+	}
 	t := time.Now()
 	// A transport error or a 5xx is retried with the same idempotency key: an acknowledged
 	// report is then acknowledged again, never counted twice.

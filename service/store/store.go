@@ -73,6 +73,9 @@ type Experiment struct {
 	// Seeded marks an experiment of a server in seeded test mode: its randomness comes from
 	// Spec's seed, not from Key.
 	Seeded bool `json:"seeded"`
+	// Simulated marks an experiment created as a simulation (its users are simulated): only
+	// its reports may carry a simulated regret.
+	Simulated bool `json:"simulated,omitempty"`
 	// Key is the experiment's secret (32 bytes): it keys the curator's noise and public
 	// randomness. Never served.
 	Key []byte `json:"key"`

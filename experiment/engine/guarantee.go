@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	linmdpagents "github.com/dprl/dprl/agents/linmdp"
+	linmixagents "github.com/dprl/dprl/agents/linmix"
+	lqagents "github.com/dprl/dprl/agents/lq"
+	tabularagents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/privacy/ledger"
+)
+
+// ErrNonPrivate is the error of PrivateAt for an agent that claims no guarantee at all (a
+// non-private baseline or a noise-off twin).
+var ErrNonPrivate = errors.New("the agent is non-private: it claims no (ε, δ) guarantee")
+
+// relTol is the relative tolerance of every comparison of a certified ε or δ with the requested
+// one (the accountants' own: ledger.Report.PrivateAtNominal).
+const relTol = 1e-9
+
+// ClaimsPrivacy reports whether the served agent's own privacy report claims a guarantee (its
+// model is JDP or LDP and it adds noise). A report of a type it does not know claims none.
+func (s Served) ClaimsPrivacy() bool {
+	err := s.PrivateAt(math.MaxFloat64, math.Nextafter(1, 0))
+	return !errors.Is(err, ErrNonPrivate) && !errors.Is(err, errUnknownReport)
+}
+
+var errUnknownReport = errors.New("its privacy report states no guarantee the service can check")
+
+// PrivateAt reports whether the served agent, as built, gives an (eps, delta) guarantee: nil
+// when it does, otherwise an error saying why not. The verdict is the agent's own accountant's,
+// read from its privacy report (Served.Privacy), never the nominal ε it was asked for:
+//
+//   - privacy/ledger.Report (dprl's practical agents): a JDP or LDP model, PrivateAtNominal,
+//     and the composed ε at the report's δ at most eps with that δ at most delta;
+//   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): a JDP or LDP
+//     model, PrivateAtNominal, and the replace-one ε at most eps (any δ);
+//   - agents/lq.Constants (Private-OFU-RL): Private, and the accountant's (Epsilon, DeltaDP)
+//     at most (eps, delta) — the paper's calibration overspends ε and is refused;
+//   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and the
+//     zCDP-certified EffectiveEp at most eps at the agent's δ ≤ delta — the printed
+//     constants (ngo-printed) are refused;
+//   - agents/linmix.Constants (Luyo's and Zhou's agents): noise added, Covered (the agent's
+//     own analysis covers its nominal guarantee), EffectiveEpsilon and, where stated, the
+//     replace-one ε at most eps (the agent was built with the requested δ).
+//
+// A report of any other type gives no guarantee (fail closed), as does a non-finite or
+// non-positive eps or a delta outside [0, 1).
+func (s Served) PrivateAt(eps, delta float64) error {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return fmt.Errorf("ε must be finite and > 0, got %g", eps)
+	}
+	if !(delta >= 0 && delta < 1) {
+		return fmt.Errorf("δ must be in [0, 1), got %g", delta)
+	}
+	above := func(got, want float64) bool { return !(got <= want*(1+relTol)) }
+	switch r := s.Privacy.(type) {
+	case *ledger.Report:
+		if r == nil {
+			return errUnknownReport
+		}
+		return Served{Privacy: *r}.PrivateAt(eps, delta)
+	case ledger.Report:
+		switch {
+		case !r.Private():
+			return ErrNonPrivate
+		case !r.PrivateAtNominal || above(r.Epsilon, eps):
+			return fmt.Errorf("its accountant certifies only ε = %.6g at δ = %g (asked ε = %g)", r.Epsilon, r.Delta, eps)
+		case above(r.Delta, delta):
+			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.Delta, delta)
+		}
+		return nil
+	case tabularagents.PrivacyReport:
+		switch {
+		case r.Model != tabularagents.JDP.String() && r.Model != tabularagents.LDP.String():
+			return ErrNonPrivate
+		case !r.PrivateAtNominal || above(r.EpsilonReplaceOne, eps):
+			return fmt.Errorf("its accountant certifies only ε = %.6g under replace-one neighbours (asked ε = %g)", r.EpsilonReplaceOne, eps)
+		}
+		return nil
+	case lqagents.Constants:
+		switch {
+		case !r.Private:
+			return ErrNonPrivate
+		case above(r.Epsilon, eps):
+			return fmt.Errorf("its accountant certifies only ε = %.6g (%s calibration; asked ε = %g)", r.Epsilon, r.Calibration, eps)
+		case above(r.DeltaDP, delta):
+			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.DeltaDP, delta)
+		}
+		return nil
+	case linmdpagents.Info:
+		switch {
+		case !r.Private || r.NoiseOff:
+			return ErrNonPrivate
+		case !(r.EffectiveEp > 0) || above(r.EffectiveEp, eps):
+			return fmt.Errorf("its accountant certifies only ε = %.6g (zCDP, replace-one; asked ε = %g)", r.EffectiveEp, eps)
+		case above(r.Delta, delta):
+			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.Delta, delta)
+		}
+		return nil
+	case linmixagents.Constants:
+		switch {
+		case r.NoiseKind == "none" || r.NoiseKind == "":
+			return ErrNonPrivate
+		case !r.Covered:
+			return fmt.Errorf("its analysis does not cover the nominal ε = %g: %s", eps, r.Privacy)
+		case !(r.EffectiveEpsilon > 0) || above(r.EffectiveEpsilon, eps):
+			return fmt.Errorf("its accountant certifies only ε = %.6g (asked ε = %g)", r.EffectiveEpsilon, eps)
+		case r.EpsilonReplaceOne > 0 && above(r.EpsilonReplaceOne, eps):
+			return fmt.Errorf("its accountant certifies only ε = %.6g under replace-one neighbours (asked ε = %g)", r.EpsilonReplaceOne, eps)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w (%T)", errUnknownReport, s.Privacy)
+}

@@ -1,0 +1,150 @@
+package engine_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	linmdpagents "github.com/dprl/dprl/agents/linmdp"
+	linmixagents "github.com/dprl/dprl/agents/linmix"
+	lqagents "github.com/dprl/dprl/agents/lq"
+	tabularagents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/families"
+	"github.com/dprl/dprl/privacy/ledger"
+)
+
+// TestPrivateAtReports: the predicate reads each kind of privacy report's own verdict: private
+// at (ε, δ) only when the certified ε (and δ) are at most the requested ones, a non-private
+// model is ErrNonPrivate, and an unknown report gives no guarantee.
+func TestPrivateAtReports(t *testing.T) {
+	jdp := ledger.Report{Model: ledger.JDP, Nominal: 1, Delta: 1e-5, Epsilon: 1, PrivateAtNominal: true}
+	over := jdp
+	over.Epsilon, over.PrivateAtNominal = 1.01, false
+	tab := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 1, PrivateAtNominal: true}
+	tabPaper := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 2, PrivateAtNominal: false}
+	lq := lqagents.Constants{Private: true, Epsilon: 1, DeltaDP: 1e-5, Calibration: "exact"}
+	lqPaper := lq
+	lqPaper.Epsilon, lqPaper.Calibration = 1.05, "paper"
+	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7}
+	printed := ngo
+	printed.EffectiveEp = 2.4
+	mix := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5}
+	zhou := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.14, EpsilonReplaceOne: 1.2}
+	uncovered := mix
+	uncovered.Covered = false
+	for _, c := range []struct {
+		name       string
+		report     any
+		eps, delta float64
+		ok         bool
+		nonPrivate bool
+	}{
+		{"ledger jdp", jdp, 1, 1e-5, true, false},
+		{"ledger jdp, pointer", &jdp, 1, 1e-5, true, false},
+		{"ledger jdp at a larger ε", jdp, 2, 1e-5, true, false},
+		{"ledger jdp at a smaller ε", jdp, 0.99, 1e-5, false, false},
+		{"ledger jdp at a smaller δ", jdp, 1, 1e-6, false, false},
+		{"ledger over its nominal ε", over, 1, 1e-5, false, false},
+		{"ledger ldp", ledger.Report{Model: ledger.LDP, Delta: 1e-5, Epsilon: 0.5, PrivateAtNominal: true}, 1, 1e-5, true, false},
+		{"ledger none", ledger.Report{Model: ledger.None, PrivateAtNominal: true}, 1, 1e-5, false, true},
+		{"ledger noise-off twin", ledger.Report{Model: ledger.NoiseOff, Delta: 1e-5, Epsilon: 0.5, PrivateAtNominal: true}, 1, 1e-5, false, true},
+		{"nil ledger report", (*ledger.Report)(nil), 1, 1e-5, false, false},
+		{"tabular exact", tab, 1, 1e-5, true, false},
+		{"tabular exact, any δ (pure)", tab, 1, 1e-12, true, false},
+		{"tabular paper calibration", tabPaper, 1, 1e-5, false, false},
+		{"tabular non-private", tabularagents.PrivacyReport{Model: "none", PrivateAtNominal: true}, 1, 1e-5, false, true},
+		{"lq exact", lq, 1, 1e-5, true, false},
+		{"lq paper calibration", lqPaper, 1, 1e-5, false, false},
+		{"lq δ above", lq, 1, 1e-6, false, false},
+		{"lq non-private", lqagents.Constants{Private: false}, 1, 1e-5, false, true},
+		{"linmdp ngo", ngo, 1, 1e-5, true, false},
+		{"linmdp printed", printed, 1, 1e-5, false, false},
+		{"linmdp noise off", linmdpagents.Info{NoiseOff: true}, 1, 1e-5, false, true},
+		{"linmdp non-private", linmdpagents.Info{}, 1, 1e-5, false, true},
+		{"linmix covered", mix, 0.5, 1e-5, true, false},
+		{"linmix not covered", uncovered, 1, 1e-5, false, false},
+		{"linmix replace-one above", zhou, 1, 1e-5, false, false},
+		{"linmix none", linmixagents.Constants{NoiseKind: "none", Covered: true}, 1, 1e-5, false, true},
+		{"unknown report", struct{ Private bool }{true}, 1, 1e-5, false, false},
+		{"no report", nil, 1, 1e-5, false, false},
+		{"ε = 0", jdp, 0, 1e-5, false, false},
+		{"ε = +Inf", jdp, math.Inf(1), 1e-5, false, false},
+		{"δ = 1", jdp, 1, 1, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := engine.Served{Privacy: c.report}
+			err := s.PrivateAt(c.eps, c.delta)
+			if (err == nil) != c.ok {
+				t.Errorf("PrivateAt(%g, %g) = %v, want private %v", c.eps, c.delta, err, c.ok)
+			}
+			if errors.Is(err, engine.ErrNonPrivate) != c.nonPrivate {
+				t.Errorf("PrivateAt(%g, %g) = %v, want ErrNonPrivate %v", c.eps, c.delta, err, c.nonPrivate)
+			}
+			// A known report claims privacy unless it is non-private; an unknown one never.
+			_, unknown := c.report.(struct{ Private bool })
+			unknown = unknown || c.report == nil || c.report == any((*ledger.Report)(nil))
+			if want := !c.nonPrivate && !unknown; s.ClaimsPrivacy() != want {
+				t.Errorf("ClaimsPrivacy() = %v, want %v", s.ClaimsPrivacy(), want)
+			}
+		})
+	}
+}
+
+// TestPrivateAtServedAgents: the predicate on agents as the families build them (what `dprl
+// serve` holds): the non-private ones and the calibrations that are not private at their
+// nominal ε are refused; the private ones are accepted at their ε.
+func TestPrivateAtServedAgents(t *testing.T) {
+	reg := families.New()
+	envs := map[string]string{"tabular": "riverswim", "lq": "lq-e1", "linmix": "two-state-hard", "linmdp": "riverswim"}
+	for _, c := range []struct {
+		family, agent, calibration string
+		eps                        float64
+		ok                         bool
+	}{
+		{"tabular", "ucbvi", "", 1, false},
+		{"tabular", "practical-ucbvi", "", 1, false},
+		{"tabular", "practical-psrl", "", 1, false},
+		{"tabular", "practical-jdp", "", 1, true},
+		{"tabular", "practical-ldp", "", 0.5, true},
+		{"tabular", "dp-ucbvi-ldp", "", 1, true},
+		{"linmdp", "lsvi-ucb", "", 1, false},
+		{"linmdp", "rare-switch-reg", "", 1, false},
+		{"linmdp", "practical-lsvi-noiseoff", "", 1, false},
+		{"linmdp", "ngo-printed", "", 1, false},
+		{"linmdp", "ngo", "", 1, true},
+		{"linmdp", "luyo-zcdp", "", 1, true},
+		{"linmdp", "practical-lsvi", "", 1, true},
+		{"linmix", "ucrl-vtr/none", "", 1, false},
+		{"linmix", "practical-vtr/none", "", 1, false},
+		{"linmix", "ucrl-vtr/jdp", "", 1, false},
+		{"linmix", "ucrl-vtr/jdp", "", 0.5, true},
+		{"linmix", "ucrl-vtr/jdp", "zcdp", 1, true},
+		{"linmix", "linopt-vi/jdp", "", 1, true},
+		{"linmix", "practical-vtr/ldp", "", 1, true},
+		{"lq", "ofu-rl", "", 1, false},
+		{"lq", "practical-ofu-rl-noise-off", "", 1, false},
+		{"lq", "private-ofu-rl", "", 1, true},
+		{"lq", "private-ofu-rl", "paper", 1, false},
+		{"lq", "practical-ofu-rl", "", 1, true},
+	} {
+		t.Run(c.family+"/"+c.agent+"/"+c.calibration, func(t *testing.T) {
+			s := engine.RunSpec{Family: c.family, Name: "served", Agents: []string{c.agent}, Runs: engine.Runs{Episodes: 100, Seeds: []uint64{1}},
+				Env: engine.EnvSpec{Name: envs[c.family]}, Privacy: engine.PrivacySpec{Epsilons: []float64{c.eps}, Delta: 1e-5, Calibration: c.calibration}}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			sv, err := engine.CheckServed(reg, &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			served, err := sv.Session(&s, engine.Streams{Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := served.PrivateAt(c.eps, 1e-5); (err == nil) != c.ok {
+				t.Errorf("PrivateAt(%g, 1e-5) = %v, want private %v (statement %q)", c.eps, err, c.ok, served.Statement)
+			}
+		})
+	}
+}
