@@ -154,7 +154,7 @@ func TestNothingSecretLeaks(t *testing.T) {
 	r.do("POST", "/v1/experiments/"+jdp+"/credentials", clientTok, []byte(`{"users":["`+users[11]+`"]}`), nil) // 401
 
 	// LDP: simulated users (the Go client's randomiser) and one by hand with a bad report.
-	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: ldp, Registry: registry(), Users: 6}); err != nil {
+	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: ldp, Registry: registry(), Users: 6, Epsilon: 1, Delta: 1e-5}); err != nil {
 		t.Fatal(err)
 	}
 	r.do("POST", "/v1/experiments/"+ldp+"/reports", clientTok, []byte(`{"header":{"kind":"privatized"}}`),
