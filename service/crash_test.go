@@ -58,9 +58,9 @@ type crashConfig struct {
 	Report int       `json:"report"`
 }
 
-// crashChild is the re-executed server: it serves on a free port (printing "listening URL"),
-// and at the crash point prints "crash" and kills itself with SIGKILL once the parent writes a
-// line (or closes its stdin).
+// crashChild is the re-executed server: it serves on a free port (printing "listening URL");
+// at the crash point it prints "crash N" and holds the committer there; it kills itself with
+// SIGKILL when the parent writes a line or closes its stdin (so no child outlives its test).
 func crashChild(raw string) int {
 	var cfg crashConfig
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
@@ -77,12 +77,16 @@ func crashChild(raw string) int {
 		}
 		if p == cfg.Point && received >= cfg.Report {
 			fmt.Printf("crash %d\n", received)
-			bufio.NewReader(os.Stdin).ReadString('\n')
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-			select {}
+			select {} // held at the crash point until the parent's word kills the process
 		}
 		return nil
 	}}
+	go func() {
+		// A line from the parent (or its end) kills this process at once, wherever the
+		// committer is: SIGKILL, no deferred function, no flush.
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}()
 	s, err := New(Config{Dir: cfg.Dir, Registry: families.New(), AdminToken: crashAdmin, ClientToken: crashClient, hooks: hooks})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
