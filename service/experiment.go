@@ -175,6 +175,12 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 	for {
 		restart := uint64(0)
 		err := st.Replay(x.def.ID, func(seq uint64, r *store.Record) error {
+			c := x.catchUp
+			if late := each == nil && c != nil && seq > c.from; late {
+				c.regrets = append(c.regrets, r.Regret) // a user served, used or skipped
+			} else {
+				c = nil
+			}
 			if skip[seq] {
 				if each != nil {
 					return each(r, false)
@@ -198,11 +204,10 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 				}
 				return nil
 			}
-			if c := x.catchUp; each == nil && c != nil && seq > c.from {
+			if c != nil {
 				// Durable but never published (a commit reported failed had happened): staged
 				// as the committer stages, published by the rebuild.
 				c.sg.received++
-				c.regrets = append(c.regrets, r.Regret)
 				var pp *planPanic
 				if err := x.stage(c.sg); errors.As(err, &pp) {
 					restart = seq
