@@ -50,6 +50,8 @@ type experiment struct {
 	staleWait  time.Duration
 	// skipped counts stored reports the curator refused on replay (feed).
 	skipped uint64
+	// catchUp, during a rebuild, takes the durable records never published (feed).
+	catchUp *catchUp
 
 	mu  sync.RWMutex // guards the fields below (written by the committer)
 	pub published
@@ -173,6 +175,12 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 	for {
 		restart := uint64(0)
 		err := st.Replay(x.def.ID, func(seq uint64, r *store.Record) error {
+			c := x.catchUp
+			if late := each == nil && c != nil && seq > c.from; late {
+				c.regrets = append(c.regrets, r.Regret) // a user served, used or skipped
+			} else {
+				c = nil
+			}
 			if skip[seq] {
 				if each != nil {
 					return each(r, false)
@@ -193,6 +201,19 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 				x.logf("experiment %s: record %d: the curator refuses this acknowledged report; it is skipped: %v", x.def.ID, seq, err)
 				if each != nil {
 					return each(r, false)
+				}
+				return nil
+			}
+			if c != nil {
+				// Durable but never published (a commit reported failed had happened): staged
+				// as the committer stages, published by the rebuild.
+				c.sg.received++
+				var pp *planPanic
+				if err := x.stage(c.sg); errors.As(err, &pp) {
+					restart = seq
+					return errRestart
+				} else if err != nil {
+					x.logf("experiment %s: record %d: %v (the last policy stays published)", x.def.ID, seq, err)
 				}
 				return nil
 			}
@@ -223,7 +244,18 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 		if err != nil {
 			return err
 		}
+		x.mu.Lock()
 		x.served = served
+		x.mu.Unlock()
+		if each == nil {
+			// A rebuild: the curator publishes once before any report, as at creation.
+			if c := x.catchUp; c != nil {
+				*c.sg, c.regrets = staged{versions: c.sg.versions[:0]}, c.regrets[:0]
+			}
+			if _, _, panicked, err := safePublish(x.served.Session); panicked || err != nil {
+				return fmt.Errorf("the rebuilt curator's first publication: %w", err)
+			}
+		}
 		if each != nil {
 			// A startup replay restarts from an empty published state.
 			x.mu.Lock()
@@ -270,13 +302,43 @@ func (x *experiment) rebuild(st *store.Store, pending []*submission, sg *staged)
 	if err != nil {
 		return err
 	}
+	// The server published once at creation, before any report (newExperiment): so does the
+	// rebuilt curator, or its releases would not be the ones the log determines.
+	if _, _, panicked, err := safePublish(served.Session); panicked || err != nil {
+		return fmt.Errorf("the rebuilt curator's first publication: %w", err)
+	}
 	old := x.served
+	x.mu.Lock()
 	x.served = served
-	if err := x.feed(st, nil); err != nil {
+	x.mu.Unlock()
+	*sg = staged{versions: sg.versions[:0]}
+	x.mu.RLock()
+	known := x.users
+	x.mu.RUnlock()
+	c := &catchUp{from: uint64(known), sg: sg}
+	x.catchUp = c
+	err = x.feed(st, nil)
+	x.catchUp = nil
+	if err != nil {
+		x.mu.Lock()
 		x.served = old
+		x.mu.Unlock()
 		return err
 	}
-	*sg = staged{versions: sg.versions[:0]}
+	if len(c.regrets) > 0 {
+		// The log holds reports whose commit was reported failed but happened: what they
+		// produced is durable, so it is published now (their users' retries are acknowledged
+		// as replays).
+		x.logf("experiment %s: %d reports of a commit reported failed are in the durable log; published now", x.def.ID, len(c.regrets))
+		x.mu.Lock()
+		x.applyLocked(sg)
+		x.users += len(c.regrets)
+		x.stats.accepted += uint64(len(c.regrets))
+		x.mu.Unlock()
+		for _, r := range c.regrets {
+			x.addRegret(r)
+		}
+	}
 	for _, s := range pending {
 		if panicked, err := safeReceive(x.served.Session, s.rep); err != nil || panicked {
 			return fmt.Errorf("re-receiving an accepted report: %v", err)
@@ -287,6 +349,14 @@ func (x *experiment) rebuild(st *store.Store, pending []*submission, sg *staged)
 		}
 	}
 	return nil
+}
+
+// catchUp collects, during a rebuild, the durable records beyond the published users: sg
+// stages their releases, regrets holds their simulated regrets.
+type catchUp struct {
+	from    uint64 // the published users (records up to from are published)
+	sg      *staged
+	regrets []float64
 }
 
 // streams returns the unit streams of an experiment: its spec's seed in seeded test mode;

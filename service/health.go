@@ -50,6 +50,8 @@ const (
 	hookBeforeAppend                  // the batch is about to be appended
 	hookAfterAppend                   // the append transaction committed (fsync done)
 	hookAfterPublish                  // the staged policy became visible (before the acks)
+	hookBeforeCommit                  // inside the append transaction, just before its commit (store)
+	hookAfterCommit                   // inside Append, just after the commit and its fsync (store)
 )
 
 // faultHooks injects faults on the commit path (tests only; nil in production).

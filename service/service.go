@@ -64,6 +64,10 @@ type Config struct {
 	LockWait time.Duration
 	// Logf, if non-nil, receives operational log lines (never report contents).
 	Logf func(format string, args ...any)
+
+	// hooks are the crash-point harness's fault hooks on every commit path (set only by this
+	// package's tests; a production server has none and no way to get any).
+	hooks *faultHooks
 }
 
 // Server is a running service: its store, its experiments and their committers.
@@ -121,6 +125,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.hooks != nil {
+		h := cfg.hooks
+		st.SetCommitHooks(&store.CommitHooks{Before: func() error { return h.at(hookBeforeCommit) }, After: func() { h.at(hookAfterCommit) }})
+	}
 	s := &Server{cfg: cfg, st: st, userKey: st.UserKey(), admin: digest(cfg.AdminToken), client: digest(cfg.ClientToken),
 		started: time.Now(), exps: map[string]*experiment{}, metrics: newHTTPMetrics(), storage: &health{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -147,6 +155,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 func (s *Server) add(x *experiment) {
+	x.hooks = s.cfg.hooks
 	s.mu.Lock()
 	s.exps[x.def.ID] = x
 	s.order = append(s.order, x.def.ID)

@@ -62,7 +62,20 @@ type Store struct {
 	db      *bolt.DB
 	userKey [32]byte
 	credKey CredentialKey
+	hooks   *CommitHooks
 }
+
+// CommitHooks are fault hooks inside Append's transaction, for crash tests (never set in
+// production): Before runs after the records were written into the transaction, just before
+// it commits (nothing is durable yet; an error aborts the transaction); After runs once the
+// commit and its fsync completed, before Append returns.
+type CommitHooks struct {
+	Before func() error
+	After  func()
+}
+
+// SetCommitHooks installs h (crash tests only); call it before any Append.
+func (s *Store) SetCommitHooks(h *CommitHooks) { s.hooks = h }
 
 // Experiment is an experiment's definition as stored: public parameters, fixed at creation.
 type Experiment struct {
@@ -246,7 +259,18 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 				return err
 			}
 		}
-		return lb.SetSequence(next + uint64(len(recs)) - 1)
+		if err := lb.SetSequence(next + uint64(len(recs)) - 1); err != nil {
+			return err
+		}
+		if h := s.hooks; h != nil {
+			if h.After != nil {
+				tx.OnCommit(h.After)
+			}
+			if h.Before != nil {
+				return h.Before()
+			}
+		}
+		return nil
 	})
 }
 

@@ -1,0 +1,438 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/engine/servetest"
+	"github.com/dprl/dprl/internal/longtest"
+	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/store"
+)
+
+// killVersionsCase is one experiment of TestServeKill9Versions.
+type killVersionsCase struct {
+	req  client.CreateRequest
+	exp  string
+	reps []protocol.Report // user k's report at k−1
+	seen *seenPolicies
+}
+
+// seenPolicies is every (ETag, policy body) any client of one experiment ever saw, checked as
+// it grows: an ETag always stands for the same body.
+type seenPolicies struct {
+	mu     sync.Mutex
+	bodies map[string][]byte
+	max    uint64
+	errs   []string
+}
+
+// record notes that the server answered etag with body; a different body under a known ETag is
+// an error.
+func (s *seenPolicies) record(etag string, body []byte) {
+	var p client.Policy
+	if err := json.Unmarshal(body, &p); err != nil {
+		s.fail("policy body: %v", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if etag != `"`+strconv.FormatUint(p.Version, 10)+`"` {
+		s.errs = append(s.errs, fmt.Sprintf("ETag %s for version %d", etag, p.Version))
+	}
+	if old, ok := s.bodies[etag]; ok && !bytes.Equal(old, body) {
+		s.errs = append(s.errs, fmt.Sprintf("ETag %s: content changed:\n%s\n%s", etag, old, body))
+	}
+	s.bodies[etag] = bytes.Clone(body)
+	s.max = max(s.max, p.Version)
+}
+
+func (s *seenPolicies) fail(format string, args ...any) {
+	s.mu.Lock()
+	s.errs = append(s.errs, fmt.Sprintf(format, args...))
+	s.mu.Unlock()
+}
+
+// fetchPolicy gets exp's policy at base, with If-None-Match inm if not empty: the status, the
+// ETag and the body.
+func fetchPolicy(ctx context.Context, base, exp, inm string) (int, string, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/experiments/"+exp+"/policy", nil)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	if inm != "" {
+		req.Header.Set("If-None-Match", inm)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("ETag"), b, err
+}
+
+// killReports plays K users of req in process (seed 3) and returns their reports (valid reports
+// of the family whatever the server publishes).
+func killReports(t *testing.T, req client.CreateRequest) []protocol.Report {
+	t.Helper()
+	spec := killSpec(req, 3)
+	sv, err := engine.CheckServed(newRegistry(), &spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := engine.Streams{Seed: 3}
+	user, err := sv.Session(&spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := sv.Session(&spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rem := &servetest.FakeRemote{Curator: cur.Session}
+	if err := protocol.RunRemote(context.Background(), user.Session, protocol.Options{Episodes: cur.Session.Capacity(), Users: st.Episodes(user.Users)}, rem); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]protocol.Report, len(rem.Reports))
+	for i, b := range rem.Reports {
+		if out[i], err = protocol.Decode(b, cur.Session.Expect()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// killSpec is the RunSpec a seeded server builds for req with seed.
+func killSpec(req client.CreateRequest, seed uint64) engine.RunSpec {
+	s := engine.RunSpec{Family: req.Family, Name: "served", Agents: []string{req.Agent}, Runs: engine.Runs{Episodes: req.Capacity, Seeds: []uint64{seed}},
+		Env: engine.EnvSpec{Name: req.Env.Name, Params: req.Env.Params}, Privacy: engine.PrivacySpec{Epsilons: []float64{req.Epsilon}, Delta: req.Delta}}
+	s.Validate()
+	return s
+}
+
+// TestServeKill9Versions: real `dprl serve` processes are killed with SIGKILL at random times
+// (at least 6 times) while clients of two experiments (tabular practical-ldp; linmix
+// practical-vtr/jdp, which releases a version after every user) fetch policies and submit
+// reports, retrying with their idempotency keys; an observer polls the policies with and
+// without If-None-Match. Every (ETag, body) any client ever saw is recorded. After each
+// restart every recorded ETag must still stand for the same content (If-None-Match gives 304
+// only for the published ETag, whose body is the one recorded; no version seen is withdrawn);
+// at the end no acknowledged report is lost or counted twice (the log holds each acknowledged
+// user once, at the sequence she was told, and a retry is acknowledged again) and every
+// version ever seen is what an uninterrupted curator fed the log publishes.
+func TestServeKill9Versions(t *testing.T) {
+	longtest.Skip(t, "kill -9 of a live server at random times, every version seen checked, ≈ 30 s")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := startServe(t, data, addr)
+	base := srv.url
+	ctx := context.Background()
+	c := client.New(base, testAdmin, testClient, nil)
+	const seed = 5
+	cases := []*killVersionsCase{
+		{req: client.CreateRequest{Family: "tabular", Agent: "practical-ldp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}}, Epsilon: 1, Delta: 1e-5, Capacity: 3000}},
+		{req: client.CreateRequest{Family: "linmix", Agent: "practical-vtr/jdp", Env: client.Env{Name: "two-state-hard", Params: map[string]float64{"dim": 3, "horizon": 4}}, Epsilon: 1, Delta: 1e-5, Capacity: 3000}},
+	}
+	for _, kc := range cases {
+		kc.reps = killReports(t, kc.req)
+		s := uint64(seed)
+		kc.req.Seed = &s
+		l, err := c.Create(ctx, kc.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kc.exp, kc.seen = l.Experiment, &seenPolicies{bodies: map[string][]byte{}}
+	}
+	type ackKey struct {
+		exp  string
+		user int
+	}
+	var (
+		acksMu sync.Mutex
+		acks   = map[ackKey]uint64{}
+		ackErr []string
+		stop   atomic.Bool
+		wg     sync.WaitGroup
+	)
+	// The users: 3 clients per experiment, each user fetches the policy (recorded), then
+	// submits her report until acknowledged.
+	for _, kc := range cases {
+		var next atomic.Int64
+		users := len(kc.reps)
+		ids := make([]string, users)
+		for k := range ids {
+			ids[k] = "u" + strconv.Itoa(k+1)
+		}
+		creds, err := c.Credentials(ctx, kc.exp, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					k := int(next.Add(1))
+					if k > users || stop.Load() {
+						return
+					}
+					for !stop.Load() {
+						code, etag, body, err := fetchPolicy(ctx, base, kc.exp, "")
+						if err == nil && code == http.StatusOK {
+							kc.seen.record(etag, body)
+							break
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+					id := ids[k-1]
+					for !stop.Load() {
+						a, err := c.Submit(ctx, kc.exp, client.Submission{User: id, Credential: creds[id], IdempotencyKey: "k" + id, Report: kc.reps[k-1], Regret: math.NaN()})
+						if err != nil {
+							time.Sleep(20 * time.Millisecond)
+							continue
+						}
+						acksMu.Lock()
+						if seq, ok := acks[ackKey{kc.exp, k}]; ok && seq != a.Sequence {
+							ackErr = append(ackErr, fmt.Sprintf("%s user %d acknowledged as %d then %d", kc.exp, k, seq, a.Sequence))
+						}
+						acks[ackKey{kc.exp, k}] = a.Sequence
+						acksMu.Unlock()
+						break
+					}
+				}
+			}()
+		}
+	}
+	// The observer: polls every policy, revalidating a random ETag it saw.
+	obsDone := make(chan struct{})
+	go func() {
+		defer close(obsDone)
+		rng := rand.New(rand.NewPCG(5, 6))
+		for !stop.Load() {
+			for _, kc := range cases {
+				kc.seen.mu.Lock()
+				var inm string
+				n := rng.IntN(len(kc.seen.bodies) + 1)
+				for e := range kc.seen.bodies {
+					if n == 0 {
+						inm = e
+						break
+					}
+					n--
+				}
+				kc.seen.mu.Unlock()
+				code, etag, body, err := fetchPolicy(ctx, base, kc.exp, inm)
+				switch {
+				case err != nil:
+				case code == http.StatusOK:
+					kc.seen.record(etag, body)
+				case code == http.StatusNotModified && etag != inm:
+					kc.seen.fail("If-None-Match %s answered 304 with ETag %s", inm, etag)
+				}
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	// The kills, each followed by the check of every ETag seen.
+	rng := rand.New(rand.NewPCG(7, 8))
+	kills := 0
+	for kills < 6 {
+		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
+		srv.cmd.Process.Signal(syscall.SIGKILL)
+		srv.cmd.Wait()
+		kills++
+		srv = startServe(t, data, addr)
+		for _, kc := range cases {
+			checkSeen(t, ctx, base, kc)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		stop.Store(true)
+		t.Fatal("the users did not finish within 3 minutes")
+	}
+	stop.Store(true)
+	<-obsDone
+	acksMu.Lock()
+	defer acksMu.Unlock()
+	if len(ackErr) > 0 {
+		t.Fatal(ackErr)
+	}
+	// Every acknowledged report is stored: a retry is acknowledged again, with its sequence.
+	for _, kc := range cases {
+		checkSeen(t, ctx, base, kc)
+		l, err := c.Ledger(ctx, kc.exp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.UsersServed != len(kc.reps) {
+			t.Fatalf("%s: %d users served, %d users acknowledged", kc.exp, l.UsersServed, len(kc.reps))
+		}
+		var ids []string
+		for k := 1; k <= len(kc.reps); k += 97 {
+			ids = append(ids, "u"+strconv.Itoa(k))
+		}
+		creds, err := c.Credentials(ctx, kc.exp, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			k, _ := strconv.Atoi(id[1:])
+			a, err := c.Submit(ctx, kc.exp, client.Submission{User: id, Credential: creds[id], IdempotencyKey: "k" + id, Report: kc.reps[k-1], Regret: math.NaN()})
+			if err != nil || !a.Replayed || a.Sequence != acks[ackKey{kc.exp, k}] {
+				t.Fatalf("%s: user %s's retry: %+v %v (acknowledged as %d)", kc.exp, id, a, err, acks[ackKey{kc.exp, k}])
+			}
+		}
+	}
+	srv.stop(t)
+	st, err := store.Open(data, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	versions := 0
+	for _, kc := range cases {
+		// The log holds each acknowledged user once, at her sequence (the same report bytes),
+		// and nothing else.
+		bySeq := map[uint64]int{}
+		for key, seq := range acks {
+			if key.exp == kc.exp {
+				if u, ok := bySeq[seq]; ok {
+					t.Fatalf("%s: users %d and %d acknowledged as report %d", kc.exp, u, key.user, seq)
+				}
+				bySeq[seq] = key.user
+			}
+		}
+		spec := killSpec(kc.req, seed)
+		sv, err := engine.CheckServed(newRegistry(), &spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[uint64][]byte{}
+		publish := func() error {
+			v, rule, err := ref.Session.Publish()
+			if err != nil {
+				return err
+			}
+			b, err := protocol.EncodeRule(rule)
+			if err != nil {
+				return err
+			}
+			if _, ok := want[v]; !ok {
+				want[v] = b
+			}
+			return nil
+		}
+		if err := publish(); err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		err = st.Replay(kc.exp, func(seq uint64, r *store.Record) error {
+			n++
+			u, ok := bySeq[seq]
+			if !ok {
+				return fmt.Errorf("record %d was acknowledged to no user", seq)
+			}
+			mine, err := protocol.EncodeBinary(kc.reps[u-1])
+			if err != nil || !bytes.Equal(mine, r.Report) {
+				return fmt.Errorf("record %d is not user %d's report", seq, u)
+			}
+			rep, err := protocol.Decode(r.Report, ref.Session.Expect())
+			if err != nil {
+				return err
+			}
+			if err := ref.Session.Receive(rep); err != nil {
+				return err
+			}
+			return publish()
+		})
+		if err != nil || n != len(bySeq) {
+			t.Fatalf("%s: replaying the log: %v (%d records, %d acknowledged users)", kc.exp, err, n, len(bySeq))
+		}
+		for etag, body := range kc.seen.bodies {
+			var p client.Policy
+			json.Unmarshal(body, &p)
+			var a, b bytes.Buffer
+			json.Compact(&a, want[p.Version])
+			json.Compact(&b, p.Rule)
+			if !bytes.Equal(a.Bytes(), b.Bytes()) || a.Len() == 0 {
+				t.Fatalf("%s: version %d (ETag %s) was shown with a rule the durable log does not give", kc.exp, p.Version, etag)
+			}
+		}
+		versions += len(kc.seen.bodies)
+	}
+	t.Logf("%d kills; %d versions seen and checked; %d acknowledged reports", kills, versions, len(acks))
+}
+
+// checkSeen checks the published policy of kc against everything its clients saw: the current
+// version is at least every version seen; every ETag seen gets 304 only if it is the current
+// one, and the current body is the one recorded for its ETag.
+func checkSeen(t *testing.T, ctx context.Context, base string, kc *killVersionsCase) {
+	t.Helper()
+	kc.seen.mu.Lock()
+	seenMax := kc.seen.max
+	kc.seen.mu.Unlock()
+	code, etag, body, err := fetchPolicy(ctx, base, kc.exp, "")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("%s: policy: %d %v", kc.exp, code, err)
+	}
+	kc.seen.record(etag, body)
+	kc.seen.mu.Lock()
+	defer kc.seen.mu.Unlock()
+	if len(kc.seen.errs) > 0 {
+		t.Fatalf("%s: %v", kc.exp, kc.seen.errs)
+	}
+	var p client.Policy
+	json.Unmarshal(body, &p)
+	if p.Version < seenMax {
+		t.Fatalf("%s: version %d published, version %d was seen before: withdrawn", kc.exp, p.Version, seenMax)
+	}
+	for e := range kc.seen.bodies {
+		code, got, b, err := fetchPolicy(ctx, base, kc.exp, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch code {
+		case http.StatusNotModified:
+			if got != e {
+				t.Fatalf("%s: If-None-Match %s answered 304 with ETag %s", kc.exp, e, got)
+			}
+		case http.StatusOK:
+			if old, ok := kc.seen.bodies[got]; ok && !bytes.Equal(old, b) {
+				t.Fatalf("%s: ETag %s now stands for other content", kc.exp, got)
+			}
+		default:
+			t.Fatalf("%s: policy with If-None-Match: %d", kc.exp, code)
+		}
+	}
+}
