@@ -29,8 +29,15 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			"generated once into <data>/tokens.json. SIGTERM or SIGINT drains: requests in flight are committed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The address and the TLS files first: a busy port or a bad certificate fails
+			// before the data directory is created and before "listening" is printed.
+			bound, err := service.Bind(l)
+			if err != nil {
+				return inputerr.Error{Err: err}
+			}
 			t, path, generated, err := service.LoadTokens(cfg.Dir, tokensFrom(tok))
 			if err != nil {
+				bound.Close()
 				return inputerr.Error{Err: err}
 			}
 			if generated {
@@ -40,11 +47,12 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			cfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "dprl serve: "+f+"\n", a...) }
 			s, err := service.New(cfg)
 			if err != nil {
+				bound.Close()
 				return inputerr.Error{Err: err}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			err = service.ListenAndServe(ctx, s, l, func(url string) {
+			err = service.Serve(ctx, s, bound, func(url string) {
 				fmt.Fprintf(stdout, "dprl serve: listening on %s (data %s)\n", url, cfg.Dir)
 			})
 			cfg.Logf("stopped: requests drained, store closed")

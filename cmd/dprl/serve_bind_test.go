@@ -1,0 +1,50 @@
+package main
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeChecksAddressAndTLSFirst: a busy port and a bad TLS certificate are refused as bad
+// input (exit 2, naming the flag) before anything is created — no data directory, no tokens
+// file — and before "listening" is printed.
+func TestServeChecksAddressAndTLSFirst(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"busy port", []string{"--addr", busy.Addr().String()}, "--addr"},
+		{"bad address", []string{"--addr", "127.0.0.1:notaport"}, "--addr"},
+		{"bad certificate", []string{"--addr", "127.0.0.1:0", "--tls-cert", junk, "--tls-key", junk}, "--tls-cert"},
+		{"missing certificate", []string{"--addr", "127.0.0.1:0", "--tls-cert", filepath.Join(dir, "nope.pem"), "--tls-key", junk}, "--tls-cert"},
+		{"certificate without key", []string{"--addr", "127.0.0.1:0", "--tls-cert", junk}, "--tls-key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			code, stdout, stderr := runCLI(t, append([]string{"serve", "--data", data}, c.args...)...)
+			if code != 2 || !strings.Contains(stderr, c.flag) {
+				t.Errorf("exit %d, stderr %q: want 2 naming %s", code, stderr, c.flag)
+			}
+			if strings.Contains(stdout, "listening") {
+				t.Errorf("printed %q before failing", stdout)
+			}
+			if _, err := os.Stat(data); !os.IsNotExist(err) {
+				t.Errorf("the data directory %s was created (%v)", data, err)
+			}
+		})
+	}
+}
