@@ -63,6 +63,24 @@ func LoadTokens(dir string, given Tokens) (t Tokens, path string, generated bool
 	return t, path, true, nil
 }
 
+// ReadTokens reads the tokens dprl serve generated into the data directory dir (its
+// tokens.json): what a client on the server's machine uses. It never generates them.
+func ReadTokens(dir string) (Tokens, error) {
+	path := filepath.Join(dir, TokensFile)
+	var t Tokens
+	b, err := boundedread.ReadFile(path, 1<<16)
+	if errors.Is(err, os.ErrNotExist) {
+		return t, fmt.Errorf("%s does not exist: dprl serve --data %s generates it when it starts without tokens", path, dir)
+	}
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil || len(t.Admin) < MinTokenLength || len(t.Client) < MinTokenLength {
+		return Tokens{}, fmt.Errorf("%s: not a tokens file of dprl serve", path)
+	}
+	return t, nil
+}
+
 // Listen holds the address and TLS files of ListenAndServe.
 type Listen struct {
 	// Addr is host:port (port 0 picks a free port).

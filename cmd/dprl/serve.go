@@ -86,6 +86,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{Use: "client", Short: "Talk to a dprl serve server (simulate users)"}
 	var (
 		server, exp, out, env, envFile string
+		dataDir                        string
 		envParams                      []string
 		req                            client.CreateRequest
 		users, concurrency             int
@@ -98,6 +99,15 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			t := tokensFrom(tok)
+			if t.Admin == "" && t.Client == "" && dataDir != "" {
+				var err error
+				if t, err = service.ReadTokens(dataDir); err != nil {
+					return inputerr.New("--data: %v", err)
+				}
+			}
+			if t.Admin == "" || t.Client == "" {
+				return inputerr.New("tokens: simulating users needs the server's admin and client tokens: --data DIR (the server's data directory: DIR/tokens.json), --admin-token and --client-token, or $DPRL_ADMIN_TOKEN and $DPRL_CLIENT_TOKEN")
+			}
 			params, err := parseEnvParams(envParams)
 			if err != nil {
 				return err
@@ -152,6 +162,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.StringVar(&out, "out", "", "write each user's regret to this CSV file")
 	f.StringVar(&tok.Admin, "admin-token", "", "admin token (default $DPRL_ADMIN_TOKEN; to create and mint credentials)")
 	f.StringVar(&tok.Client, "client-token", "", "client token (default $DPRL_CLIENT_TOKEN)")
+	f.StringVar(&dataDir, "data", "", "the server's data directory: read the tokens dprl serve generated there (tokens.json), when no token is given")
 	root.AddCommand(sim)
 	return root
 }

@@ -48,3 +48,25 @@ func TestServeChecksAddressAndTLSFirst(t *testing.T) {
 		})
 	}
 }
+
+// TestClientNeedsTokens: `dprl client simulate` without tokens says where they are (exit 2,
+// before any request) instead of failing with the server's 401; --data names a directory
+// without tokens.json as the cause.
+func TestClientNeedsTokens(t *testing.T) {
+	t.Setenv("DPRL_ADMIN_TOKEN", "")
+	t.Setenv("DPRL_CLIENT_TOKEN", "")
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--data DIR"},
+		{[]string{"--data", dir}, "--data: " + filepath.Join(dir, "tokens.json") + " does not exist"},
+		{[]string{"--admin-token", testAdmin}, "--client-token"},
+	} {
+		args := append([]string{"client", "simulate", "--server", "http://127.0.0.1:1"}, c.args...)
+		if code, _, stderr := runCLI(t, args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming %q", args, code, stderr, c.want)
+		}
+	}
+}
