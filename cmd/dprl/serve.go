@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -135,6 +136,9 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 				fmt.Fprintf(stderr, "dprl client: created experiment %s (%s)\n", l.Experiment, l.Statement)
 			}
 			res, err := client.Simulate(ctx, c, o)
+			if me := (*client.MismatchError)(nil); errors.As(err, &me) {
+				return inputerr.Error{Err: err}
+			}
 			if err != nil {
 				return err
 			}

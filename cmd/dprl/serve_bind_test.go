@@ -70,3 +70,27 @@ func TestClientNeedsTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestClientSimulateMismatchAndReplays: simulating users of another environment than the
+// experiment's is refused before any user plays (exit 2 naming the mismatch), where it used
+// to panic; a second run with the same users reports their reports as replays (200 replayed),
+// not as acknowledged.
+func TestClientSimulateMismatchAndReplays(t *testing.T) {
+	srv := startServeArgs(t, []string{"serve", "--data", filepath.Join(t.TempDir(), "data"), "--addr", "127.0.0.1:0", "--admin-token", testAdmin, "--client-token", testClient})
+	base := []string{"client", "simulate", "--server", srv.url, "--admin-token", testAdmin, "--client-token", testClient}
+	code, stdout, stderr := runCLI(t, append(base, "--env", "riverswim", "--env-param", "horizon=5", "--capacity", "20", "--users", "5")...)
+	if code != 0 || !strings.Contains(stdout, "5 reports acknowledged,") {
+		t.Fatalf("first run: exit %d: %s%s", code, stdout, stderr)
+	}
+	exp := strings.TrimSuffix(strings.Fields(stdout)[1], ":")
+	for _, env := range [][]string{{"--env", "riverswim", "--env-param", "horizon=7"}, {"--env", "garnet"}} {
+		code, stdout, stderr = runCLI(t, append(append(base, "--experiment", exp, "--users", "3"), env...)...)
+		if code != 2 || !strings.Contains(stderr, "does not fit experiment "+exp) || !strings.Contains(stderr, "header.dims.") || strings.Contains(stderr+stdout, "panic") {
+			t.Errorf("%q: exit %d: %s%s; want 2 naming the mismatch", env, code, stdout, stderr)
+		}
+	}
+	code, stdout, stderr = runCLI(t, append(base, "--experiment", exp, "--users", "7")...)
+	if code != 0 || !strings.Contains(stdout, "2 reports acknowledged, 5 replays") {
+		t.Errorf("second run with the same users: exit %d: %s%s; want 2 acknowledged and 5 replays", code, stdout, stderr)
+	}
+}
