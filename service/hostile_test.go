@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -99,6 +100,18 @@ func TestHostileClients(t *testing.T) {
 		return b.String()
 	}
 	before := state()
+	// The generated table (docs/hostile-inputs.md): experiment IDs, credentials and tokens by
+	// name, so that it does not change from run to run.
+	names := strings.NewReplacer(jdp, "{jdp}", full, "{full}", ldp, "{ldp}")
+	credName := map[string]string{}
+	for u, cr := range creds {
+		credName[cr] = "credential of " + u + " on {jdp}"
+	}
+	credName[fullCreds["late"]] = "credential of late on {full}"
+	credName[ldpCreds["fresh"]] = "credential of fresh on {ldp}"
+	newID := regexp.MustCompile(`experiment [a-z0-9]{16}\b`) // a refused creation's fresh ID
+	var rows [][]string
+	cases := 0
 	ldpAsTrajectory := header(t, c, ldp)
 	ldpAsTrajectory.Kind = protocol.KindTrajectory
 	badHead := head
@@ -154,7 +167,9 @@ func TestHostileClients(t *testing.T) {
 		{"unknown path outside the API", "GET", "", "/admin", "", nil, nil, 404, "path"},
 		{"method the path does not take", "DELETE", "", "/v1/experiments", adminTok, nil, nil, 405, "method"},
 		{"PUT on a policy", "PUT", jdp, "/policy", adminTok, []byte(`{}`), nil, 405, "method"},
+		{"another authorization scheme", "POST", jdp, "/credentials", "", []byte(`{"users":["a"]}`), map[string]string{"Authorization": "Basic " + adminTok}, 401, "Authorization"},
 	} {
+		cases++
 		t.Run(c.name, func(t *testing.T) {
 			path := "/v1/experiments"
 			if c.exp != "" {
@@ -172,6 +187,8 @@ func TestHostileClients(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Message == "" {
 				t.Fatalf("body %q is not a JSON error", body)
 			}
+			rows = append(rows, []string{c.name, c.method + " " + names.Replace(path), describeBody(c.body), tokenName(c.token),
+				describeHeaders(c.hdr, credName), fmt.Sprint(code), e.Error.Code, e.Error.Field, newID.ReplaceAllString(names.Replace(e.Error.Message), "experiment {new}")})
 			if c.field != "" && e.Error.Field != c.field {
 				t.Errorf("field %q, want %q (%s)", e.Error.Field, c.field, e.Error.Message)
 			}
@@ -180,6 +197,11 @@ func TestHostileClients(t *testing.T) {
 			}
 		})
 	}
+	if len(rows) != cases {
+		t.Logf("%d of %d cases ran: %s not compared", len(rows), cases, hostileDoc)
+		return
+	}
+	checkHostileDoc(t, renderHostileRequests(rows))
 }
 
 // TestMembershipIsPrivate: a caller without a user's credential learns nothing of whether she
