@@ -129,4 +129,3 @@ func checkHostileDoc(t *testing.T, section string) {
 		t.Errorf("%s: the service's hostile requests are out of date: regenerate them with go test ./service -run '^TestHostileClients$' -update", hostileDoc)
 	}
 }
-
