@@ -161,10 +161,12 @@ func reply(w http.ResponseWriter, r result) {
 // digest is SHA-256 of a token: tokens are compared as digests (fixed length) in constant time.
 func digest(tok string) [32]byte { return sha256.Sum256([]byte(tok)) }
 
-// bearer checks the request's bearer token against want in constant time.
+// bearer checks the request's bearer token against want in constant time. The scheme is
+// matched in any case ("bearer", RFC 7235: auth-schemes are case-insensitive).
 func bearer(r *http.Request, want [32]byte) bool {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	ok = ok && strings.EqualFold(scheme, "Bearer")
+	tok = strings.TrimLeft(tok, " ")
 	d := digest(tok)
 	return subtle.ConstantTimeCompare(d[:], want[:]) == 1 && ok
 }
@@ -386,6 +388,9 @@ func specField(err error) string {
 
 // fieldOf extracts the field path strictdecode names ("json: unknown field …" etc.).
 func fieldOf(err error) string {
+	if fe := (*strictdecode.FieldError)(nil); errors.As(err, &fe) {
+		return fe.Field
+	}
 	if _, after, ok := strings.Cut(err.Error(), `unknown field "`); ok {
 		f, _, _ := strings.Cut(after, `"`)
 		return f
@@ -463,7 +468,7 @@ func (s *Server) getPolicy(w http.ResponseWriter, r *http.Request) {
 	x.mu.RUnlock()
 	w.Header().Set("ETag", p.etag)
 	w.Header().Set("Cache-Control", "no-cache")
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == p.etag {
+	if etagMatches(r.Header.Values("If-None-Match"), p.etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

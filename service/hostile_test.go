@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -99,6 +100,18 @@ func TestHostileClients(t *testing.T) {
 		return b.String()
 	}
 	before := state()
+	// The generated table (docs/hostile-inputs.md): experiment IDs, credentials and tokens by
+	// name, so that it does not change from run to run.
+	names := strings.NewReplacer(jdp, "{jdp}", full, "{full}", ldp, "{ldp}")
+	credName := map[string]string{}
+	for u, cr := range creds {
+		credName[cr] = "credential of " + u + " on {jdp}"
+	}
+	credName[fullCreds["late"]] = "credential of late on {full}"
+	credName[ldpCreds["fresh"]] = "credential of fresh on {ldp}"
+	newID := regexp.MustCompile(`experiment [a-z0-9]{16}\b`) // a refused creation's fresh ID
+	var rows [][]string
+	cases := 0
 	ldpAsTrajectory := header(t, c, ldp)
 	ldpAsTrajectory.Kind = protocol.KindTrajectory
 	badHead := head
@@ -141,11 +154,28 @@ func TestHostileClients(t *testing.T) {
 		{"create: unknown agent", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"nope","capacity":10,"epsilon":1}`), nil, 400, "agent"},
 		{"create: δ of 1", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":10,"epsilon":1,"delta":1}`), nil, 400, "delta"},
 		{"create: oversized", "POST", "", "", adminTok, make([]byte, 9<<20), nil, 413, "body"},
+		{"create: null capacity", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","capacity":null,"epsilon":1}`), nil, 400, "capacity"},
+		{"create: null environment parameter", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","env":{"name":"riverswim","params":{"horizon":null}},"capacity":10,"epsilon":1}`), nil, 400, "env.params.horizon"},
+		{"create: key in another case", "POST", "", "", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","Capacity":10,"epsilon":1}`), nil, 400, "Capacity"},
+		{"JSON report with a null reward", "POST", jdp, "/reports", clientTok, bytes.Replace(asJSON(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)}), []byte(`"rewards":[0,0`), []byte(`"rewards":[0,null`), 1), fresh, 400, "report.rewards[1]"},
+		{"JSON report with a key in another case", "POST", jdp, "/reports", clientTok, bytes.Replace(asJSON(&protocol.Trajectory{Header: head, States: make([]int, 6), Actions: make([]int, 5), Rewards: make([]float64, 5)}), []byte(`"rewards"`), []byte(`"Rewards"`), 1), fresh, 400, "report.Rewards"},
+		{"credentials: a null user", "POST", jdp, "/credentials", adminTok, []byte(`{"users":["a",null]}`), nil, 400, "users[1]"},
+		{"credentials: key in another case", "POST", jdp, "/credentials", adminTok, []byte(`{"Users":["a"]}`), nil, 400, "Users"},
+		{"batch: a null user", "POST", jdp, "/reports/batch", clientTok, []byte(`{"reports":[{"user":null,"credential":"c","idempotency_key":"k","report":{}}]}`), nil, 400, "reports[0].user"},
+		{"batch: key in another case", "POST", jdp, "/reports/batch", clientTok, []byte(`{"Reports":[]}`), nil, 400, "Reports"},
+		{"unknown path", "GET", "", "/v1/nope", "", nil, nil, 404, "path"},
+		{"unknown path outside the API", "GET", "", "/admin", "", nil, nil, 404, "path"},
+		{"method the path does not take", "DELETE", "", "/v1/experiments", adminTok, nil, nil, 405, "method"},
+		{"PUT on a policy", "PUT", jdp, "/policy", adminTok, []byte(`{}`), nil, 405, "method"},
+		{"another authorization scheme", "POST", jdp, "/credentials", "", []byte(`{"users":["a"]}`), map[string]string{"Authorization": "Basic " + adminTok}, 401, "Authorization"},
 	} {
+		cases++
 		t.Run(c.name, func(t *testing.T) {
 			path := "/v1/experiments"
 			if c.exp != "" {
 				path += "/" + c.exp + c.path
+			} else if c.path != "" {
+				path = c.path // a path outside /v1/experiments
 			}
 			code, body := rawReq(t, url, c.method, path, c.token, c.body, c.hdr)
 			if code != c.status {
@@ -157,6 +187,8 @@ func TestHostileClients(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Message == "" {
 				t.Fatalf("body %q is not a JSON error", body)
 			}
+			rows = append(rows, []string{c.name, c.method + " " + names.Replace(path), describeBody(c.body), tokenName(c.token),
+				describeHeaders(c.hdr, credName), fmt.Sprint(code), e.Error.Code, e.Error.Field, newID.ReplaceAllString(names.Replace(e.Error.Message), "experiment {new}")})
 			if c.field != "" && e.Error.Field != c.field {
 				t.Errorf("field %q, want %q (%s)", e.Error.Field, c.field, e.Error.Message)
 			}
@@ -165,6 +197,11 @@ func TestHostileClients(t *testing.T) {
 			}
 		})
 	}
+	if len(rows) != cases {
+		t.Logf("%d of %d cases ran: %s not compared", len(rows), cases, hostileDoc)
+		return
+	}
+	checkHostileDoc(t, renderHostileRequests(rows))
 }
 
 // TestMembershipIsPrivate: a caller without a user's credential learns nothing of whether she

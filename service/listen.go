@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -62,6 +63,24 @@ func LoadTokens(dir string, given Tokens) (t Tokens, path string, generated bool
 	return t, path, true, nil
 }
 
+// ReadTokens reads the tokens dprl serve generated into the data directory dir (its
+// tokens.json): what a client on the server's machine uses. It never generates them.
+func ReadTokens(dir string) (Tokens, error) {
+	path := filepath.Join(dir, TokensFile)
+	var t Tokens
+	b, err := boundedread.ReadFile(path, 1<<16)
+	if errors.Is(err, os.ErrNotExist) {
+		return t, fmt.Errorf("%s does not exist: dprl serve --data %s generates it when it starts without tokens", path, dir)
+	}
+	if err != nil {
+		return t, err
+	}
+	if err := json.Unmarshal(b, &t); err != nil || len(t.Admin) < MinTokenLength || len(t.Client) < MinTokenLength {
+		return Tokens{}, fmt.Errorf("%s: not a tokens file of dprl serve", path)
+	}
+	return t, nil
+}
+
 // Listen holds the address and TLS files of ListenAndServe.
 type Listen struct {
 	// Addr is host:port (port 0 picks a free port).
@@ -72,39 +91,79 @@ type Listen struct {
 	Drain time.Duration
 }
 
-// ListenAndServe runs s until ctx is cancelled (SIGTERM/SIGINT in dprl serve), then stops
-// accepting, lets the requests in flight finish — their reports committed and acknowledged —,
-// stops the committers and closes the store. ready receives the server's base URL once it
-// listens.
-func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(url string)) error {
+// Bound is a listening socket opened, with its TLS certificate loaded, before anything else
+// of the server is created (Bind): a busy port or a bad certificate then fails before the data
+// directory exists and before "listening" is printed.
+type Bound struct {
+	ln    net.Listener
+	tls   *tls.Config
+	drain time.Duration
+}
+
+// Bind checks the TLS files — both given or neither, and a certificate and key that load and
+// match — and opens the listening socket; its errors name the flag at fault (--tls-cert and
+// --tls-key, --addr). The caller serves the result (Serve) or closes it.
+func Bind(l Listen) (*Bound, error) {
 	if (l.CertFile == "") != (l.KeyFile == "") {
-		s.Close()
-		return errors.New("--tls-cert and --tls-key: give both or neither")
+		return nil, errors.New("--tls-cert and --tls-key: give both or neither")
 	}
-	if l.Drain <= 0 {
-		l.Drain = 30 * time.Second
+	b := &Bound{drain: l.Drain}
+	if b.drain <= 0 {
+		b.drain = 30 * time.Second
+	}
+	if l.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(l.CertFile, l.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert %s and --tls-key %s: not a certificate and its key: %w", l.CertFile, l.KeyFile, err)
+		}
+		b.tls = &tls.Config{Certificates: []tls.Certificate{cert}}
 	}
 	ln, err := net.Listen("tcp", l.Addr)
 	if err != nil {
+		return nil, fmt.Errorf("--addr: %w", err)
+	}
+	b.ln = ln
+	return b, nil
+}
+
+// URL is the base URL the bound socket serves (https with a certificate).
+func (b *Bound) URL() string {
+	if b.tls != nil {
+		return "https://" + b.ln.Addr().String()
+	}
+	return "http://" + b.ln.Addr().String()
+}
+
+// Close closes a bound socket that is not served.
+func (b *Bound) Close() error { return b.ln.Close() }
+
+// ListenAndServe binds l (Bind) and serves s on it (Serve); s is closed on every path.
+func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(url string)) error {
+	b, err := Bind(l)
+	if err != nil {
 		s.Close()
-		return fmt.Errorf("--addr: %w", err)
+		return err
 	}
+	return Serve(ctx, s, b, ready)
+}
+
+// Serve runs s on the bound socket b until ctx is cancelled (SIGTERM/SIGINT in dprl serve),
+// then stops accepting, lets the requests in flight finish — their reports committed and
+// acknowledged —, stops the committers and closes the store. ready receives the server's base
+// URL once it serves.
+func Serve(ctx context.Context, s *Server, b *Bound, ready func(url string)) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
-		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
-	scheme := "http"
-	if l.CertFile != "" {
-		scheme = "https"
-	}
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, TLSConfig: b.tls}
 	errc := make(chan error, 1)
 	go func() {
-		if l.CertFile != "" {
-			errc <- hs.ServeTLS(ln, l.CertFile, l.KeyFile)
+		if b.tls != nil {
+			errc <- hs.ServeTLS(b.ln, "", "")
 		} else {
-			errc <- hs.Serve(ln)
+			errc <- hs.Serve(b.ln)
 		}
 	}()
 	if ready != nil {
-		ready(scheme + "://" + ln.Addr().String())
+		ready(b.URL())
 	}
 	select {
 	case err := <-errc:
@@ -112,7 +171,7 @@ func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(url str
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), l.Drain)
+	sctx, cancel := context.WithTimeout(context.Background(), b.drain)
 	defer cancel()
 	serr := hs.Shutdown(sctx)
 	cerr := s.Close()

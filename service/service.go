@@ -218,5 +218,5 @@ func (s *Server) Handler() http.Handler {
 	for _, r := range s.routes() {
 		mux.HandleFunc(r.pattern, s.metrics.wrap(r.pattern, r.h))
 	}
-	return mux
+	return jsonErrors(mux)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
@@ -22,7 +23,8 @@ import (
 // JSON layout (schema 1): {"header": {"schema": 1, "family": …, "agent": …, "kind": …,
 // "dims": {…}}, then the payload of the report type: "states"/"actions"/"rewards"
 // (Trajectory), "x"/"y" (Leaves), "states"/"inputs" (Path) or "blocks" (Privatized)}. Unknown
-// fields, duplicate keys and trailing data are refused. Floats are written in Go's shortest
+// fields, duplicate keys, keys in another case than the field's ("Rewards"), null (in a
+// number array or for any field) and trailing data are refused, naming the field. Floats are written in Go's shortest
 // round-trip form, so decoding returns exactly the numbers encoded (a report that went through
 // the network gives the same curator state, bit for bit, as the in-process one).
 //
@@ -215,9 +217,23 @@ func decodeJSON(data []byte, want Header) (Report, error) {
 		return nil, err
 	}
 	if err := strictdecode.Decode(data, "json", r); err != nil {
-		return nil, fieldf("json", "%v", err)
+		return nil, jsonError("json", err)
 	}
 	return r, nil
+}
+
+// jsonError is a strict decoding error as a FieldError: under the field strictdecode names (a
+// null in rewards[3], a key in another case, a duplicate key; below prefix when the JSON is
+// the header alone), else under prefix.
+func jsonError(prefix string, err error) error {
+	var fe *strictdecode.FieldError
+	if errors.As(err, &fe) && fe.Field != "" {
+		if prefix != "json" {
+			return fieldf(prefix+"."+fe.Field, "%s", fe.Msg)
+		}
+		return fieldf(fe.Field, "%s", fe.Msg)
+	}
+	return fieldf(prefix, "%v", err)
 }
 
 // reader reads the binary payload; every count is bounded by the bytes left, so a hostile
@@ -309,7 +325,7 @@ func decodeBinary(data []byte, want Header) (Report, error) {
 	}
 	var h Header
 	if err := strictdecode.Decode(d.b[:n], "json", &h); err != nil {
-		return nil, fieldf("header", "%v", err)
+		return nil, jsonError("header", err)
 	}
 	d.b = d.b[n:]
 	if err := h.Check(want); err != nil {

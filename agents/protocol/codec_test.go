@@ -1,9 +1,11 @@
 package protocol_test
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/agents/protocol"
@@ -179,6 +181,49 @@ func BenchmarkCodec(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestDecodeRefusesNullAndCase: a null in a number array (encoding/json would decode it as 0,
+// a reward the user never earned) or for a field, and a key in another case than its field's
+// (encoding/json matches keys case-insensitively), are refused in JSON reports and in the
+// binary form's header, naming the field.
+func TestDecodeRefusesNullAndCase(t *testing.T) {
+	h := header(protocol.Tabular, protocol.KindTrajectory, protocol.Dims{Horizon: 2, States: 3, Actions: 2})
+	good, err := protocol.EncodeJSON(&protocol.Trajectory{Header: h, States: []int{0, 1, 2}, Actions: []int{1, 0}, Rewards: []float64{0.5, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := protocol.Decode(good, h); err != nil {
+		t.Fatalf("the honest report is refused: %v", err)
+	}
+	pr := header(protocol.Tabular, protocol.KindPrivatized, protocol.Dims{Horizon: 2, States: 3, Actions: 2, Blocks: []int{2}})
+	goodPr, err := protocol.EncodeJSON(&protocol.Privatized{Header: pr, Blocks: [][]float64{{0.25, -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := protocol.EncodeBinary(&protocol.Trajectory{Header: h, States: []int{0, 1, 2}, Actions: []int{1, 0}, Rewards: []float64{0.5, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field, doc string
+		want       protocol.Header
+	}{
+		{"rewards[1]", strings.Replace(string(good), `"rewards":[0.5,1]`, `"rewards":[0.5,null]`, 1), h},
+		{"rewards", strings.Replace(string(good), `"rewards":[0.5,1]`, `"rewards":null`, 1), h},
+		{"states[0]", strings.Replace(string(good), `"states":[0,1,2]`, `"states":[null,1,2]`, 1), h},
+		{"blocks[0][1]", strings.Replace(string(goodPr), `[[0.25,-1]]`, `[[0.25,null]]`, 1), pr},
+		{"blocks[0]", strings.Replace(string(goodPr), `[[0.25,-1]]`, `[null]`, 1), pr},
+		{"Rewards", strings.Replace(string(good), `"rewards"`, `"Rewards"`, 1), h},
+		{"STATES", strings.Replace(string(good), `"states":[`, `"STATES":[`, 1), h},
+		{"Header", strings.Replace(string(good), `"header"`, `"Header"`, 1), h},
+		{"header.dims.Horizon", strings.Replace(string(good), `"horizon"`, `"Horizon"`, 1), h},
+		{"header.Kind", string(bytes.Replace(bin, []byte(`"kind"`), []byte(`"Kind"`), 1)), h},
+	} {
+		if _, err := protocol.Decode([]byte(c.doc), c.want); fieldOf(err) != c.field {
+			t.Errorf("%.90s…: got %v, want an error naming %s", c.doc, err, c.field)
 		}
 	}
 }

@@ -7,14 +7,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dprl/dprl/internal/longtest"
 )
 
 // TestREADMECommands runs every `dprl …` command the README shows (in code blocks and inline
 // code): `dprl run` commands run as written except for a smaller K and one seed and a temporary
 // --out; `dprl reproduce` commands (each alternative of "a | b" and with each optional [--flag])
 // are parsed with --help here and run in full by the long checks (TestGoldenHashes) and .ci/run
-// (the quick start); other commands run as written. The two quick-start commands are run by
-// .ci/run. A README command that no longer parses, or fails, fails this test.
+// (the quick start); `dprl serve` and `dprl client` run as written (on a free port and in a
+// temporary data directory); other commands run as written. The two quick-start commands are
+// run by .ci/run. A README command that no longer parses, or fails, fails this test.
 func TestREADMECommands(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -27,11 +30,18 @@ func TestREADMECommands(t *testing.T) {
 	dir := t.TempDir()
 	useTestTokens(t)
 	var server string // the URL of the README's `dprl serve`, started as a process
+	// The README's serve commands run as written on a fresh machine: the server generates its
+	// tokens into the data directory and the client reads them from there. Only the data
+	// directory (./dprl-data → a temporary one) and the port (a free one: 8080 may be taken)
+	// change.
+	serveData := map[string]string{}
 	for i, c := range cmds {
 		args := strings.Fields(c)[1:]
 		if args[0] == "serve" && server == "" {
-			args = withFlag(withFlag(args, "--data", filepath.Join(dir, "serve-data")), "--addr", "127.0.0.1:0")
-			p := startServeArgs(t, append(args, "--seeded"))
+			data := flagValue(args, "--data")
+			serveData[data] = filepath.Join(dir, "serve-data")
+			args = withFlag(withFlag(args, "--data", serveData[data]), "--addr", "127.0.0.1:0")
+			p := startServeArgs(t, args)
 			server = p.url
 			continue
 		}
@@ -43,7 +53,9 @@ func TestREADMECommands(t *testing.T) {
 				if server == "" {
 					t.Fatal("the README shows dprl client before dprl serve")
 				}
-				args = withFlag(withFlag(withFlag(args, "--server", server), "--capacity", "300"), "--concurrency", "4")
+				// As written, with 300 users (TestREADMEServeAsWritten, a long check, plays
+				// the README's number).
+				args = withFlag(withFlag(readmeClient(args, server, serveData), "--capacity", "300"), "--concurrency", "4")
 			case "run":
 				if !slices.Contains(args, "--config") {
 					args = withFlag(args, "--episodes", "300")
@@ -61,6 +73,49 @@ func TestREADMECommands(t *testing.T) {
 				t.Errorf("dprl %s: exit %d: %s", strings.Join(args, " "), code, stderr)
 			}
 		})
+	}
+}
+
+// readmeClient is the README's `dprl client …` command args against the README's server: its
+// URL and data directory (serveData maps the README's --data to the temporary one).
+func readmeClient(args []string, server string, serveData map[string]string) []string {
+	args = withFlag(args, "--server", server)
+	if d, ok := serveData[flagValue(args, "--data")]; ok {
+		args = withFlag(args, "--data", d)
+	}
+	return args
+}
+
+// TestREADMEServeAsWritten runs the README's `dprl serve` and `dprl client` commands exactly as
+// written on a fresh machine — the client reads the tokens the server generated into its data
+// directory, and plays the README's 20 000 users — with only the data directory (a temporary
+// one) and the port (a free one) changed. A long check (10 s).
+func TestREADMEServeAsWritten(t *testing.T) {
+	longtest.Skip(t, "the README's serve quick start with its 20 000 users, 10 s")
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var server string
+	serveData := map[string]string{}
+	clients := 0
+	for _, c := range readmeCommands(string(data)) {
+		args := strings.Fields(c)[1:]
+		switch {
+		case args[0] == "serve" && server == "":
+			serveData[flagValue(args, "--data")] = filepath.Join(dir, "serve-data")
+			server = startServeArgs(t, withFlag(withFlag(args, "--data", filepath.Join(dir, "serve-data")), "--addr", "127.0.0.1:0")).url
+		case args[0] == "client" && server != "":
+			clients++
+			args = readmeClient(args, server, serveData)
+			if code, stdout, stderr := runCLI(t, args...); code != 0 || !strings.Contains(stdout, "20000 users") {
+				t.Errorf("dprl %s: exit %d: %s%s", strings.Join(args, " "), code, stdout, stderr)
+			}
+		}
+	}
+	if server == "" || clients == 0 {
+		t.Fatalf("the README shows no dprl serve followed by dprl client")
 	}
 }
 
@@ -148,6 +203,16 @@ func withFlag(args []string, flag, value string) []string {
 		}
 	}
 	return append(args, flag, value)
+}
+
+// flagValue returns the value of flag in args ("" when it is not given).
+func flagValue(args []string, flag string) string {
+	for i := range args {
+		if args[i] == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // withRelativePaths makes the README's repository paths (model/…) relative to this package.

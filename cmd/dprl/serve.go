@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,12 +32,19 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			"into <data>/tokens.json (never from the command line). SIGTERM or SIGINT drains: requests in flight are committed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The address and the TLS files first: a busy port or a bad certificate fails
+			// before the data directory is created and before "listening" is printed.
 			given, err := tokensFrom(cmd, tokensFile)
 			if err != nil {
 				return err
 			}
+			bound, err := service.Bind(l)
+			if err != nil {
+				return inputerr.Error{Err: err}
+			}
 			t, path, generated, err := service.LoadTokens(cfg.Dir, given)
 			if err != nil {
+				bound.Close()
 				return inputerr.Error{Err: err}
 			}
 			if generated {
@@ -46,11 +54,12 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			cfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "dprl serve: "+f+"\n", a...) }
 			s, err := service.New(cfg)
 			if err != nil {
+				bound.Close()
 				return inputerr.Error{Err: err}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			err = service.ListenAndServe(ctx, s, l, func(url string) {
+			err = service.Serve(ctx, s, bound, func(url string) {
 				fmt.Fprintf(stdout, "dprl serve: listening on %s (data %s)\n", url, cfg.Dir)
 			})
 			cfg.Logf("stopped: requests drained, store closed")
@@ -121,6 +130,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{Use: "client", Short: "Talk to a dprl serve server (simulate users)"}
 	var (
 		server, exp, out, env, envFile string
+		dataDir                        string
 		envParams                      []string
 		req                            client.CreateRequest
 		users, concurrency             int
@@ -136,6 +146,14 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 			t, err := tokensFrom(cmd, tokensFile)
 			if err != nil {
 				return err
+			}
+			if t.Admin == "" && t.Client == "" && dataDir != "" {
+				if t, err = service.ReadTokens(dataDir); err != nil {
+					return inputerr.New("--data: %v", err)
+				}
+			}
+			if t.Admin == "" || t.Client == "" {
+				return inputerr.New("tokens: simulating users needs the server's admin and client tokens: --data DIR (the server's data directory: DIR/tokens.json), --tokens-file FILE, or $DPRL_ADMIN_TOKEN and $DPRL_CLIENT_TOKEN")
 			}
 			params, err := parseEnvParams(envParams)
 			if err != nil {
@@ -181,6 +199,9 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 				fmt.Fprintf(stderr, "dprl client: created experiment %s (%s)\n", l.Experiment, l.Statement)
 			}
 			res, err := client.Simulate(ctx, c, o)
+			if me := (*client.MismatchError)(nil); errors.As(err, &me) {
+				return inputerr.Error{Err: err}
+			}
 			if err != nil {
 				return err
 			}
@@ -208,6 +229,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.Uint64Var(&seed, "seed", 0, "TEST MODE: seeded users and LDP noise, as dprl run --seeds (needs dprl serve --seeded)")
 	f.StringVar(&out, "out", "", "write each user's regret to this CSV file")
 	tokenFlags(sim, &tok, &tokensFile, "the client token (and the admin token, to create and mint credentials)")
+	f.StringVar(&dataDir, "data", "", "the server's data directory: read the tokens dprl serve generated there (tokens.json), when no token is given")
 	root.AddCommand(sim)
 	return root
 }

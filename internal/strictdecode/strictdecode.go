@@ -1,7 +1,9 @@
 // Package strictdecode decodes the JSON and YAML files dprl reads (models, systems,
-// experiment configurations) strictly, and the same way in both formats: unknown fields,
-// duplicate keys (at any depth) and anything after the first document or value are errors, and
-// so is an empty input.
+// experiment configurations) and the service's request bodies strictly, and the same way in
+// both formats: unknown fields, duplicate keys (at any depth) and anything after the first
+// document or value are errors, and so is an empty input. JSON keys must match the field names
+// exactly (encoding/json alone matches them case-insensitively), and null is refused where the
+// target holds no pointer (encoding/json alone leaves the zero value).
 package strictdecode
 
 import (
@@ -10,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,7 +25,8 @@ import (
 
 // Decode decodes data in the given format ("json", "yaml" or "yml") into v, rejecting unknown
 // fields, duplicate keys, a second document (YAML "---") or trailing JSON value, and empty
-// input.
+// input; in JSON also a key in another case than its field's and a null where v holds no
+// pointer or interface (a *FieldError naming the field).
 func Decode(data []byte, format string, v any) error {
 	switch format {
 	case "json":
@@ -38,7 +42,11 @@ func Decode(data []byte, format string, v any) error {
 			return errors.New("more than one JSON value (trailing data after the first)")
 		}
 		// The value decoded, so it is well-formed and at most encoding/json's maximum depth.
-		return duplicateJSONKeys(data)
+		t := reflect.TypeOf(v)
+		if t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return checkJSON(data, t)
 	case "yaml", "yml":
 		// yaml.v3 builds the whole node tree before it decodes: bound it first.
 		if err := membudget.CheckYAML(data); err != nil {
@@ -60,56 +68,6 @@ func Decode(data []byte, format string, v any) error {
 		return nil
 	}
 	return fmt.Errorf("unknown format %q (allowed: json, yaml, yml)", format)
-}
-
-// duplicateJSONKeys reports the first object key that occurs twice in one object of the
-// well-formed JSON value data (encoding/json silently keeps the last one). It walks the
-// tokens with an explicit stack, so its memory is linear in the input.
-func duplicateJSONKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	type frame struct {
-		keys      map[string]bool // nil for an array
-		expectKey bool
-	}
-	var stack []frame
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		var top *frame
-		if len(stack) > 0 {
-			top = &stack[len(stack)-1]
-		}
-		if top != nil && top.keys != nil && top.expectKey {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				stack = stack[:len(stack)-1]
-				continue
-			}
-			key, _ := tok.(string)
-			if top.keys[key] {
-				return fmt.Errorf("duplicate key %q in a JSON object (offset %d)", key, dec.InputOffset())
-			}
-			top.keys[key] = true
-			top.expectKey = false
-			continue
-		}
-		if top != nil && top.keys != nil {
-			top.expectKey = true // this token starts the value; the next one is a key or '}'
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, frame{keys: map[string]bool{}, expectKey: true})
-		case json.Delim('['):
-			stack = append(stack, frame{})
-		case json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-	}
 }
 
 // MaxFileSize bounds the files ReadFile reads (64 MiB): far above any model or configuration

@@ -1,6 +1,8 @@
 package strictdecode
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,6 +146,66 @@ func TestUnknownKeysNameTheirPath(t *testing.T) {
 	} {
 		if err := Decode([]byte(doc), "yaml", &v); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: err = %v, want %q", doc, err, want)
+		}
+	}
+}
+
+// TestJSONExact: what encoding/json accepts silently is refused, naming the field: a null
+// where the target holds no pointer (it would leave a zero: a null reward decodes as 0), and a
+// key in another case than its field's (encoding/json matches keys case-insensitively). A null
+// for a pointer or an interface, and the fields of an embedded struct, stay accepted.
+func TestJSONExact(t *testing.T) {
+	type Head struct {
+		Kind string `json:"kind"`
+	}
+	type Base struct {
+		ID string `json:"id"`
+	}
+	type T struct {
+		Base
+		Head    Head               `json:"header"`
+		Rewards []float64          `json:"rewards"`
+		Rows    [][]float64        `json:"rows,omitempty"`
+		Params  map[string]float64 `json:"params,omitempty"`
+		Seed    *uint64            `json:"seed,omitempty"`
+		Any     any                `json:"any,omitempty"`
+		Raw     json.RawMessage    `json:"raw,omitempty"`
+		Name    string             `json:"name,omitempty"`
+		Untaged int
+	}
+	for _, c := range []struct{ data, field, msg string }{
+		{`{"id": "a", "header": {"kind": "k"}, "rewards": [1, 0.5]}`, "", ""},
+		{`{"rewards": [], "seed": null, "any": null, "raw": null, "Untaged": 1}`, "", ""},
+		{`{"rewards": [1, null, 0]}`, "rewards[1]", "null is not a number"},
+		{`{"rewards": null}`, "rewards", "null is not an array"},
+		{`{"rows": [[1], [2, null]]}`, "rows[1][1]", "null is not a number"},
+		{`{"rows": [null]}`, "rows[0]", "null is not an array"},
+		{`{"params": {"p": null}}`, "params.p", "null is not a number"},
+		{`{"params": null}`, "params", "null is not an object"},
+		{`{"header": null}`, "header", "null is not an object"},
+		{`{"header": {"kind": null}}`, "header.kind", "null is not a string"},
+		{`{"name": null}`, "name", "null is not a string"},
+		{`{"id": null}`, "id", "null is not a string"},
+		{`null`, "", "null is not an object"},
+		{`{"Rewards": [1]}`, "Rewards", `keys are case-sensitive: "rewards"`},
+		{`{"REWARDS": [1]}`, "REWARDS", `keys are case-sensitive: "rewards"`},
+		{`{"header": {"Kind": "k"}}`, "header.Kind", `keys are case-sensitive: "kind"`},
+		{`{"ID": "a"}`, "ID", `keys are case-sensitive: "id"`},
+		{`{"untaged": 1}`, "untaged", `keys are case-sensitive: "Untaged"`},
+		{`{"rewards": [1], "rewards": [2]}`, "rewards", `duplicate key "rewards"`},
+		{`{"any": {"a": 1, "a": 2}}`, "any.a", `duplicate key "a"`},
+	} {
+		var v T
+		err := Decode([]byte(c.data), "json", &v)
+		if c.msg == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.data, err)
+			}
+			continue
+		}
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Msg, c.msg) {
+			t.Errorf("%s: error %v, want field %q and %q", c.data, err, c.field, c.msg)
 		}
 	}
 }

@@ -12,8 +12,9 @@ up from this file, then from the working directory and the running script, for a
 declaring ``module github.com/dprl/dprl``; ``$DPRL_REPO`` names it explicitly) into a cache
 directory (``$DPRL_CACHE``, else ``$XDG_CACHE_HOME/dprl``, else ``~/.cache/dprl``). The build
 runs once per process (Go's build cache makes a rebuild of an unchanged tree quick), so the
-binary follows the checkout; if it fails and an earlier build is in the cache, that one is used
-with a RuntimeWarning.
+binary follows the checkout; if it fails, :class:`ServerError` says why (an earlier build in the
+cache is never used in its place: it would be stale). Whichever binary is found, its version
+(``dprl --version``) must be this package's (``dprl.__version__``), else :class:`ServerError`.
 """
 
 from __future__ import annotations
@@ -27,13 +28,12 @@ import sys
 import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
 from .client import Client
 
-__all__ = ["LocalServer", "ServerError", "find_repo", "find_binary", "build_binary", "simulate", "MODULE"]
+__all__ = ["LocalServer", "ServerError", "find_repo", "find_binary", "build_binary", "binary_version", "simulate", "MODULE"]
 
 MODULE = "github.com/dprl/dprl"
 _LISTENING = "dprl serve: listening on "
@@ -90,8 +90,8 @@ _build_lock = threading.Lock()
 
 def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
     """``go build -o CACHE/bin/dprl ./cmd/dprl`` in repo (once per process per repo). When the
-    build fails (a checkout being edited) and an earlier build exists, that one is used with a
-    RuntimeWarning."""
+    build fails (a checkout being edited) it raises :class:`ServerError`, also when an earlier
+    build exists: that one would not be the checkout's code."""
     with _build_lock:
         if repo in _built:
             return _built[repo]
@@ -103,42 +103,70 @@ def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
         out = d / "dprl"
         p = subprocess.run([go, "build", "-o", str(out), "./cmd/dprl"], cwd=repo, capture_output=True, text=True)
         if p.returncode != 0:
-            if out.is_file() and os.access(out, os.X_OK):
-                warnings.warn(
-                    f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}); using the previous build {out}:\n{p.stderr.strip()}",
-                    RuntimeWarning, stacklevel=3,
-                )
-                _built[repo] = out
-                return out
-            raise ServerError(f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}):\n{p.stderr.strip()}")
+            stale = f" (the earlier build {out} is not used: it is not this checkout's code)" if out.is_file() else ""
+            raise ServerError(f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}){stale}:\n{p.stderr.strip()}")
         _built[repo] = out
         return out
 
 
+_VERSION_PREFIX = "dprl version "
+_versions: dict[tuple[Path, int, int], str] = {}
+
+
+def binary_version(binary: str | os.PathLike[str]) -> str:
+    """The version a dprl binary reports (``dprl --version``: ``dprl version X``); raises
+    :class:`ServerError` when it reports none."""
+    p = Path(binary)
+    try:
+        st = p.stat()
+        key = (p.resolve(), st.st_mtime_ns, st.st_size)
+        if key in _versions:
+            return _versions[key]
+        out = subprocess.run([str(p), "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise ServerError(f"{p}: cannot run it to read its version: {e}") from e
+    line = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
+    if out.returncode != 0 or not line.startswith(_VERSION_PREFIX):
+        raise ServerError(f"{p}: not a dprl binary (`{p} --version` printed {line!r}, exit {out.returncode})")
+    _versions[key] = line[len(_VERSION_PREFIX):].strip()
+    return _versions[key]
+
+
+def _checked(binary: Path, source: str) -> Path:
+    """binary when its version is this package's, else :class:`ServerError` naming both."""
+    from . import __version__
+
+    v = binary_version(binary)
+    if v != __version__:
+        raise ServerError(
+            f"{binary} ({source}) is dprl {v}, but this Python package is dprl {__version__}: a stale or "
+            f"foreign binary is not used (rebuild it, e.g. go build ./cmd/dprl in the checkout, or name a dprl "
+            f"{__version__} with binary= or $DPRL_BINARY)"
+        )
+    return binary
+
+
 def find_binary(binary: str | os.PathLike[str] | None = None) -> Path:
     """The dprl binary: ``binary``, ``$DPRL_BINARY``, ``dprl`` on PATH, else built from the
-    checkout (:func:`find_repo`, :func:`build_binary`); without a checkout, an earlier build in
-    the cache (with a RuntimeWarning)."""
-    for cand in (binary, os.environ.get("DPRL_BINARY")):
+    checkout (:func:`find_repo`, :func:`build_binary`). Its version must be this package's
+    (:func:`binary_version`), else :class:`ServerError`; an earlier build in the cache is never
+    used in place of the checkout's."""
+    for cand, source in ((binary, "binary="), (os.environ.get("DPRL_BINARY"), "$DPRL_BINARY")):
         if cand:
             p = Path(cand)
             if not p.is_file() or not os.access(p, os.X_OK):
                 raise ServerError(f"{p}: not an executable file")
-            return p
+            return _checked(p, source)
     w = shutil.which("dprl")
     if w:
-        return Path(w)
+        return _checked(Path(w), "dprl on PATH")
     repo = find_repo()
     if repo is None:
-        cached = _cache_dir() / "bin" / "dprl"
-        if cached.is_file() and os.access(cached, os.X_OK):
-            warnings.warn(f"no dprl checkout found: using the earlier build {cached}", RuntimeWarning, stacklevel=2)
-            return cached
         raise ServerError(
             "no dprl binary: not on PATH, $DPRL_BINARY unset, and no dprl checkout (go.mod of module "
             f"{MODULE}) above {Path(__file__).resolve().parent} or the working directory (set $DPRL_REPO)"
         )
-    return build_binary(repo)
+    return _checked(build_binary(repo), f"built from {repo}")
 
 
 def simulate(

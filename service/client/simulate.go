@@ -53,9 +53,11 @@ type SimOptions struct {
 type SimResult struct {
 	// Regret is the exact regret of each user's episode (user k at index k−1).
 	Regret []float64
-	// Accepted is the number of acknowledged reports; Skipped the users beyond the capacity
-	// (they play but do not report, as in `dprl run`).
-	Accepted, Skipped int
+	// Accepted is the number of reports acknowledged for this run; Replayed the users whose
+	// report the server had already acknowledged (a second run with the same users: 200
+	// replayed, the report not counted again); Skipped the users beyond the capacity (they
+	// play but do not report, as in `dprl run`).
+	Accepted, Replayed, Skipped int
 	// Seconds is the wall time; Latency the submissions' latencies, sorted.
 	Seconds float64
 	Latency []time.Duration
@@ -78,8 +80,12 @@ func (r *SimResult) Summary(exp string) string {
 	for _, v := range r.Regret {
 		final += v
 	}
-	return fmt.Sprintf("experiment %s: %d users, %d reports acknowledged, %.0f reports/s, latency p50 %s p99 %s, cumulative regret %.17g",
-		exp, len(r.Regret), r.Accepted, float64(r.Accepted)/r.Seconds, r.Quantile(0.5), r.Quantile(0.99), final)
+	replayed := ""
+	if r.Replayed > 0 {
+		replayed = fmt.Sprintf(", %d replays (users whose report an earlier run submitted: acknowledged then, not counted again)", r.Replayed)
+	}
+	return fmt.Sprintf("experiment %s: %d users, %d reports acknowledged%s, %.0f reports/s, latency p50 %s p99 %s, cumulative regret %.17g",
+		exp, len(r.Regret), r.Accepted, replayed, float64(r.Accepted)/r.Seconds, r.Quantile(0.5), r.Quantile(0.99), final)
 }
 
 // WriteCSV writes each user's regret and the cumulative regret (user,regret,cumulative_regret;
@@ -163,6 +169,13 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 	if N > l.Episodes {
 		return nil, fmt.Errorf("users: at most the experiment's K = %d, got %d", l.Episodes, N)
 	}
+	// The simulated users' reports must fit the experiment's curator: the same family, agent,
+	// kind and dimensions (an environment of another size would index past the published
+	// rule). Checked against the published header before any user plays.
+	pub, err := c.Policy(ctx, o.Experiment)
+	if err != nil {
+		return nil, err
+	}
 	C := max(o.Concurrency, 1)
 	if o.UserPrefix == "" {
 		o.UserPrefix = "sim-"
@@ -195,10 +208,21 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 		if served.Session.Expect().Agent != l.Agent {
 			return nil, fmt.Errorf("the local agent %s is not the experiment's %s", served.Session.Expect().Agent, l.Agent)
 		}
+		if err := served.Session.Expect().Check(pub.Header); err != nil {
+			return nil, &MismatchError{Experiment: o.Experiment, Env: spec.Env, Err: err}
+		}
 		rm := &remote{c: c, exp: o.Experiment, creds: creds, check: userSideCheck(served.Session), noRegret: !l.Simulation}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A published rule the local evaluator cannot take (the header check above
+				// passed) fails the run, not the process.
+				if p := recover(); p != nil {
+					errs[w] = fmt.Errorf("user simulation failed on the experiment's published policy: %v", p)
+					cancel()
+				}
+			}()
 			err := protocol.RunRemote(ctx, served.Session, protocol.Options{Episodes: N, Users: wst.Episodes(served.Users),
 				Next: func() int { return int(next.Add(1)) }, Every: 256, Progress: o.Progress,
 				Each: func(k int, regret float64) { res.Regret[k-1] = regret }}, rm)
@@ -208,6 +232,7 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 			}
 			mu.Lock()
 			res.Accepted += rm.accepted
+			res.Replayed += rm.replayed
 			res.Latency = append(res.Latency, rm.latency...)
 			mu.Unlock()
 		}()
@@ -225,10 +250,31 @@ func Simulate(ctx context.Context, c *Client, o SimOptions) (*SimResult, error) 
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
-	res.Skipped = N - res.Accepted
+	res.Skipped = N - res.Accepted - res.Replayed
 	slices.Sort(res.Latency)
 	return res, nil
 }
+
+// MismatchError is a simulation whose users' environment does not fit the experiment: their
+// reports would not be those its curator takes (another horizon, state count, …).
+type MismatchError struct {
+	Experiment string
+	Env        engine.EnvSpec
+	Err        error
+}
+
+func (e *MismatchError) Error() string {
+	env := e.Env.Name
+	if e.Env.File != "" {
+		env = e.Env.File
+	}
+	if len(e.Env.Params) > 0 {
+		env += fmt.Sprintf(" %v", e.Env.Params)
+	}
+	return fmt.Sprintf("env: the simulated users' environment (%s) does not fit experiment %s: %v", env, e.Experiment, e.Err)
+}
+
+func (e *MismatchError) Unwrap() error { return e.Err }
 
 // remote is one worker's protocol.Remote: the server's policy and report endpoints.
 type remote struct {
@@ -236,6 +282,7 @@ type remote struct {
 	exp      string
 	creds    *credentials
 	accepted int
+	replayed int // acknowledged by an earlier run (200 replayed on the first attempt)
 	latency  []time.Duration
 	cached   *Policy
 	acked    uint64 // the policy version of the last acknowledgement
@@ -300,12 +347,19 @@ func (r *remote) Submit(ctx context.Context, k int, rep protocol.Report, regret 
 	// A transport error or a 5xx is retried with the same idempotency key: an acknowledged
 	// report is then acknowledged again, never counted twice.
 	var a *Ack
-	err = retry(ctx, func() (err error) { a, err = r.c.Submit(ctx, r.exp, s); return err })
+	attempts := 0
+	err = retry(ctx, func() (err error) { attempts++; a, err = r.c.Submit(ctx, r.exp, s); return err })
 	r.latency = append(r.latency, time.Since(t))
 	if err != nil {
 		return err
 	}
 	r.acked = a.PolicyVersion
+	if a.Replayed && attempts == 1 {
+		// Replayed on the first attempt: an earlier run (with the same users and keys)
+		// submitted this report, not this one.
+		r.replayed++
+		return nil
+	}
 	r.accepted++
 	return nil
 }
