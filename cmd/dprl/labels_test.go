@@ -11,8 +11,9 @@ import (
 // with --non-private, which takes neither --epsilon nor --delta (exit 2) and is labelled
 // NON-PRIVATE (capacity K − 1 = 49 for practical-ucbvi).
 func TestClientSimulateLabels(t *testing.T) {
+	useTestTokens(t)
 	srv := startServe(t, filepath.Join(t.TempDir(), "data"), "127.0.0.1:0")
-	base := []string{"client", "simulate", "--server", srv.url, "--admin-token", testAdmin, "--client-token", testClient,
+	base := []string{"client", "simulate", "--server", srv.url,
 		"--family", "tabular", "--env", "riverswim", "--env-param", "horizon=5", "--capacity", "50", "--agent", "practical-ucbvi"}
 	if code, _, stderr := runCLI(t, append(base, "--epsilon", "1")...); code == 0 || !strings.Contains(stderr, "(epsilon)") {
 		t.Errorf("a non-private agent with --epsilon 1: exit %d: %s", code, stderr)

@@ -62,7 +62,7 @@ func TestClientNeedsTokens(t *testing.T) {
 	}{
 		{nil, "--data DIR"},
 		{[]string{"--data", dir}, "--data: " + filepath.Join(dir, "tokens.json") + " does not exist"},
-		{[]string{"--admin-token", testAdmin}, "--client-token"},
+		{[]string{"--admin-token", testAdmin}, "--admin-token: tokens are never taken on the command line"},
 	} {
 		args := append([]string{"client", "simulate", "--server", "http://127.0.0.1:1"}, c.args...)
 		if code, _, stderr := runCLI(t, args...); code != 2 || !strings.Contains(stderr, c.want) {
@@ -76,8 +76,9 @@ func TestClientNeedsTokens(t *testing.T) {
 // to panic; a second run with the same users reports their reports as replays (200 replayed),
 // not as acknowledged.
 func TestClientSimulateMismatchAndReplays(t *testing.T) {
-	srv := startServeArgs(t, []string{"serve", "--data", filepath.Join(t.TempDir(), "data"), "--addr", "127.0.0.1:0", "--admin-token", testAdmin, "--client-token", testClient})
-	base := []string{"client", "simulate", "--server", srv.url, "--admin-token", testAdmin, "--client-token", testClient}
+	useTestTokens(t)
+	srv := startServeArgs(t, []string{"serve", "--data", filepath.Join(t.TempDir(), "data"), "--addr", "127.0.0.1:0"})
+	base := []string{"client", "simulate", "--server", srv.url}
 	code, stdout, stderr := runCLI(t, append(base, "--env", "riverswim", "--env-param", "horizon=5", "--capacity", "20", "--users", "5")...)
 	if code != 0 || !strings.Contains(stdout, "5 reports acknowledged,") {
 		t.Fatalf("first run: exit %d: %s%s", code, stdout, stderr)
