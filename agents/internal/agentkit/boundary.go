@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/privacy/noise"
 )
 
 // The report boundary of an LDP curator (issue 25 item 2). A locally private report is an
@@ -58,4 +59,17 @@ func CheckBlocks(blocks [][]float64, bound []float64) error {
 		}
 	}
 	return nil
+}
+
+// CalibratedBound is the bound of a report number whose honest value has absolute value at
+// most honest and to which the user added noise of calibration c (times mult ≤ 1): Laplace or
+// Gaussian as above, honest alone without noise.
+func CalibratedBound(honest float64, c noise.Calibration) float64 {
+	switch c.Kind {
+	case noise.Laplace:
+		return LaplaceReportBound(honest, c.Scale)
+	case noise.Gaussian:
+		return GaussianReportBound(honest, c.Scale)
+	}
+	return honest
 }
