@@ -50,3 +50,17 @@ func finiteBillboard(b *Billboard) error {
 	}
 	return nil
 }
+
+// finite is the guard of the practical planner (PracticalPlanner.Prepare): a release with a
+// non-finite number is an error, never a plan (the curator's clipping keeps every release
+// finite; this is the second line).
+func (r *PracticalRelease) finite() error {
+	for k, v := range [][]float64{r.V, r.U, {r.Std}} {
+		for i, x := range v {
+			if x-x != 0 {
+				return fmt.Errorf("practical lq: released %s[%d] is %g, not a finite number", []string{"V", "U", "std"}[k], i, x)
+			}
+		}
+	}
+	return nil
+}

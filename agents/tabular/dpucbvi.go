@@ -186,9 +186,9 @@ func (p *DPUCBVI) breakTie(h, s int, best float64) int {
 	return breakTie(p.q[(h*p.S+s)*p.A:(h*p.S+s+1)*p.A], best, p.cfg.TieTol, p.tie, &p.ties)
 }
 
-//
-// It returns −1 when no action is within TieTol of best (best or every value NaN): the caller
-// returns errNoAction.
+// breakTie is the tie-break of the tabular planners: a uniform choice, from r, among the
+// actions whose value in q is within tol of best. It returns −1 when there is none (best or
+// every value NaN): the caller returns errNoAction.
 func breakTie(q []float64, best, tol float64, r *rand.Rand, buf *[]int) int {
 	t := (*buf)[:0]
 	for a, v := range q {
