@@ -36,8 +36,11 @@ func finiteRelease(r *Release) error {
 	return finiteStat("std", []float64{r.Std, r.RStd})
 }
 
-// finiteBillboard checks a papers' billboard (N, NT, R and the error bound E).
+// finiteBillboard checks a papers' billboard (N, NT, R and the error bound E ≥ 0).
 func finiteBillboard(b *Billboard) error {
+	if !(b.E >= 0) {
+		return fmt.Errorf("tabular planner: released error bound E = %g, want a finite number >= 0", b.E)
+	}
 	for _, v := range []struct {
 		name string
 		x    []float64
