@@ -1,11 +1,13 @@
 package servefuzz
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/experiment/engine"
 )
 
 // TestEveryAgentBounded (issue 25 item 2): for every served agent, a report of huge finite
@@ -39,6 +41,29 @@ func TestEveryAgentBounded(t *testing.T) {
 				outcome = "refused: " + fe.Field
 			}
 			t.Logf("%s/%s (%s): huge values %s", tg.Family, name, head.Kind, outcome)
+		}
+	}
+}
+
+// TestHonestReportsAccepted: the LDP bounds refuse no honest report. Every LDP agent plays
+// its capacity of users through the one episode loop (protocol.Run: its own users, privatising
+// on their side); a refused report fails the run.
+func TestHonestReportsAccepted(t *testing.T) {
+	for _, tg := range []Target{tabular, linmdp, linmix, lq} {
+		for _, name := range tg.Agents {
+			for seed := uint64(1); seed <= 3; seed++ {
+				sv, err := tg.Served(reg(), name, seed)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sv.Session.Expect().Kind != protocol.KindPrivatized {
+					break
+				}
+				st := engine.Streams{Seed: seed}
+				if err := protocol.Run(context.Background(), sv.Session, protocol.Options{Episodes: Capacity, Users: st.Episodes(sv.Users)}); err != nil {
+					t.Errorf("%s/%s seed %d: %v", tg.Family, name, seed, err)
+				}
+			}
 		}
 	}
 }

@@ -37,9 +37,15 @@ type Target struct {
 const Capacity = 10
 
 // Session builds agent of t as `dprl serve` does (engine.CheckServed, then the family's
-// Session with seeded streams). A private agent gets ε = 1; an agent refused with an ε (a
-// non-private one) is built without.
+// Session with seeded streams) and returns its contract. A private agent gets ε = 1; an agent
+// refused with an ε (a non-private one) is built without.
 func (t Target) Session(reg *engine.Registry, agent string, seed uint64) (protocol.Session, error) {
+	sv, err := t.Served(reg, agent, seed)
+	return sv.Session, err
+}
+
+// Served is Session's served agent (its contract and how its users draw their episodes).
+func (t Target) Served(reg *engine.Registry, agent string, seed uint64) (engine.Served, error) {
 	var first error
 	for _, eps := range []string{"privacy: {epsilons: [1]}\n", ""} {
 		doc := fmt.Sprintf("%sepisodes: %d\nseeds: [%d]\nagents: [%s]\n%s", t.Env, Capacity, seed, agent, eps)
@@ -49,7 +55,7 @@ func (t Target) Session(reg *engine.Registry, agent string, seed uint64) (protoc
 			if sv, err = engine.CheckServed(reg, s); err == nil {
 				var served engine.Served
 				if served, err = sv.Session(s, engine.Streams{Seed: seed}); err == nil {
-					return served.Session, nil
+					return served, nil
 				}
 			}
 		}
@@ -57,7 +63,7 @@ func (t Target) Session(reg *engine.Registry, agent string, seed uint64) (protoc
 			first = err
 		}
 	}
-	return nil, fmt.Errorf("%s/%s: %w", t.Family, agent, first)
+	return engine.Served{}, fmt.Errorf("%s/%s: %w", t.Family, agent, first)
 }
 
 // Registry returns the registry of every family (as cmd/dprl and the service build it).
