@@ -393,6 +393,19 @@ type PracticalRandomizer struct {
 	src    noise.Source
 }
 
+// bound is the public bound of a report number (LocalCurator): an honest contribution's
+// entries are at most the trace cap T (Gram: |Σ x_a x_b| ≤ Σ‖x‖² ≤ T) or (H − 1)·B/2 (target:
+// at most H − 1 leaves, ‖x‖ ≤ B, |y| ≤ ½), plus the rounding to the Secure grid and
+// agentkit.GaussianTailSigmas of the largest coordinate std σ·max c_k.
+func (z *PracticalRandomizer) bound() float64 {
+	sc := 0.0
+	for _, c := range z.scales {
+		sc = max(sc, c)
+	}
+	honest := max(z.enc.T, float64(z.enc.leaves)*z.enc.B/2) + z.gamma
+	return agentkit.GaussianReportBound(honest, z.sigma*sc)
+}
+
 // Privatize returns the user's noisy report. Every coordinate, zero or not, gets noise.
 func (z *PracticalRandomizer) Privatize(lv *PracticalLeaves) *PracticalReport {
 	x := make([]float64, z.enc.dim())

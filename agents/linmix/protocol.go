@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/linmix"
 	"github.com/dprl/dprl/privacy/noise"
@@ -160,6 +161,22 @@ func checkRows(name string, rows [][]float64, n, m int) error {
 	return nil
 }
 
+// finite returns an error when a number of the rule is NaN or infinite: the planner could not
+// plan on the released statistics, and the rule is not published (its wire form has no such
+// numbers; a service keeps serving the last policy).
+func (r *Rule) finite(name string) error {
+	rows := append([][]float64{r.Policy.Prob}, r.next...)
+	if r.plus != nil {
+		rows = append(append(append(rows, r.plus.chol...), r.plus.w...), []float64{r.plus.bCheck, r.plus.bTilde})
+	}
+	for _, row := range rows {
+		if !allFinite(row) {
+			return fmt.Errorf("%s: the planner's rule holds a non-finite number (the released statistics are out of its domain); not published", name)
+		}
+	}
+	return nil
+}
+
 func allFinite(xs []float64) bool {
 	for _, x := range xs {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
@@ -190,6 +207,9 @@ type publisher struct {
 	prev     ruleCopy
 	version  uint64
 	name     string // error prefix
+	// err is the current episode's planning error (a rule with a non-finite number: the
+	// planner's guard, issue 25 item 2), returned by every Publish of the episode.
+	err error
 }
 
 // ruleCopy is a copy of the last published rule (to version the next one).
@@ -259,10 +279,16 @@ func (p *publisher) Publish() (protocol.Policy[*Rule], error) {
 		}
 		p.plan(&p.rule)
 		p.begun = true
+		if p.err = p.rule.finite(p.name); p.err != nil {
+			return protocol.Policy[*Rule]{}, p.err
+		}
 		if p.version == 0 || !p.prev.same(&p.rule) {
 			p.version++
 			p.prev.set(&p.rule)
 		}
+	}
+	if p.err != nil {
+		return protocol.Policy[*Rule]{}, p.err
 	}
 	return protocol.Policy[*Rule]{Version: p.version, Rule: &p.rule}, nil
 }
@@ -310,11 +336,24 @@ func (c *TrustedCurator) Receive(r *protocol.Leaves) error {
 type LocalCurator struct {
 	publisher
 	ingest func(r *protocol.Privatized) error
+	// bound is the public bound of each block's numbers (agentkit.CheckBlocks).
+	bound []float64
 }
 
-// Receive implements protocol.LDPCurator.
+// Receive implements protocol.LDPCurator: the blocks are checked against the public lengths,
+// for finiteness and against the public bound of their numbers (agentkit.CheckBlocks): the
+// largest honest entry — maxX² for a packed X Xᵀ, maxX·maxY for X y (the guard: ‖X‖ ≤ maxX,
+// y ∈ [0, maxY]); for practical-vtr the trace cap T plus (H − 1)·B/2 — plus
+// agentkit.LaplaceTailScales Laplace scales or agentkit.GaussianTailSigmas standard
+// deviations of the user's noise. An honest report exceeds it with probability < 1e-30 and the
+// check is post-processing of the privatised report: it costs no privacy. Without it one
+// report of 1e308s made the sums infinite and the published rule unencodable (issue 25
+// item 2).
 func (c *LocalCurator) Receive(r *protocol.Privatized) error {
 	if err := r.Validate(c.head); err != nil {
+		return err
+	}
+	if err := agentkit.CheckBlocks(r.Blocks, c.bound); err != nil {
 		return err
 	}
 	return c.accept(func() error { return c.ingest(r) })
@@ -435,9 +474,11 @@ func (a *Agent) contract() {
 	}
 	if a.cfg.Mode == LDP {
 		var blocks []int
+		var bound []float64
 		for h := 0; h < H; h++ {
 			for _, sp := range a.specs {
 				blocks = append(blocks, noise.PackedLen(sp.dim), sp.dim)
+				bound = append(bound, agentkit.CalibratedBound(sp.maxX*sp.maxX, sp.mat), agentkit.CalibratedBound(sp.maxX*sp.maxY, sp.vec))
 			}
 		}
 		pub.head = mixHeader(name, protocol.KindPrivatized, H, 0, nil, blocks)
@@ -448,7 +489,7 @@ func (a *Agent) contract() {
 				rep.mat, rep.vec = append(rep.mat, r.Blocks[i]), append(rep.vec, r.Blocks[i+1])
 			}
 			return a.srv.Receive(rep)
-		}}
+		}, bound: bound}
 		out := &protocol.Privatized{Header: pub.head}
 		a.ldpUser = &User[*protocol.Privatized]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, plus: plus, report: func(e *Played) (*protocol.Privatized, error) {
 			leaves(e)
@@ -575,7 +616,7 @@ func (a *PracticalAgent) contract() {
 		pub.head = mixHeader(name, protocol.KindPrivatized, H, 0, nil, []int{a.rnd.enc.dim()})
 		a.local = &LocalCurator{publisher: pub, ingest: func(r *protocol.Privatized) error {
 			return a.srv.Receive(&PracticalReport{x: r.Blocks[0]})
-		}}
+		}, bound: []float64{a.rnd.bound()}}
 		out := &protocol.Privatized{Header: pub.head, Blocks: make([][]float64, 1)}
 		a.ldpUser = &User[*protocol.Privatized]{m: a.m, env: a.m, ep: Played{tr: &a.tr}, report: func(e *Played) (*protocol.Privatized, error) {
 			a.pl.leaves(e.rule.next, e.tr, a.lv)

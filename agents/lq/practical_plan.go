@@ -213,6 +213,9 @@ func (pl *PracticalPlanner) Prepare(r *PracticalRelease) error {
 	if r.Index == pl.index && pl.Set != nil {
 		return nil
 	}
+	if err := r.finite(); err != nil {
+		return err
+	}
 	set, err := pl.practicalConfidence(r)
 	if err != nil {
 		return err
@@ -229,6 +232,9 @@ func (pl *PracticalPlanner) Prepare(r *PracticalRelease) error {
 			rp.Gains[h] = append([]float64(nil), pl.s.ric.K[h+1]...)
 			for _, g := range rp.Gains[h] {
 				rp.Zero = rp.Zero && g == 0
+				if g-g != 0 {
+					return fmt.Errorf("practical lq: the plan's gains are not finite (the release is out of the planner's domain); not published")
+				}
 			}
 		}
 		pl.Refs = append(pl.Refs, rp)

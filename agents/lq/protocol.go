@@ -68,6 +68,9 @@ func (s *Server) Curator() *Curator { return s.cur }
 func (s *Server) Publish() (protocol.Policy[*Billboard], error) {
 	if !s.begun {
 		s.bb = s.cur.Release()
+		if err := finiteBillboard(s.bb); err != nil {
+			return protocol.Policy[*Billboard]{}, err
+		}
 		s.begun = true
 		// The episode is part of the rule (the private log-det bound of the users' planner
 		// reads it), so every episode publishes a new version.
@@ -85,6 +88,9 @@ func (s *Server) Publish() (protocol.Policy[*Billboard], error) {
 // refused path), then the curator's pair scaling and insertion.
 func (s *Server) Receive(r *protocol.Path) error {
 	if err := r.Validate(s.head); err != nil {
+		return err
+	}
+	if err := scalablePairs(r); err != nil {
 		return err
 	}
 	if s.received >= s.users {

@@ -100,6 +100,9 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 	if err := b.check(p.S, p.A, p.H); err != nil {
 		return err
 	}
+	if err := finiteBillboard(b); err != nil {
+		return err
+	}
 	p.postProcess(b)
 	S, A, H := p.S, p.A, p.H
 	Hf := float64(H)
@@ -168,7 +171,9 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 				}
 			}
 			vAll[h*S+s] = best
-			pol.Act[h][s] = p.breakTie(h, s, best)
+			if pol.Act[h][s] = p.breakTie(h, s, best); pol.Act[h][s] < 0 {
+				return errNoAction
+			}
 		}
 	}
 	p.stats.Plans++
@@ -181,6 +186,9 @@ func (p *DPUCBVI) breakTie(h, s int, best float64) int {
 	return breakTie(p.q[(h*p.S+s)*p.A:(h*p.S+s+1)*p.A], best, p.cfg.TieTol, p.tie, &p.ties)
 }
 
+// breakTie is the tie-break of the tabular planners: a uniform choice, from r, among the
+// actions whose value in q is within tol of best. It returns −1 when there is none (best or
+// every value NaN): the caller returns errNoAction.
 func breakTie(q []float64, best, tol float64, r *rand.Rand, buf *[]int) int {
 	t := (*buf)[:0]
 	for a, v := range q {
@@ -191,6 +199,9 @@ func breakTie(q []float64, best, tol float64, r *rand.Rand, buf *[]int) int {
 	*buf = t
 	if len(t) == 1 {
 		return t[0]
+	}
+	if len(t) == 0 {
+		return -1
 	}
 	return t[r.IntN(len(t))]
 }

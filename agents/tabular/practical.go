@@ -120,6 +120,17 @@ func (c *contribution) dim() int {
 	return g * c.S * c.A * (c.S + 1)
 }
 
+// maxEntry is the largest absolute value an honest contribution vector takes in any entry:
+// a pooled (s,a) keeps at most cap visits (count ≤ cap, weighted reward ≤ w·cap); an unpooled
+// (h,s,a) is visited at most once (1 and w).
+func (c *contribution) maxEntry() float64 {
+	k := 1.0
+	if c.pool {
+		k = float64(c.cap)
+	}
+	return k * max(1, c.w)
+}
+
 // add adds the episode t to x (len dim). It returns an error naming the bad field.
 func (c *contribution) add(t *model.Trajectory, x []float64) error {
 	S, A, H := c.S, c.A, c.H

@@ -193,8 +193,8 @@ func newInduction(S, A, H int, tie *rand.Rand) induction {
 // run computes, for h = H−1, …, 0 and every state s, Q(s,a) = q(i, V_{h+1}, H − h) for the
 // cell i = (g·S+s)·A+a of (s,a) (g = 0 when pooled, h otherwise), V_h(s) = max_a Q (capped at
 // H − h when capped) and pol's action at (h, s): a maximiser of Q, ties within tol broken by
-// the tie stream.
-func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q func(i int, next []float64, cap float64) float64) {
+// the tie stream. It returns errNoAction when every Q of some (h, s) is NaN.
+func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q func(i int, next []float64, cap float64) float64) error {
 	S, A, H := b.S, b.A, b.H
 	next, cur := b.v[:S], b.v[S:]
 	clear(next)
@@ -215,10 +215,13 @@ func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q f
 			if capped {
 				cur[s] = min(best, cap)
 			}
-			pol.Act[h][s] = breakTie(b.q[s*A:(s+1)*A], best, tol, b.tie, &b.ties)
+			if pol.Act[h][s] = breakTie(b.q[s*A:(s+1)*A], best, tol, b.tie, &b.ties); pol.Act[h][s] < 0 {
+				return errNoAction
+			}
 		}
 		next, cur = cur, next
 	}
+	return nil
 }
 
 // moments returns the mean m = Σ_j pr_j·v_j of v under pr, its variance Σ_j pr_j·(v_j − m)²
@@ -275,15 +278,29 @@ func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
 	if r.Users == u.version {
 		return nil
 	}
-	u.version = r.Users
-	if u.cfg.Estimator == "effective" {
-		u.planEffective(r, pol)
-		return nil
+	if err := finiteRelease(r); err != nil {
+		return err
 	}
+	u.version = r.Users
+	var err error
+	if u.cfg.Estimator == "effective" {
+		err = u.planEffective(r, pol)
+	} else {
+		err = u.planPlugin(r, pol)
+	}
+	if err != nil {
+		u.version = -1 // replan next time
+	}
+	return err
+}
+
+// planPlugin is value iteration with the plugin estimator (pessimistic count, saturation at
+// H − h).
+func (u *noiseUCB) planPlugin(r *Release, pol *model.Policy) error {
 	S := u.S
 	c := &u.cfg
 	estimates(r, c.ZCount, u.nt, u.p, u.r)
-	u.run(r.Pooled, false, c.TieTol, pol, func(i int, next []float64, cap float64) float64 {
+	return u.run(r.Pooled, false, c.TieTol, pol, func(i int, next []float64, cap float64) float64 {
 		q := cap
 		if n := u.nt[i]; n >= 1 {
 			m, vr, dev := moments(u.p[i*S:(i+1)*S], next)
@@ -293,7 +310,6 @@ func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
 		}
 		return q
 	})
-	return nil
 }
 
 // effectiveEstimates computes, for every cell, the noise-aware effective count n_e, the
@@ -351,11 +367,11 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 // planEffective is value iteration with the effective estimator: Q = r̃ + P̃V + bonus(n_e),
 // V = min(max_a Q, H − h), actions chosen by the unclipped Q (so the least explored pair wins
 // when several are optimistic beyond H − h).
-func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) {
+func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) error {
 	S := u.S
 	c := &u.cfg
 	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
-	u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, _ float64) float64 {
+	return u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, _ float64) float64 {
 		m, vr, _ := moments(u.p[i*S:(i+1)*S], next)
 		n := u.nt[i] + 1
 		return u.r[i] + m + c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n))
@@ -391,6 +407,9 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 	if err := checkRelease(r, u.S, u.A, u.H); err != nil {
 		return err
 	}
+	if err := finiteRelease(r); err != nil {
+		return err
+	}
 	S := u.S
 	vN, vR := r.Std*r.Std, r.RStd*r.RStd
 	for i := range r.R {
@@ -424,14 +443,13 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 		prec := 1 + neffR
 		u.r[i] = neffR*mean/prec + u.post.NormFloat64()/math.Sqrt(prec)
 	}
-	u.run(r.Pooled, false, 1e-12, pol, func(i int, next []float64, _ float64) float64 {
+	return u.run(r.Pooled, false, 1e-12, pol, func(i int, next []float64, _ float64) float64 {
 		q := u.r[i]
 		for j, x := range u.p[i*S : (i+1)*S] {
 			q += x * next[j]
 		}
 		return q
 	})
-	return nil
 }
 
 // gammaSample draws from Gamma(a, 1), a > 0 (Marsaglia & Tsang 2000; a < 1 by the boost

@@ -55,6 +55,9 @@ func (p *PrivateUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 	if err := b.check(p.S, p.A, p.H); err != nil {
 		return err
 	}
+	if err := finiteBillboard(b); err != nil {
+		return err
+	}
 	S, A, H := p.S, p.A, p.H
 	Hf := float64(H)
 	c := &p.cfg
@@ -92,7 +95,9 @@ func (p *PrivateUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 				}
 			}
 			p.v[h*S+s] = best
-			pol.Act[h][s] = breakTie(p.q[(h*S+s)*A:(h*S+s+1)*A], best, c.TieTol, p.tie, &p.ties)
+			if pol.Act[h][s] = breakTie(p.q[(h*S+s)*A:(h*S+s+1)*A], best, c.TieTol, p.tie, &p.ties); pol.Act[h][s] < 0 {
+				return errNoAction
+			}
 		}
 	}
 	p.stats.Plans++

@@ -76,6 +76,9 @@ type LocalCurator struct {
 	message func(b [][]float64) Message
 	user    any
 	own     any // the users' own RandomizerParams (σ the least their guarantee allows), checked against what a server publishes
+	// bound is the public bound of each block's numbers (agentkit.CheckBlocks): the largest
+	// honest contribution plus the tail of the user's noise.
+	bound []float64
 }
 
 // UserSide implements protocol.UserSider: the public parameters of practical-ldp's user-side
@@ -97,9 +100,18 @@ type RandomizerParams struct {
 }
 
 // Receive implements protocol.LDPCurator: the blocks are checked against the public lengths
-// and for finiteness, then summed by the agent's LDP server.
+// and for finiteness, then against the public bound of their numbers (agentkit.CheckBlocks:
+// the largest honest contribution — an indicator or a clipped reward for the papers' agents,
+// the pooled visit cap times max(1, reward weight) for practical-ldp — plus
+// agentkit.LaplaceTailScales Laplace scales or agentkit.GaussianTailSigmas σ; an honest report
+// exceeds it with probability < 1e-30, and the check is post-processing of the privatised
+// report, so it costs no privacy), then summed by the agent's LDP server. Without the bound
+// one report of 1e308s made the sums infinite and the planner fail (issue 25 item 2).
 func (c *LocalCurator) Receive(r *protocol.Privatized) error {
 	if err := r.Validate(c.head); err != nil {
+		return err
+	}
+	if err := agentkit.CheckBlocks(r.Blocks, c.bound); err != nil {
 		return err
 	}
 	return c.srv.Receive(c.message(r.Blocks))
@@ -184,8 +196,10 @@ func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *E
 	if z, ok := ag.Client.(*Randomizer); ok {
 		n := H * S * A
 		head := tabHeader(name, protocol.KindPrivatized, S, A, H, []int{n, n * S, n})
+		lim := agentkit.LaplaceReportBound(1, z.b) // indicators and rewards clipped to [0, 1]
 		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
-			message: func(b [][]float64) Message { return &Report{n: b[0], nt: b[1], r: b[2]} }}
+			message: func(b [][]float64) Message { return &Report{n: b[0], nt: b[1], r: b[2]} },
+			bound:   []float64{lim, lim, lim}}
 		rep := &protocol.Privatized{Header: head, Blocks: make([][]float64, 3)}
 		u := &User[*protocol.Privatized]{m: m, traj: model.NewTrajectory(H), report: func(t *model.Trajectory) (*protocol.Privatized, error) {
 			r, err := z.Randomize(t)
@@ -216,7 +230,8 @@ func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Se
 		e := z.enc
 		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
 			message: func(b [][]float64) Message { return &GaussianReport{x: b[0]} },
-			user:    userSideOf(e, z.sigma), own: z.own}
+			user:    userSideOf(e, z.sigma), own: z.own,
+			bound: []float64{agentkit.GaussianReportBound(e.maxEntry(), z.sigma)}}
 		rep := &protocol.Privatized{Header: head, Blocks: make([][]float64, 1)}
 		u := &User[*protocol.Privatized]{m: m, traj: model.NewTrajectory(H), report: func(t *model.Trajectory) (*protocol.Privatized, error) {
 			r, err := z.Randomize(t)
