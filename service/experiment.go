@@ -50,6 +50,12 @@ type experiment struct {
 	staleWait  time.Duration
 	// skipped counts stored reports the curator refused on replay (feed).
 	skipped uint64
+	// Snapshots (snapshot.go; committer-only): the policy, reports since the last snapshot,
+	// its time, and whether the curator cannot be snapshotted.
+	snapPolicy   snapshotPolicy
+	sinceSnap    int
+	lastSnap     time.Time
+	snapDisabled bool
 
 	mu  sync.RWMutex // guards the fields below (written by the committer)
 	pub published
@@ -170,9 +176,14 @@ func (x *experiment) session() (engine.Served, error) {
 // crash: after a panic the curator is rebuilt and the feed restarts without that record.
 func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool) error) error {
 	skip := map[uint64]bool{}
-	for {
+	for pass := 0; ; pass++ {
+		// Restore the latest snapshot (snapshot.go), then replay the records after it.
+		base, err := x.restoreSnapshot(st, each != nil, pass > 0)
+		if err != nil {
+			return err
+		}
 		restart := uint64(0)
-		err := st.Replay(x.def.ID, func(seq uint64, r *store.Record) error {
+		err = st.ReplayAfter(x.def.ID, base, func(seq uint64, r *store.Record) error {
 			if skip[seq] {
 				if each != nil {
 					return each(r, false)
@@ -223,16 +234,7 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 		if err != nil {
 			return err
 		}
-		x.served = served
-		if each != nil {
-			// A startup replay restarts from an empty published state.
-			x.mu.Lock()
-			x.users, x.cum, x.simUsers, x.curve, x.versions, x.pub = 0, 0, 0, nil, nil, published{}
-			x.mu.Unlock()
-			if err := x.publish(); err != nil {
-				return err
-			}
-		}
+		x.served = served // a startup replay restarts from the snapshot's published state
 	}
 }
 
@@ -417,6 +419,7 @@ func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
 		select {
 		case s, ok := <-x.queue:
 			if !ok {
+				x.maybeSnapshot(st, true) // stopping: a restart then replays nothing
 				return
 			}
 			batch = append(batch, s)
@@ -528,6 +531,8 @@ func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
 			x.addRegret(s.regret)
 			s.done <- result{http.StatusCreated, ack{Experiment: x.def.ID, Sequence: uint64(first + i), IdempotencyKey: s.idem, PolicyVersion: v}}
 		}
+		x.sinceSnap += len(accepted)
+		x.maybeSnapshot(st, false)
 	}
 }
 
@@ -578,16 +583,12 @@ func (x *experiment) admit(st *store.Store, s *submission, inBatch map[[32]byte]
 	if prev, ok := inBatch[s.user]; ok {
 		return x.repeat(s, prev.idem, 0)
 	}
-	seq, err := st.Contribution(x.def.ID, s.user)
+	seq, idem, err := st.Contributed(x.def.ID, s.user) // the key survives the record's deletion
 	if err != nil {
 		return result{http.StatusInternalServerError, apiError{Code: "internal", Message: err.Error()}}, false
 	}
 	if seq != 0 {
-		r, err := st.Record(x.def.ID, seq)
-		if err != nil {
-			return result{http.StatusInternalServerError, apiError{Code: "internal", Message: err.Error()}}, false
-		}
-		return x.repeat(s, r.Idem, seq)
+		return x.repeat(s, idem, seq)
 	}
 	x.mu.RLock()
 	full := x.users+len(inBatch) >= x.served.Session.Capacity()

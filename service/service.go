@@ -64,6 +64,15 @@ type Config struct {
 	LockWait time.Duration
 	// Logf, if non-nil, receives operational log lines (never report contents).
 	Logf func(format string, args ...any)
+	// SnapshotEvery and SnapshotInterval say when an experiment's state is snapshotted: after
+	// that many acknowledged reports (default DefaultSnapshotEvery; < 0: never by count) or
+	// that much time with new reports (default DefaultSnapshotInterval; < 0: never by time),
+	// and when the server stops. RetainReports keeps the raw reports a snapshot covers (audit);
+	// by default they are deleted with the snapshot (docs/serve.md, "Snapshots and
+	// retention").
+	SnapshotEvery    int
+	SnapshotInterval time.Duration
+	RetainReports    bool
 }
 
 // Server is a running service: its store, its experiments and their committers.
@@ -121,6 +130,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := compactSparse(st, cfg.Logf); err != nil {
+		st.Close()
+		return nil, err
+	}
 	s := &Server{cfg: cfg, st: st, userKey: st.UserKey(), admin: digest(cfg.AdminToken), client: digest(cfg.ClientToken),
 		started: time.Now(), exps: map[string]*experiment{}, metrics: newHTTPMetrics(), storage: &health{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -152,6 +165,7 @@ func (s *Server) add(x *experiment) {
 	s.order = append(s.order, x.def.ID)
 	sort.Strings(s.order)
 	s.mu.Unlock()
+	x.snapPolicy, x.lastSnap = s.snapshotPolicy(), time.Now()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
