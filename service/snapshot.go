@@ -30,7 +30,7 @@ type snapshotPolicy struct {
 // Snapshot hook points (crash-point tests; faultHooks).
 const (
 	hookBeforeSnapshot hookPoint = 100 + iota // the snapshot is about to be written
-	hookInSnapshot                            // written and the covered records deleted, not committed
+	hookInSnapshot                            // the covered records deleted, the snapshot not yet written, nothing committed
 	hookAfterSnapshot                         // the snapshot transaction committed
 )
 

@@ -40,9 +40,9 @@ type Snapshot struct {
 	State []byte
 }
 
-// SnapshotHook, if non-nil, is called inside SaveSnapshot's transaction after the snapshot
-// was written and the covered records deleted, just before the commit (tests: an error there
-// rolls everything back, as a crash before the commit would).
+// SnapshotHook, if non-nil, is called inside SaveSnapshot's transaction after the covered
+// records were deleted and before the snapshot is written (tests: an error there rolls
+// everything back, as a crash before the commit would).
 type SnapshotHook func() error
 
 // SaveSnapshot stores snap as experiment id's latest snapshot and, unless retain, deletes the
@@ -50,8 +50,7 @@ type SnapshotHook func() error
 // committed log nor precede the current snapshot. It returns the number of records deleted.
 func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook SnapshotHook) (int, error) {
 	deleted := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		deleted = 0
+	check := func(tx *bolt.Tx) error {
 		lb, ub := tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id))
 		if lb == nil || ub == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -59,30 +58,53 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		if n := lb.Sequence(); snap.Seq > n {
 			return fmt.Errorf("experiment %s: snapshot at report %d, but the log has %d", id, snap.Seq, n)
 		}
+		if sb := tx.Bucket(snapBucket(id)); sb != nil {
+			if v := sb.Get([]byte("seq")); len(v) == 8 && binary.BigEndian.Uint64(v) > snap.Seq {
+				return fmt.Errorf("experiment %s: snapshot at report %d precedes the stored one (%d)", id, snap.Seq, binary.BigEndian.Uint64(v))
+			}
+		}
+		return nil
+	}
+	del := func(tx *bolt.Tx) error {
+		if retain {
+			return nil
+		}
+		var err error
+		deleted, err = trim(tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id)), snap.Seq)
+		return err
+	}
+	put := func(tx *bolt.Tx) error {
 		sb, err := tx.CreateBucketIfNotExists(snapBucket(id))
 		if err != nil {
 			return err
 		}
-		if v := sb.Get([]byte("seq")); len(v) == 8 && binary.BigEndian.Uint64(v) > snap.Seq {
-			return fmt.Errorf("experiment %s: snapshot at report %d precedes the stored one (%d)", id, snap.Seq, binary.BigEndian.Uint64(v))
-		}
 		if err := sb.Put([]byte("seq"), seqKey(snap.Seq)); err != nil {
 			return err
 		}
-		if err := sb.Put([]byte("state"), snap.State); err != nil {
-			return err
-		}
-		if !retain {
-			if deleted, err = trim(lb, ub, snap.Seq); err != nil {
-				return err
-			}
-		}
+		return sb.Put([]byte("state"), snap.State)
+	}
+	between := func(*bolt.Tx) error {
 		if hook != nil {
 			return hook()
 		}
 		return nil
-	})
+	}
+	err := inOne(s.db, check, del, between, put)
 	return deleted, err
+}
+
+// inOne runs steps in one transaction: they commit together (one fsync) or not at all. The
+// deletion of the raw records a snapshot covers and the snapshot itself must never be
+// committed apart: records deleted without their snapshot would be lost.
+func inOne(db *bolt.DB, steps ...func(*bolt.Tx) error) error {
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, f := range steps {
+			if err := f(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // trim deletes the records 1..upto of lb, keeping each user's sequence number and idempotency

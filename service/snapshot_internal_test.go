@@ -1,0 +1,252 @@
+package service
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dprl/dprl/agents/protocol"
+	expfam "github.com/dprl/dprl/experiment"
+	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/service/store"
+)
+
+const (
+	snapAdmin  = "admin-token-0123456789"
+	snapClient = "client-token-0123456789"
+)
+
+// snapServer opens a server on dir with the snapshot policy every (reports; the interval is
+// off) and retain.
+func snapServer(t testing.TB, dir string, every int, retain bool) *Server {
+	t.Helper()
+	r := &engine.Registry{}
+	r.Register(expfam.Family{})
+	s, err := New(Config{Dir: dir, Registry: r, AdminToken: snapAdmin, ClientToken: snapClient,
+		SnapshotEvery: every, SnapshotInterval: -1, RetainReports: retain, MaxBatch: 4096, Queue: 1 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// snapCreate creates an experiment of agent on riverswim (horizon H) with capacity K through
+// the API and returns its ID.
+func snapCreate(t testing.TB, s *Server, agent string, H, K int) string {
+	t.Helper()
+	body := fmt.Sprintf(`{"family":"tabular","agent":%q,"env":{"name":"riverswim","params":{"horizon":%d}},"epsilon":1,"delta":1e-5,"capacity":%d}`, agent, H, K)
+	req := httptest.NewRequest(http.MethodPost, "/v1/experiments", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+snapAdmin)
+	req.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	if w.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", w.Code, w.Body)
+	}
+	var l struct {
+		Experiment string `json:"experiment"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &l); err != nil {
+		t.Fatal(err)
+	}
+	return l.Experiment
+}
+
+// snapUsers submits users from..to-1 (user u's deterministic riverswim trajectory, digest u,
+// idempotency key "k<u>") straight to the committer, in batches of batch, and returns the
+// answers' statuses.
+func snapUsers(t testing.TB, x *experiment, from, to, batch int) []int {
+	t.Helper()
+	H := x.head.Dims.Horizon
+	var out []int
+	for lo := from; lo < to; lo += batch {
+		hi := min(lo+batch, to)
+		subs := make([]*submission, 0, hi-lo)
+		for u := lo; u < hi; u++ {
+			rep := &protocol.Trajectory{Header: x.head, States: make([]int, H+1), Actions: make([]int, H), Rewards: make([]float64, H)}
+			for h := range rep.Actions {
+				rep.States[h+1], rep.Actions[h] = (u+h)%6, (u*h+u/7)%2
+				rep.Rewards[h] = float64((u+h)%3) / 2
+			}
+			raw, err := protocol.EncodeBinary(rep)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &submission{idem: fmt.Sprint("k", u), regret: math.NaN(), rep: rep, raw: raw, done: make(chan result, 1)}
+			binary.BigEndian.PutUint64(s.user[:], uint64(u))
+			subs = append(subs, s)
+		}
+		for _, r := range x.submitAll(context.Background(), subs) {
+			out = append(out, r.status)
+		}
+	}
+	return out
+}
+
+// published returns the experiment's published policy body and release history.
+func publishedOf(x *experiment) string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return fmt.Sprintf("%d users, version %d %s, releases %v", x.users, x.pub.version, x.pub.body, x.versions)
+}
+
+// TestSnapshotRestartRetention: with snapshots every 64 reports, a crash image of the data
+// directory (taken while idle: every committed transaction is durable, as after kill -9) holds
+// only the raw reports after the last snapshot; a server restarted on it publishes what the
+// uninterrupted server does, now and after 200 more reports; a retry of a report whose raw
+// record was deleted gets its original acknowledgement, and another report of that user is
+// refused. With --retain-reports every raw report stays.
+func TestSnapshotRestartRetention(t *testing.T) {
+	for _, retain := range []bool{false, true} {
+		t.Run(fmt.Sprint("retain=", retain), func(t *testing.T) {
+			dir := t.TempDir()
+			s := snapServer(t, dir, 64, retain)
+			defer s.Close()
+			id := snapCreate(t, s, "practical-jdp", 10, 1000)
+			x := s.lookup(id)
+			for _, st := range snapUsers(t, x, 1, 301, 50) {
+				if st != http.StatusCreated {
+					t.Fatalf("status %d", st)
+				}
+			}
+			// A snapshot is taken after the batch that brings the reports since the last one
+			// to 64 or more (batches of 50: at 100, 200, 300), once the batch is acknowledged.
+			snap := waitSnapshot(t, s, id, 300)
+			appended, stored, err := s.st.LogLength(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantStored := int(appended - snap.Seq)
+			if retain {
+				wantStored = int(appended)
+			}
+			if appended != 300 || stored != wantStored || snap.Seq == 0 {
+				t.Fatalf("log: %d appended, %d stored, snapshot at %d; want 300 appended, %d stored", appended, stored, snap.Seq, wantStored)
+			}
+			crash := t.TempDir()
+			if err := os.CopyFS(crash, os.DirFS(dir)); err != nil {
+				t.Fatal(err)
+			}
+			twin := snapServer(t, crash, 64, retain)
+			defer twin.Close()
+			y := twin.lookup(id)
+			if a, b := publishedOf(x), publishedOf(y); a != b {
+				t.Fatalf("after the restart:\n%s\nuninterrupted:\n%s", b, a)
+			}
+			// Retries of the first user (raw record deleted unless retained): the original
+			// acknowledgement; another key of that user: already contributed.
+			if st := snapUsers(t, y, 1, 2, 1); st[0] != http.StatusOK {
+				t.Fatalf("retry of user 1 after the restart: %d, want 200", st[0])
+			}
+			if st := snapUsers(t, y, 1, 2, 1); st[0] != http.StatusOK {
+				t.Fatalf("second retry of user 1: %d, want 200", st[0])
+			}
+			for _, z := range []*experiment{x, y} {
+				for _, st := range snapUsers(t, z, 301, 501, 40) {
+					if st != http.StatusCreated {
+						t.Fatalf("status %d", st)
+					}
+				}
+			}
+			if a, b := publishedOf(x), publishedOf(y); a != b {
+				t.Fatalf("200 reports after the restart:\n%s\nuninterrupted:\n%s", b, a)
+			}
+		})
+	}
+}
+
+// TestSnapshotCrash: a crash at each point around the snapshot transaction (before it; inside
+// it, after the covered records were deleted and before the snapshot was written, nothing
+// committed; after its commit) leaves a database from which a restart publishes exactly what
+// the server had published at that instant, and continues exactly as the uninterrupted server
+// does, with every acknowledged report counted once: the old snapshot and the longer log, or
+// the new snapshot and the shorter log, never records deleted without their snapshot.
+func TestSnapshotCrash(t *testing.T) {
+	for _, p := range []hookPoint{hookBeforeSnapshot, hookInSnapshot, hookAfterSnapshot} {
+		t.Run(fmt.Sprint("point ", p), func(t *testing.T) {
+			dir := t.TempDir()
+			s := snapServer(t, dir, 100, false)
+			defer s.Close()
+			id := snapCreate(t, s, "practical-jdp", 10, 1000)
+			x := s.lookup(id)
+			type image struct{ dir, published string }
+			crashed := make(chan image, 1)
+			// The second snapshot (at 200) crashes at p: the data directory is copied at that
+			// instant (inside the transaction the copy holds the last committed state, as the
+			// file does after kill -9) and the fault stops the snapshot there.
+			n := 0
+			x.hooks = &faultHooks{f: func(q hookPoint) error {
+				if q != p {
+					return nil
+				}
+				if n++; n != 2 {
+					return nil
+				}
+				c := t.TempDir()
+				if err := os.CopyFS(c, os.DirFS(dir)); err != nil {
+					t.Error(err)
+				}
+				crashed <- image{c, publishedOf(x)}
+				return errors.New("injected crash")
+			}}
+			for _, st := range snapUsers(t, x, 1, 201, 50) {
+				if st != http.StatusCreated {
+					t.Fatalf("status %d", st)
+				}
+			}
+			var im image
+			select { // the committer snapshots after acknowledging the batch
+			case im = <-crashed:
+			case <-time.After(time.Minute):
+				t.Fatal("the hook was not reached")
+			}
+			y := snapServer(t, im.dir, 100, false)
+			defer y.Close()
+			got := y.lookup(id)
+			if a := publishedOf(got); a != im.published {
+				t.Fatalf("restart after a crash at %d:\n%s\nwant\n%s", p, a, im.published)
+			}
+			// Acknowledged reports are not taken again; new ones continue exactly.
+			for _, u := range []int{1, 150, 200} {
+				if st := snapUsers(t, got, u, u+1, 1); st[0] != http.StatusOK {
+					t.Fatalf("retry of user %d after the restart: %d, want 200", u, st[0])
+				}
+			}
+			for _, z := range []*experiment{x, got} {
+				for _, st := range snapUsers(t, z, 201, 301, 50) {
+					if st != http.StatusCreated {
+						t.Fatalf("status %d", st)
+					}
+				}
+			}
+			if a, b := publishedOf(got), publishedOf(x); a != b {
+				t.Fatalf("after 100 more reports:\n%s\nuninterrupted:\n%s", a, b)
+			}
+		})
+	}
+}
+
+// waitSnapshot waits until experiment id's latest snapshot covers seq reports.
+func waitSnapshot(t testing.TB, s *Server, id string, seq uint64) *store.Snapshot {
+	t.Helper()
+	for end := time.Now().Add(time.Minute); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		snap, err := s.st.LatestSnapshot(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap != nil && snap.Seq == seq {
+			return snap
+		}
+	}
+	t.Fatalf("no snapshot at report %d", seq)
+	return nil
+}
