@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +250,84 @@ func waitSnapshot(t testing.TB, s *Server, id string, seq uint64) *store.Snapsho
 	}
 	t.Fatalf("no snapshot at report %d", seq)
 	return nil
+}
+
+// BenchmarkRestart measures the time from a data directory to a serving server (New returned:
+// every experiment restored and its committer running) after DPRL_BENCH_REPORTS (default 10⁶)
+// acknowledged reports of tabular practical-jdp on riverswim (H = 20), fed straight to the
+// committer in batches of 4096. Its sub-benchmarks: "snapshots" (the defaults: a snapshot
+// every 10 000 reports, raw reports deleted) and "retain" (--retain-reports) restart from a
+// crash image (the directory copied after the last acknowledgement, as kill -9 leaves it: the
+// replay covers the reports after the last snapshot; the first restart also compacts when more
+// than half the file is free), "graceful" from a server closed normally (final snapshot,
+// nothing to replay), and "no-snapshots" (--snapshot-every -1, the old full replay). Metrics:
+// restart seconds, replayed reports, the database's bytes before and after the restart
+// (compaction). scripts/bench-restart.sh runs it.
+func BenchmarkRestart(b *testing.B) {
+	n := 1000000
+	if v := os.Getenv("DPRL_BENCH_REPORTS"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name     string
+		every    int
+		retain   bool
+		graceful bool
+	}{{"snapshots", 0, false, false}, {"retain", 0, true, false}, {"graceful", 0, false, true}, {"no-snapshots", -1, true, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			s := snapServer(b, dir, c.every, c.retain)
+			id := snapCreate(b, s, "practical-jdp", 20, n+1)
+			x := s.lookup(id)
+			t0 := time.Now()
+			for lo := 1; lo <= n; lo += 1 << 16 {
+				for _, st := range snapUsers(b, x, lo, min(lo+1<<16, n+1), 4096) {
+					if st != http.StatusCreated {
+						b.Fatalf("status %d", st)
+					}
+				}
+			}
+			// A retry goes through the committer after the last batch's snapshot.
+			snapUsers(b, x, 1, 2, 1)
+			feed := time.Since(t0)
+			want := publishedOf(x)
+			image := dir
+			if c.graceful {
+				if err := s.Close(); err != nil {
+					b.Fatal(err)
+				}
+			} else {
+				image = b.TempDir()
+				if err := os.CopyFS(image, os.DirFS(dir)); err != nil {
+					b.Fatal(err)
+				}
+				s.Close()
+			}
+			sizeOf := func() float64 {
+				fi, err := os.Stat(filepath.Join(image, store.FileName))
+				if err != nil {
+					b.Fatal(err)
+				}
+				return float64(fi.Size())
+			}
+			before := sizeOf()
+			var restart time.Duration
+			for i := 0; i < b.N; i++ {
+				t1 := time.Now()
+				y := snapServer(b, image, c.every, c.retain)
+				restart = time.Since(t1)
+				got := publishedOf(y.lookup(id))
+				y.Close()
+				if got != want {
+					b.Fatalf("the restarted server publishes %.300s, want %.300s", got, want)
+				}
+			}
+			b.ReportMetric(restart.Seconds(), "restart-s")
+			b.ReportMetric(feed.Seconds(), "feed-s")
+			b.ReportMetric(before, "db-bytes-before")
+			b.ReportMetric(sizeOf(), "db-bytes-after")
+		})
+	}
 }

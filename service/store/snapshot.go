@@ -21,11 +21,11 @@ import (
 // snapshot and replays only the records after it (ReplayAfter).
 //
 // Deleting a record must not lose what the participation check and idempotent retries need:
-// before the record goes, its user's entry in users/<id> (8 bytes: the sequence number) is
-// rewritten as the sequence number followed by the original idempotency key, which
-// Contributed reads. Entries of records still in the log keep the 8-byte form (the key is read
-// from the record), so a database written before snapshots existed opens and works unchanged
-// (no schema change: the new bucket is created on the first snapshot).
+// a user's entry in users/<id> holds the sequence number followed by the original idempotency
+// key (Append writes both), which Contributed reads. A database written before snapshots
+// holds the sequence number only (8 bytes): Contributed then reads the key from the record,
+// and trim completes the entry before it deletes the record, so such a database opens and
+// works unchanged (no schema change: the snap bucket is created by the first snapshot).
 //
 // Layout added (bucket → key → value):
 //
@@ -108,25 +108,33 @@ func inOne(db *bolt.DB, steps ...func(*bolt.Tx) error) error {
 }
 
 // trim deletes the records 1..upto of lb, keeping each user's sequence number and idempotency
-// key in ub.
+// key in ub (Append writes both; an entry of a database written before snapshots holds the
+// sequence number only and is completed from the record).
 func trim(lb, ub *bolt.Bucket, upto uint64) (int, error) {
-	n := 0
+	var keys [][]byte
 	c := lb.Cursor()
-	for k, v := c.First(); k != nil && binary.BigEndian.Uint64(k) <= upto; k, v = c.First() {
-		r, err := decodeRecord(v)
-		if err != nil {
-			return n, fmt.Errorf("record %d: %w", binary.BigEndian.Uint64(k), err)
+	for k, v := c.First(); k != nil && binary.BigEndian.Uint64(k) <= upto; k, v = c.Next() {
+		if len(v) < 32 {
+			return 0, fmt.Errorf("record %d: short record", binary.BigEndian.Uint64(k))
 		}
-		entry := append(append([]byte(nil), k...), r.Idem...)
-		if err := ub.Put(r.User[:], entry); err != nil {
-			return n, err
+		if e := ub.Get(v[:32]); len(e) <= 8 {
+			r, err := decodeRecord(v)
+			if err != nil {
+				return 0, fmt.Errorf("record %d: %w", binary.BigEndian.Uint64(k), err)
+			}
+			if err := ub.Put(r.User[:], append(append([]byte(nil), k...), r.Idem...)); err != nil {
+				return 0, err
+			}
 		}
-		if err := c.Delete(); err != nil {
-			return n, err
-		}
-		n++
+		keys = append(keys, append([]byte(nil), k...))
 	}
-	return n, nil
+	// Deleted by key after the scan (a cursor that deletes as it goes skips records).
+	for _, k := range keys {
+		if err := lb.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), nil
 }
 
 // LatestSnapshot returns experiment id's latest snapshot, or nil if it has none.

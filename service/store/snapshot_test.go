@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // fill creates experiment "e" in a store on dir with n records (user i's digest starts with
@@ -53,10 +55,26 @@ func replayed(t *testing.T, s *Store, after uint64) ([]uint64, error) {
 // idempotency key survive the deletion, a failed snapshot transaction changes nothing, and a
 // snapshot beyond the log or behind the stored one is refused.
 func TestSnapshotTrims(t *testing.T) {
-	for _, retain := range []bool{false, true} {
-		t.Run(fmt.Sprint("retain=", retain), func(t *testing.T) {
+	for _, c := range []struct{ retain, old bool }{{false, false}, {true, false}, {false, true}} {
+		retain := c.retain
+		t.Run(fmt.Sprintf("retain=%v,old=%v", c.retain, c.old), func(t *testing.T) {
 			dir := t.TempDir()
 			s := fill(t, dir, 10, 3)
+			if c.old { // a database written before snapshots: participation entries hold seq only
+				err := s.db.Update(func(tx *bolt.Tx) error {
+					ub := tx.Bucket(usersBucket("e"))
+					for i := 1; i <= 10; i++ {
+						u := user(i)
+						if err := ub.Put(u[:], seqKey(uint64(i))); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			if _, err := s.SaveSnapshot("e", &Snapshot{Seq: 11, State: []byte("x")}, retain, nil); err == nil {
 				t.Error("a snapshot beyond the log was accepted")
 			}
