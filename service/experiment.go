@@ -54,6 +54,7 @@ type experiment struct {
 	// its time, and whether the curator cannot be snapshotted.
 	snapPolicy   snapshotPolicy
 	sinceSnap    int
+	snapBase     uint64 // the reports the restored snapshot covered (startup)
 	lastSnap     time.Time
 	snapDisabled bool
 

@@ -165,7 +165,8 @@ func (s *Server) add(x *experiment) {
 	s.order = append(s.order, x.def.ID)
 	sort.Strings(s.order)
 	s.mu.Unlock()
-	x.snapPolicy, x.lastSnap = s.snapshotPolicy(), time.Now()
+	// Reports replayed after the last snapshot count towards the next one.
+	x.snapPolicy, x.lastSnap, x.sinceSnap = s.snapshotPolicy(), time.Now(), x.users-int(x.snapBase)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -46,9 +46,6 @@ type snapState struct {
 	Cum      float64
 	SimUsers int
 	Skipped  uint64
-	Accepted uint64
-	Batches  uint64
-	Batched  uint64
 }
 
 // encodeSnapshot frames the published state and the curator's state.
@@ -113,11 +110,11 @@ func (x *experiment) restoreSnapshot(st *store.Store, pub, reset bool) (uint64, 
 	if err := sn.RestoreState(cur); err != nil {
 		return 0, fmt.Errorf("snapshot at report %d: %w", snap.Seq, err)
 	}
+	x.snapBase = snap.Seq
 	if pub {
 		x.mu.Lock()
 		x.users, x.cum, x.simUsers, x.curve, x.versions = ps.Users, ps.Cum, ps.SimUsers, ps.Curve, ps.Versions
 		x.pub = published{version: ps.Version, body: ps.Body, etag: ps.ETag}
-		x.stats.accepted, x.stats.batches, x.stats.batched = ps.Accepted, ps.Batches, ps.Batched
 		x.mu.Unlock()
 		x.skipped = ps.Skipped
 	}
@@ -159,8 +156,7 @@ func (x *experiment) saveSnapshot(st *store.Store, sn protocol.Snapshotter) erro
 	}
 	x.mu.RLock()
 	ps := &snapState{Users: x.users, Version: x.pub.version, Body: x.pub.body, ETag: x.pub.etag, Versions: x.versions,
-		Curve: x.curve, Cum: x.cum, SimUsers: x.simUsers, Skipped: x.skipped,
-		Accepted: x.stats.accepted, Batches: x.stats.batches, Batched: x.stats.batched}
+		Curve: x.curve, Cum: x.cum, SimUsers: x.simUsers, Skipped: x.skipped}
 	b, err := encodeSnapshot(ps, cur)
 	x.mu.RUnlock()
 	if err != nil {
