@@ -409,8 +409,11 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 		if err != nil {
 			return err
 		}
-		if n64 > uint64(len(d.b)) || c64 < n64 || c64 > 1<<40 { // every element takes at least one byte
+		if n64 > uint64(len(d.b)) || c64 < n64 { // every element takes at least one byte
 			return errShort
+		}
+		if c64 > n64+1<<20 { // a spare capacity beyond any curator's: keep the length only
+			c64 = n64
 		}
 		n := int(n64)
 		// A new backing array: the fresh curator's arrays may alias each other as built, not
