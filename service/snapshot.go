@@ -177,7 +177,7 @@ func (x *experiment) saveSnapshot(st *store.Store, sn protocol.Snapshotter) erro
 
 // Snapshot defaults (Config): a restart after a crash replays at most this many reports.
 const (
-	DefaultSnapshotEvery    = 10000
+	DefaultSnapshotEvery    = 2000
 	DefaultSnapshotInterval = time.Minute
 )
 

@@ -256,7 +256,7 @@ func waitSnapshot(t testing.TB, s *Server, id string, seq uint64) *store.Snapsho
 // every experiment restored and its committer running) after DPRL_BENCH_REPORTS (default 10⁶)
 // acknowledged reports of tabular practical-jdp on riverswim (H = 20), fed straight to the
 // committer in batches of 4096. Its sub-benchmarks: "snapshots" (the defaults: a snapshot
-// every 10 000 reports, raw reports deleted) and "retain" (--retain-reports) restart from a
+// every 2 000 reports, raw reports deleted) and "retain" (--retain-reports) restart from a
 // crash image (the directory copied after the last acknowledgement, as kill -9 leaves it: the
 // replay covers the reports after the last snapshot; the first restart also compacts when more
 // than half the file is free), "graceful" from a server closed normally (final snapshot,
