@@ -154,6 +154,12 @@ func (x *experiment) saveSnapshot(st *store.Store, sn protocol.Snapshotter) erro
 	if err != nil {
 		return err
 	}
+	if err := x.checkRestores(cur); err != nil {
+		// Never write a snapshot a restart could not restore exactly (its raw reports would
+		// be gone): this experiment keeps its whole log and replays it.
+		x.snapDisabled = true
+		return fmt.Errorf("its curator's state does not round-trip (snapshots disabled, the log is kept): %w", err)
+	}
 	x.mu.RLock()
 	ps := &snapState{Users: x.users, Version: x.pub.version, Body: x.pub.body, ETag: x.pub.etag, Versions: x.versions,
 		Curve: x.curve, Cum: x.cum, SimUsers: x.simUsers, Skipped: x.skipped}
@@ -214,5 +220,29 @@ func compactSparse(st *store.Store, logf func(string, ...any)) error {
 		return err
 	}
 	logf("database compacted: %d bytes → %d bytes", before, after)
+	return nil
+}
+
+// checkRestores restores cur into a fresh curator of the experiment and checks that its state
+// encodes to the same bytes: a snapshot is written only if a restart can restore it exactly.
+func (x *experiment) checkRestores(cur []byte) error {
+	fresh, err := x.session()
+	if err != nil {
+		return err
+	}
+	sn, ok := fresh.Session.Curator().(protocol.Snapshotter)
+	if !ok {
+		return fmt.Errorf("a fresh curator %T is not a Snapshotter", fresh.Session.Curator())
+	}
+	if err := sn.RestoreState(cur); err != nil {
+		return err
+	}
+	again, err := sn.MarshalState()
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(again, cur) {
+		return errors.New("the restored state differs from the saved one")
+	}
 	return nil
 }

@@ -18,8 +18,8 @@ type snapshotCase struct {
 	K                  int
 }
 
-// snapshotCases are the servable agents whose curators implement protocol.Snapshotter, the
-// practical agents of the four families first (what real users get).
+// snapshotCases are the servable agents of the four families (every curator implements
+// protocol.Snapshotter), the practical agents first (what real users get).
 var snapshotCases = []snapshotCase{
 	{"tabular", "practical-jdp", "riverswim", map[string]float64{"horizon": 10}, 400},
 	{"tabular", "practical-ldp", "riverswim", map[string]float64{"horizon": 10}, 400},
@@ -36,6 +36,14 @@ var snapshotCases = []snapshotCase{
 	{"linmdp", "practical-lsvi-batched", "riverswim", map[string]float64{"horizon": 5}, 120},
 	{"linmdp", "ngo", "riverswim", map[string]float64{"horizon": 5}, 120},
 	{"linmdp", "practical-rare-switch", "riverswim", map[string]float64{"horizon": 5}, 120},
+	{"linmdp", "practical-batch-twin", "riverswim", map[string]float64{"horizon": 5}, 120},
+	{"linmdp", "practical-lsvi-noiseoff", "riverswim", map[string]float64{"horizon": 5}, 120},
+	{"linmdp", "rare-switch", "riverswim", map[string]float64{"horizon": 5}, 60},
+	{"linmdp", "rare-switch-reg", "riverswim", map[string]float64{"horizon": 5}, 60},
+	{"linmdp", "ngo-printed", "riverswim", map[string]float64{"horizon": 5}, 60},
+	{"linmdp", "luyo-zcdp", "riverswim", map[string]float64{"horizon": 5}, 60},
+	{"linmdp", "luyo-nonbatched", "riverswim", map[string]float64{"horizon": 5}, 60},
+	{"linmdp", "batch-twin", "riverswim", map[string]float64{"horizon": 5}, 60},
 	{"linmdp", "practical-lsvi-theory", "riverswim", map[string]float64{"horizon": 5}, 120},
 	{"linmdp", "luyo-batched", "riverswim", map[string]float64{"horizon": 5}, 120},
 	{"linmdp", "lsvi-ucb", "riverswim", map[string]float64{"horizon": 5}, 60},
@@ -45,6 +53,15 @@ var snapshotCases = []snapshotCase{
 	{"linmix", "ucrl-vtr/jdp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
 	{"linmix", "ucrl-vtr/ldp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
 	{"linmix", "linopt-vi/jdp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "linopt-vi/ldp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "linopt-vi/none", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "linopt-po/jdp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "linopt-po/ldp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "linopt-po/none", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "ucrl-vtr/none", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "ucrl-vtr+/jdp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "ucrl-vtr+/ldp", "two-state-hard", map[string]float64{"horizon": 5}, 60},
+	{"linmix", "ucrl-vtr+/none", "two-state-hard", map[string]float64{"horizon": 5}, 60},
 	{"lq", "practical-ofu-rl", "lq-e1", nil, 200},
 	{"lq", "practical-ofu-rl-theory", "lq-e1", nil, 200},
 	{"lq", "practical-ofu-rl-noise-off", "lq-e1", nil, 200},
