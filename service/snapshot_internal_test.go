@@ -341,3 +341,47 @@ func BenchmarkRestart(b *testing.B) {
 		})
 	}
 }
+
+// TestSnapshotRebuild: after a failed commit, the curator is rebuilt from the latest snapshot
+// and the reports after it (its raw reports before it are deleted); the rebuilt curator then
+// continues exactly as a server restarted on the same durable state.
+func TestSnapshotRebuild(t *testing.T) {
+	dir := t.TempDir()
+	s := snapServer(t, dir, 100, false)
+	defer s.Close()
+	id := snapCreate(t, s, "practical-jdp", 10, 1000)
+	x := s.lookup(id)
+	snapUsers(t, x, 1, 151, 50)
+	waitSnapshot(t, s, id, 100)
+	image := t.TempDir()
+	if err := os.CopyFS(image, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	before := publishedOf(x)
+	fail := true
+	x.hooks = &faultHooks{f: func(q hookPoint) error {
+		if q == hookBeforeAppend && fail {
+			fail = false
+			return errors.New("injected commit failure")
+		}
+		return nil
+	}}
+	if st := snapUsers(t, x, 151, 161, 10); st[0] != http.StatusServiceUnavailable {
+		t.Fatalf("status %d, want 503", st[0])
+	}
+	if a := publishedOf(x); a != before {
+		t.Fatalf("a failed commit changed what is published:\n%s\n%s", a, before)
+	}
+	y := snapServer(t, image, 100, false)
+	defer y.Close()
+	for _, z := range []*experiment{x, y.lookup(id)} {
+		for _, st := range snapUsers(t, z, 151, 251, 25) {
+			if st != http.StatusCreated {
+				t.Fatalf("status %d", st)
+			}
+		}
+	}
+	if a, b := publishedOf(x), publishedOf(y.lookup(id)); a != b {
+		t.Fatalf("rebuilt after a failed commit:\n%s\nrestarted:\n%s", a, b)
+	}
+}
