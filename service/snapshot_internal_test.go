@@ -366,7 +366,7 @@ func TestSnapshotRebuild(t *testing.T) {
 		}
 		return nil
 	}}
-	if st := snapUsers(t, x, 151, 161, 10); st[0] != http.StatusServiceUnavailable {
+	if st := snapUsers(t, x, 151, 152, 1); st[0] != http.StatusServiceUnavailable {
 		t.Fatalf("status %d, want 503", st[0])
 	}
 	if a := publishedOf(x); a != before {
