@@ -52,6 +52,13 @@ type experiment struct {
 	skipped uint64
 	// catchUp, during a rebuild, takes the durable records never published (feed).
 	catchUp *catchUp
+	// Snapshots (snapshot.go; committer-only): the policy, reports since the last snapshot,
+	// its time, and whether the curator cannot be snapshotted.
+	snapPolicy   snapshotPolicy
+	sinceSnap    int
+	snapBase     uint64 // the reports the restored snapshot covered (startup)
+	lastSnap     time.Time
+	snapDisabled bool
 
 	mu  sync.RWMutex // guards the fields below (written by the committer)
 	pub published
@@ -172,9 +179,14 @@ func (x *experiment) session() (engine.Served, error) {
 // crash: after a panic the curator is rebuilt and the feed restarts without that record.
 func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool) error) error {
 	skip := map[uint64]bool{}
-	for {
+	for pass := 0; ; pass++ {
+		// Restore the latest snapshot (snapshot.go), then replay the records after it.
+		base, err := x.restoreSnapshot(st, each != nil, pass > 0)
+		if err != nil {
+			return err
+		}
 		restart := uint64(0)
-		err := st.Replay(x.def.ID, func(seq uint64, r *store.Record) error {
+		err = st.ReplayAfter(x.def.ID, base, func(seq uint64, r *store.Record) error {
 			c := x.catchUp
 			if late := each == nil && c != nil && seq > c.from; late {
 				c.regrets = append(c.regrets, r.Regret) // a user served, used or skipped
@@ -245,7 +257,7 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 			return err
 		}
 		x.mu.Lock()
-		x.served = served
+		x.served = served // a startup replay restarts from the snapshot's published state (restoreSnapshot)
 		x.mu.Unlock()
 		if each == nil {
 			// A rebuild: the curator publishes once before any report, as at creation.
@@ -254,15 +266,6 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 			}
 			if _, _, panicked, err := safePublish(x.served.Session); panicked || err != nil {
 				return fmt.Errorf("the rebuilt curator's first publication: %w", err)
-			}
-		}
-		if each != nil {
-			// A startup replay restarts from an empty published state.
-			x.mu.Lock()
-			x.users, x.cum, x.simUsers, x.curve, x.versions, x.pub = 0, 0, 0, nil, nil, published{}
-			x.mu.Unlock()
-			if err := x.publish(); err != nil {
-				return err
 			}
 		}
 	}
@@ -487,6 +490,7 @@ func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
 		select {
 		case s, ok := <-x.queue:
 			if !ok {
+				x.maybeSnapshot(st, true) // stopping: a restart then replays nothing
 				return
 			}
 			batch = append(batch, s)
@@ -598,6 +602,8 @@ func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
 			x.addRegret(s.regret)
 			s.done <- result{http.StatusCreated, ack{Experiment: x.def.ID, Sequence: uint64(first + i), IdempotencyKey: s.idem, PolicyVersion: v}}
 		}
+		x.sinceSnap += len(accepted)
+		x.maybeSnapshot(st, false)
 	}
 }
 
@@ -648,16 +654,12 @@ func (x *experiment) admit(st *store.Store, s *submission, inBatch map[[32]byte]
 	if prev, ok := inBatch[s.user]; ok {
 		return x.repeat(s, prev.idem, 0)
 	}
-	seq, err := st.Contribution(x.def.ID, s.user)
+	seq, idem, err := st.Contributed(x.def.ID, s.user) // the key survives the record's deletion
 	if err != nil {
 		return result{http.StatusInternalServerError, apiError{Code: "internal", Message: err.Error()}}, false
 	}
 	if seq != 0 {
-		r, err := st.Record(x.def.ID, seq)
-		if err != nil {
-			return result{http.StatusInternalServerError, apiError{Code: "internal", Message: err.Error()}}, false
-		}
-		return x.repeat(s, r.Idem, seq)
+		return x.repeat(s, idem, seq)
 	}
 	x.mu.RLock()
 	full := x.users+len(inBatch) >= x.served.Session.Capacity()

@@ -68,6 +68,15 @@ type Config struct {
 	// hooks are the crash-point harness's fault hooks on every commit path (set only by this
 	// package's tests; a production server has none and no way to get any).
 	hooks *faultHooks
+	// SnapshotEvery and SnapshotInterval say when an experiment's state is snapshotted: after
+	// that many acknowledged reports (default DefaultSnapshotEvery; < 0: never by count) or
+	// that much time with new reports (default DefaultSnapshotInterval; < 0: never by time),
+	// and when the server stops. RetainReports keeps the raw reports a snapshot covers (audit);
+	// by default they are deleted with the snapshot (docs/serve.md, "Snapshots and
+	// retention").
+	SnapshotEvery    int
+	SnapshotInterval time.Duration
+	RetainReports    bool
 }
 
 // Server is a running service: its store, its experiments and their committers.
@@ -125,6 +134,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := compactSparse(st, cfg.Logf); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if cfg.hooks != nil {
 		h := cfg.hooks
 		st.SetCommitHooks(&store.CommitHooks{Before: func() error { return h.at(hookBeforeCommit) }, After: func() { h.at(hookAfterCommit) }})
@@ -161,6 +174,8 @@ func (s *Server) add(x *experiment) {
 	s.order = append(s.order, x.def.ID)
 	sort.Strings(s.order)
 	s.mu.Unlock()
+	// Reports replayed after the last snapshot count towards the next one.
+	x.snapPolicy, x.lastSnap, x.sinceSnap = s.snapshotPolicy(), time.Now(), x.users-int(x.snapBase)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

@@ -210,6 +210,9 @@ type publisher struct {
 	// err is the current episode's planning error (a rule with a non-finite number: the
 	// planner's guard, issue 25 item 2), returned by every Publish of the episode.
 	err error
+	// state is the agent whose state plan and the curator's ingest change (they are closures
+	// over it): it makes that state reachable for snapshots (protocol.MarshalState).
+	state any
 }
 
 // ruleCopy is a copy of the last published rule (to version the next one).
@@ -449,7 +452,7 @@ func (a *Agent) contract() {
 	H := a.m.Horizon()
 	name := a.cfg.Name()
 	plus := a.cfg.Algorithm == UCRLVTRPlus
-	pub := publisher{K: a.cfg.Episodes, users: a.cfg.Episodes, name: "linmix", plan: func(r *Rule) {
+	pub := publisher{state: a, K: a.cfg.Episodes, users: a.cfg.Episodes, name: "linmix", plan: func(r *Rule) {
 		bb := a.Billboard()
 		a.pl.plan(bb)
 		r.Policy, r.next = a.pl.pol, a.pl.v[1:]
@@ -607,7 +610,7 @@ func (a *Agent) episodeIn(env *model.MDP) (float64, error) {
 func (a *PracticalAgent) contract() {
 	H, d := a.m.Horizon(), a.m.Dim()
 	name := a.cfg.Name()
-	pub := publisher{K: a.cfg.Episodes, users: a.cfg.Episodes - 1, name: "linmix practical", plan: func(r *Rule) {
+	pub := publisher{state: a, K: a.cfg.Episodes, users: a.cfg.Episodes - 1, name: "linmix practical", plan: func(r *Rule) {
 		a.pl.plan(a.Release())
 		r.Policy, r.next = a.pl.pol, a.pl.v[1:]
 	}}

@@ -114,7 +114,7 @@ type PracticalServer struct {
 	last    int
 	version uint64
 	// SearchSeconds is the time spent planning (diagnostic).
-	SearchSeconds float64
+	SearchSeconds float64 `state:"-"`
 }
 
 var _ protocol.Curator[*PracticalPlanner, *protocol.Path] = (*PracticalServer)(nil)
@@ -223,7 +223,7 @@ type OFUUser struct {
 	optPCG  *rand.PCG
 	optRand *rand.Rand
 	// SearchSeconds is the time spent planning (diagnostic).
-	SearchSeconds float64
+	SearchSeconds float64 `state:"-"`
 }
 
 var _ protocol.User[*Billboard, *Episode, *protocol.Path] = (*OFUUser)(nil)

@@ -75,6 +75,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&cfg.Seeded, "seeded", false, "TEST MODE: experiments may name a seed and draw their noise from it (never for real users)")
 	f.IntVar(&cfg.MaxExperiments, "max-experiments", 64, "most experiments held")
 	f.IntVar(&cfg.MaxBatch, "max-batch", 512, "largest group commit (reports per fsync)")
+	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", service.DefaultSnapshotEvery, "snapshot each experiment's state after this many acknowledged reports (-1: only by time and at shutdown); a restart replays only the reports after the last snapshot")
+	f.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", service.DefaultSnapshotInterval, "snapshot each experiment with new reports at least this often (-1s: only by count and at shutdown)")
+	f.BoolVar(&cfg.RetainReports, "retain-reports", false, "keep the raw reports a snapshot covers (audit); by default they are deleted with the snapshot (data minimisation)")
 	cmd.AddCommand(newRotateKeyCmd(stdout))
 	return cmd
 }

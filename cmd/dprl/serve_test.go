@@ -191,6 +191,12 @@ func TestServeKill9(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
+	// in a snapshot), the raw reports retained for the reference replay below.
+	startServe := func(t *testing.T, data, addr string) *serveProcess {
+		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--admin-token", testAdmin, "--client-token", testClient,
+			"--retain-reports", "--snapshot-every", "500"})
+	}
 	srv := startServe(t, data, addr)
 	ctx := context.Background()
 	c := client.New(srv.url, testAdmin, testClient, nil)

@@ -66,6 +66,7 @@ func RoundingSlackL2(sigma float64, n int) float64 {
 // probabilities by ~1e-16 relative but never the support. Rejection loops run in data-
 // independent expected time; Secure does not defend against timing side channels beyond that.
 type Secure struct {
+	c     *rand.ChaCha8 // r's source (its state is the stream position: state.go)
 	r     *rand.Rand
 	signs uint64
 	nbits int
@@ -83,7 +84,8 @@ func NewSecure() (*Secure, error) {
 // NewSecureFromKey returns a Secure source with a fixed key (tests only: a known key makes the
 // noise predictable).
 func NewSecureFromKey(key [32]byte) *Secure {
-	return &Secure{r: rand.New(rand.NewChaCha8(key))}
+	c := rand.NewChaCha8(key)
+	return &Secure{c: c, r: rand.New(c)}
 }
 
 // Secure reports true.

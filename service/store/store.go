@@ -255,7 +255,7 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 			if err := lb.Put(seqKey(seq), encodeRecord(r)); err != nil {
 				return err
 			}
-			if err := ub.Put(r.User[:], seqKey(seq)); err != nil {
+			if err := ub.Put(r.User[:], append(seqKey(seq), r.Idem...)); err != nil { // seq + key: snapshot.go
 				return err
 			}
 		}
