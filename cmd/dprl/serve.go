@@ -61,6 +61,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&cfg.Seeded, "seeded", false, "TEST MODE: experiments may name a seed and draw their noise from it (never for real users)")
 	f.IntVar(&cfg.MaxExperiments, "max-experiments", 64, "most experiments held")
 	f.IntVar(&cfg.MaxBatch, "max-batch", 512, "largest group commit (reports per fsync)")
+	f.Int64Var(&cfg.MaxInflightBytes, "max-inflight-bytes", service.DefaultMaxInflightBytes, "most request-body bytes held at once over all requests (beyond: 503 with Retry-After)")
 	return cmd
 }
 
