@@ -29,6 +29,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			"generated once into <data>/tokens.json. SIGTERM or SIGINT drains: requests in flight are committed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.MaxInflightBytes <= 0 {
+				return inputerr.New("--max-inflight-bytes: a positive number of bytes, got %d", cfg.MaxInflightBytes)
+			}
 			t, path, generated, err := service.LoadTokens(cfg.Dir, tokensFrom(tok))
 			if err != nil {
 				return inputerr.Error{Err: err}
