@@ -46,9 +46,9 @@ type Options struct {
 	Wait time.Duration
 	// Logf, if non-nil, receives warnings (e.g. a torn meta page, normal after a crash).
 	Logf func(format string, args ...any)
-	// BeforeCommit, if non-nil, is called inside every Append transaction after its records
-	// were written and before it commits; an error aborts the transaction (nothing is
-	// written). Fault injection for tests; nil in production.
+	// BeforeCommit, if non-nil, is called inside every Append (and Probe) transaction after
+	// its writes and before it commits; an error aborts the transaction (nothing is written).
+	// Fault injection for tests; nil in production.
 	BeforeCommit func() error
 }
 
@@ -354,15 +354,48 @@ func call(f func() error) error {
 	return f()
 }
 
-// Probe commits a tiny write transaction (the time of the probe in the meta bucket): it
-// succeeds when the disk accepts commits again after a failure.
+// ProbeFile is the scratch file Probe writes (and removes) in the data directory.
+const ProbeFile = FileName + ".probe"
+
+// probeBytes is the space Probe asks of the file system.
+const probeBytes = 1 << 20
+
+// Probe checks that the disk accepts commits again after a failure: it writes and fsyncs a
+// 1 MiB scratch file beside the database (removed at once: a commit that reuses the
+// database's free pages can succeed on a full disk, so a tiny commit alone would say ready
+// while the next batch fails), then commits a tiny transaction (the time of the probe).
 func (s *Store) Probe() error {
+	if err := s.damaged(); err != nil {
+		return err
+	}
+	path := filepath.Join(filepath.Dir(s.path), ProbeFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(make([]byte, probeBytes))
+	if err == nil {
+		err = f.Sync()
+	}
+	f.Close()
+	if rerr := os.Remove(path); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return fmt.Errorf("probing the disk: %w", err)
+	}
 	return s.update(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bMeta)
 		if m == nil {
 			return errors.New("no meta bucket")
 		}
-		return m.Put([]byte("probe"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+		if err := m.Put([]byte("probe"), []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+			return err
+		}
+		if s.beforeCommit != nil {
+			return s.beforeCommit()
+		}
+		return nil
 	})
 }
 
