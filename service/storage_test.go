@@ -338,9 +338,10 @@ func TestInflightBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	// Cleanups run last first: the held connections close, then the HTTP server, then s.
+	t.Cleanup(func() { s.Close() })
 	hs := httptest.NewServer(s.Handler())
-	defer hs.Close()
+	t.Cleanup(hs.Close)
 	c := client.New(hs.URL, adminTok, clientTok, hs.Client())
 	l, err := c.Create(context.Background(), client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 		Epsilon: 1, Delta: 1e-5, Capacity: 100})

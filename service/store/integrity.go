@@ -64,9 +64,10 @@ const (
 )
 
 type metaPage struct {
-	pageSize uint32
-	pgid     uint64 // the high-water mark: pages [0, pgid) are in use
-	txid     uint64
+	pageSize       uint32
+	root, freelist uint64 // the root bucket's page, the freelist's page
+	pgid           uint64 // the high-water mark: pages [0, pgid) are in use
+	txid           uint64
 }
 
 // parseMeta decodes and validates the meta page at the start of b.
@@ -87,7 +88,7 @@ func parseMeta(b []byte) (metaPage, error) {
 	if h.Sum64() != e.Uint64(m[56:]) {
 		return metaPage{}, errors.New("checksum mismatch")
 	}
-	mp := metaPage{pageSize: e.Uint32(m[8:]), pgid: e.Uint64(m[40:]), txid: e.Uint64(m[48:])}
+	mp := metaPage{pageSize: e.Uint32(m[8:]), root: e.Uint64(m[16:]), freelist: e.Uint64(m[32:]), pgid: e.Uint64(m[40:]), txid: e.Uint64(m[48:])}
 	if mp.pageSize < 1024 || mp.pageSize > 1<<24 || mp.pageSize&(mp.pageSize-1) != 0 {
 		return metaPage{}, fmt.Errorf("page size %d", mp.pageSize)
 	}

@@ -13,8 +13,8 @@ import (
 )
 
 // fill creates a database in dir with three experiments of 1000 records each (a few hundred
-// pages) and returns its high-water mark in pages and its page size.
-func fill(t *testing.T, dir string) (pgid, pageSize int64) {
+// pages) and returns its newest meta page.
+func fill(t *testing.T, dir string) metaPage {
 	t.Helper()
 	s, err := Open(dir, time.Second)
 	if err != nil {
@@ -50,7 +50,7 @@ func fill(t *testing.T, dir string) (pgid, pageSize int64) {
 	if m1.txid > m0.txid {
 		m0 = m1
 	}
-	return int64(m0.pgid), int64(m0.pageSize)
+	return m0
 }
 
 // openAll opens the store in dir and reads everything a restart reads (every experiment and
@@ -78,7 +78,8 @@ func openAll(dir string) error {
 // store — and its bytes are left exactly as they were.
 func TestDamagedDatabase(t *testing.T) {
 	base := t.TempDir()
-	pgid, ps := fill(t, base)
+	m := fill(t, base)
+	pgid, ps := int64(m.pgid), int64(m.pageSize)
 	orig, err := os.ReadFile(filepath.Join(base, FileName))
 	if err != nil {
 		t.Fatal(err)
@@ -101,9 +102,8 @@ func TestDamagedDatabase(t *testing.T) {
 		{"truncated by one page", "truncated", func(b []byte) []byte { return b[:(pgid-1)*ps] }},
 		{"truncated to a third", "truncated", func(b []byte) []byte { return b[:pgid*ps/3] }},
 		{"both meta pages", "neither meta page", func(b []byte) []byte { return flip(ps, 64)(flip(0, 64)(b)) }},
-		{"page 2", "Page expected", flip(2*ps, 16)},
-		{"page 3", "Page expected", flip(3*ps, 16)},
-		{"the freelist page", "freelist", flip((pgid-1)*ps, 16)},
+		{"the root page", "Page expected", flip(int64(m.root)*ps, 16)},
+		{"the freelist page", "freelist", flip(int64(m.freelist)*ps, 16)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -139,7 +139,8 @@ func TestDamagedDatabase(t *testing.T) {
 // the file is never written.
 func TestEveryPageFlipped(t *testing.T) {
 	base := t.TempDir()
-	pgid, ps := fill(t, base)
+	m := fill(t, base)
+	pgid, ps := int64(m.pgid), int64(m.pageSize)
 	orig, _ := os.ReadFile(filepath.Join(base, FileName))
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
@@ -173,7 +174,7 @@ func TestEveryPageFlipped(t *testing.T) {
 // is used, with a warning, and nothing is written at open.
 func TestTornMeta(t *testing.T) {
 	dir := t.TempDir()
-	_, ps := fill(t, dir)
+	ps := int64(fill(t, dir).pageSize)
 	path := filepath.Join(dir, FileName)
 	b, _ := os.ReadFile(path)
 	m0, _ := parseMeta(b)
@@ -206,7 +207,7 @@ func TestTornMeta(t *testing.T) {
 // next read (a memory fault turned into an error), and every later operation refuses to run.
 func TestTruncatedWhileOpen(t *testing.T) {
 	dir := t.TempDir()
-	_, ps := fill(t, dir)
+	ps := int64(fill(t, dir).pageSize)
 	s, err := Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
