@@ -71,7 +71,8 @@ func (h *health) isDamaged() bool {
 
 // probe runs until ctx ends: every period while commits are failing it commits a tiny
 // transaction (store.Probe) and records the outcome, so that the failure clears as soon as
-// the disk accepts commits again. A damaged database is not probed (it never heals).
+// the disk accepts commits again. A damaged database is not probed (it never heals); damage
+// that a read found (the store refuses everything after it) is recorded at the next tick.
 func (h *health) probe(ctx context.Context, st *store.Store, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -80,6 +81,10 @@ func (h *health) probe(ctx context.Context, st *store.Store, period time.Duratio
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := st.Damaged(); err != nil && !h.isDamaged() {
+			h.commitFailed(err) // found by a read (a participation check), not by a commit
+			continue
 		}
 		if !h.failing() || h.isDamaged() {
 			continue

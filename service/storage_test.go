@@ -157,7 +157,7 @@ func storageFault(t *testing.T, dir string, cfg service.Config, logs *logLines, 
 	if refused == 0 {
 		t.Fatal("no report was refused while the disk was full")
 	}
-	t.Logf("while commits fail: users 21 to %d acknowledged, %d refused (503)", next-1, refused)
+	t.Logf("while commits fail: %d reports acknowledged (free pages), %d refused (503)", next-21, refused)
 	if code, body := get(t, hs.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, `"storage"`) {
 		t.Errorf("readyz while commits fail: %d %s", code, body)
 	}
@@ -383,4 +383,49 @@ func TestInflightBudget(t *testing.T) {
 	}
 	chunked.Close()
 	waitFor(t, "the chunked reservation released", func() bool { return metric(t, hs.URL, "dprl_inflight_body_bytes") == 0 })
+}
+
+// TestDamagedWhileServing: a database damaged under a running server (here truncated) is found
+// at the next read, refused without a crash, and reported: /healthz and /readyz answer 503 (no
+// retry heals it; a restart then exits 2 naming the damage), and the page says so.
+func TestDamagedWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	logs := &logLines{}
+	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logs.logf}
+	service.SetProbeInterval(&cfg, 20*time.Millisecond)
+	s, err := service.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	ctx := context.Background()
+	c := client.New(hs.URL, adminTok, clientTok, hs.Client())
+	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
+		Epsilon: 1, Delta: 1e-5, Capacity: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, _ := c.Credentials(ctx, l.Experiment, []string{"a", "b"})
+	h := header(t, c, l.Experiment)
+	if _, err := c.Submit(ctx, l.Experiment, client.Submission{User: "a", Credential: creds["a"], IdempotencyKey: "k", Report: trajectory(h, 1), Regret: math.NaN()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "dprl.db"), 4096); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Submit(ctx, l.Experiment, client.Submission{User: "b", Credential: creds["b"], IdempotencyKey: "k", Report: trajectory(h, 2), Regret: math.NaN()}); err == nil {
+		t.Fatal("a report was acknowledged by a server whose database is truncated")
+	}
+	waitFor(t, "healthz 503", func() bool { code, _ := get(t, hs.URL+"/healthz"); return code == http.StatusServiceUnavailable })
+	if code, _ := get(t, hs.URL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz %d with a damaged database", code)
+	}
+	if _, page := get(t, hs.URL+"/"); !strings.Contains(page, "the database is damaged") {
+		t.Error("the status page does not say that the database is damaged")
+	}
+	if !logs.has("is damaged") {
+		t.Error("the damage was not logged")
+	}
 }

@@ -316,6 +316,28 @@ func (s *Store) update(fn func(*bolt.Tx) error) (err error) {
 	return s.db.Update(fn)
 }
 
+// closeDB closes the database. A fault found inside bbolt's own locking (a damaged page read
+// while a transaction began) can leave bbolt's locks held, so on a damaged store the close is
+// given a second and then abandoned (the process is about to stop; the lock is released when
+// it exits) rather than hanging the shutdown.
+func (s *Store) closeDB() error {
+	damage := s.damaged()
+	if damage == nil {
+		return s.db.Close()
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.db.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Second):
+		return damage
+	}
+}
+
+// Damaged returns the damage found while the store was open (a *CorruptError), or nil.
+func (s *Store) Damaged() error { return s.damaged() }
+
 // damaged returns the damage found, if any.
 func (s *Store) damaged() error {
 	s.badMu.Lock()

@@ -119,7 +119,7 @@ func OpenWith(dir string, o Options) (*Store, error) {
 }
 
 // Close closes the database (releasing its lock).
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.closeDB() }
 
 // UserKey is the server's secret key for users' credentials and digests.
 func (s *Store) UserKey() [32]byte { return s.userKey }
