@@ -408,6 +408,9 @@ func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		fail(w, http.StatusRequestEntityTooLarge, "too_large", "body", "the body has %d bytes, at most %d are accepted", r.ContentLength, max)
 		return nil, false
 	}
+	if !reserveBody(w, r, max) {
+		return nil, false
+	}
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
@@ -683,7 +686,7 @@ func (s *Server) mintCredentials(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	s.healthz(w)
 }
 
 func (s *Server) ready(w http.ResponseWriter, _ *http.Request) {

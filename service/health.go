@@ -1,17 +1,31 @@
 package service
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"sync"
+	"syscall"
 	"time"
+
+	"github.com/dprl/dprl/service/store"
 )
 
 // health is the server's storage health. A failed commit makes the server not ready (readyz
-// 503) until a commit succeeds again.
+// 503) until a commit succeeds again; the prober (probe) tries a tiny commit every second
+// meanwhile, so the server becomes ready again when the disk accepts commits even if no report
+// arrives (a load balancer sends none to a server that is not ready).
 type health struct {
 	mu       sync.Mutex
 	err      error     // the last commit failure, nil once a commit succeeded
 	since    time.Time // when the current failure began
 	failures uint64    // commits failed since start
+	// damaged is set when the database was found damaged (store.ErrCorrupt): no commit can
+	// succeed again without the operator, so /healthz fails too.
+	damaged bool
+	// logf receives the transitions (failing, recovered); nil logs nothing.
+	logf func(string, ...any)
 }
 
 // commitFailed records a failed commit.
@@ -20,16 +34,91 @@ func (h *health) commitFailed(err error) {
 	defer h.mu.Unlock()
 	if h.err == nil {
 		h.since = time.Now()
+		if h.logf != nil {
+			h.logf("storage: commits are failing (%s): %v; reports are refused (503) and /readyz answers 503 until a commit succeeds", storageProblem(err), err)
+		}
 	}
 	h.err = err
 	h.failures++
+	if errors.Is(err, store.ErrCorrupt) {
+		h.damaged = true
+	}
 }
 
 // commitOK records a successful commit.
 func (h *health) commitOK() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.err != nil && h.logf != nil {
+		h.logf("storage: commits succeed again after %s of failures", time.Since(h.since).Round(time.Millisecond))
+	}
 	h.err = nil
+}
+
+// failing reports whether commits are failing (cheap: taken by the prober every tick).
+func (h *health) failing() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err != nil
+}
+
+// isDamaged reports whether the database was found damaged.
+func (h *health) isDamaged() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.damaged
+}
+
+// probe runs until ctx ends: every period while commits are failing it commits a tiny
+// transaction (store.Probe) and records the outcome, so that the failure clears as soon as
+// the disk accepts commits again. A damaged database is not probed (it never heals); damage
+// that a read found (the store refuses everything after it) is recorded at the next tick.
+func (h *health) probe(ctx context.Context, st *store.Store, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := st.Damaged(); err != nil && !h.isDamaged() {
+			h.commitFailed(err) // found by a read (a participation check), not by a commit
+			continue
+		}
+		if !h.failing() || h.isDamaged() {
+			continue
+		}
+		if err := st.Probe(); err != nil {
+			h.mu.Lock()
+			h.err = err
+			h.damaged = h.damaged || errors.Is(err, store.ErrCorrupt)
+			h.mu.Unlock()
+			continue
+		}
+		h.commitOK()
+	}
+}
+
+// storageProblem names the class of a commit failure in words an operator acts on (the page
+// shows it; the log has the whole error).
+func storageProblem(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, store.ErrCorrupt):
+		return "the database is damaged"
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is exhausted"
+	case errors.Is(err, syscall.EIO):
+		return "an I/O error"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	default:
+		return "commits fail"
+	}
 }
 
 // state returns since when the current failure lasts, the failures counted, and the current
@@ -65,4 +154,34 @@ func (h *faultHooks) at(p hookPoint) error {
 		return nil
 	}
 	return h.f(p)
+}
+
+// healthz answers /healthz (liveness): 200 while the process serves, with the storage state
+// in the body; 503 only when the database was found damaged — no commit can succeed again
+// without the operator, and a restart then stops with the damage named (exit 2). A full disk
+// does not fail liveness: the server recovers by itself when space returns (/readyz is 503
+// meanwhile).
+func (s *Server) healthz(w http.ResponseWriter) {
+	since, failures, err := s.storage.state()
+	if s.storage.isDamaged() {
+		fail(w, http.StatusServiceUnavailable, "storage_damaged", "", "the database is damaged (since %s): %v", since.UTC().Format(time.RFC3339), err)
+		return
+	}
+	body := map[string]any{"status": "ok", "storage": "ok", "commit_failures": failures}
+	if err != nil {
+		body["storage"] = storageProblem(err)
+		body["storage_failing_since"] = since.UTC().Format(time.RFC3339)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// storageLine is the status page's storage line: empty when commits succeed, else what fails
+// and since when.
+func (s *Server) storageLine() string {
+	since, failures, err := s.storage.state()
+	if err == nil {
+		return ""
+	}
+	return fmt.Sprintf("STORAGE FAILING since %s (%s; %d failed commits): reports are refused (503) and nothing new is published until commits succeed again; see the server's log.",
+		since.UTC().Format("2006-01-02 15:04:05 MST"), storageProblem(err), failures)
 }

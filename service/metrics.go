@@ -142,6 +142,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 			}
 		}
 	}
+	s.storageMetrics(&b)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	fmt.Fprintf(&b, "# HELP go_memstats_heap_inuse_bytes Bytes in in-use heap spans.\n# TYPE go_memstats_heap_inuse_bytes gauge\ngo_memstats_heap_inuse_bytes %d\n", ms.HeapInuse)
@@ -149,4 +150,20 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintf(&b, "# HELP dprl_uptime_seconds Seconds since the server started.\n# TYPE dprl_uptime_seconds gauge\ndprl_uptime_seconds %g\n", time.Since(s.started).Seconds())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	w.Write([]byte(b.String()))
+}
+
+// storageMetrics writes the storage health and the in-flight body budget.
+func (s *Server) storageMetrics(b *strings.Builder) {
+	since, failures, err := s.storage.state()
+	healthy, failing := 1, 0.0
+	if err != nil {
+		healthy, failing = 0, time.Since(since).Seconds()
+	}
+	fmt.Fprintf(b, "# HELP dprl_storage_healthy 1 while commits succeed, 0 while they fail (reports are then refused with 503).\n# TYPE dprl_storage_healthy gauge\ndprl_storage_healthy %d\n", healthy)
+	fmt.Fprintf(b, "# HELP dprl_storage_failing_seconds Seconds since commits began failing (0 while they succeed).\n# TYPE dprl_storage_failing_seconds gauge\ndprl_storage_failing_seconds %g\n", failing)
+	fmt.Fprintf(b, "# HELP dprl_commit_failures_total Failed commits since the server started.\n# TYPE dprl_commit_failures_total counter\ndprl_commit_failures_total %d\n", failures)
+	used, limit, refused := s.inflight.state()
+	fmt.Fprintf(b, "# HELP dprl_inflight_body_bytes Bytes of request bodies reserved now.\n# TYPE dprl_inflight_body_bytes gauge\ndprl_inflight_body_bytes %d\n", used)
+	fmt.Fprintf(b, "# HELP dprl_inflight_body_limit_bytes The budget of request-body bytes in flight (--max-inflight-bytes).\n# TYPE dprl_inflight_body_limit_bytes gauge\ndprl_inflight_body_limit_bytes %d\n", limit)
+	fmt.Fprintf(b, "# HELP dprl_inflight_refused_total Requests refused (503) because the body budget was exhausted.\n# TYPE dprl_inflight_refused_total counter\ndprl_inflight_refused_total %d\n", refused)
 }

@@ -41,6 +41,7 @@ table{border-collapse:collapse} td,th{padding:.2em .8em;text-align:left;border-b
 </style></head><body>
 <h1>dprl serve</h1>
 <p class="note">Private exploration for real users. This page shows only public quantities: public parameters, the guarantee, counts and published policy versions. Up {{.Uptime}}.</p>
+{{if .Storage}}<p class="warn" id="storage">{{.Storage}}</p>{{else}}<p class="note" id="storage">Storage: commits succeed.</p>{{end}}
 {{if .Seeded}}<p class="warn" id="seeded">SEEDED TEST MODE: experiments created with a seed draw their noise from it. Never serve real users in this mode.</p>{{end}}
 {{if not .Experiments}}<p id="empty">No experiment yet. Create one with <code>POST /v1/experiments</code> (the admin token) — see <a href="/v1/openapi.json">the API</a>.</p>{{end}}
 {{range .Experiments}}
@@ -69,10 +70,12 @@ type pageData struct {
 	Experiments []ledgerResponse
 	Seeded      bool
 	Uptime      string
+	// Storage is the storage failure line (empty while commits succeed).
+	Storage string
 }
 
 func (s *Server) statusPage(w http.ResponseWriter, _ *http.Request) {
-	d := pageData{Seeded: s.cfg.Seeded, Uptime: time.Since(s.started).Round(time.Second).String()}
+	d := pageData{Seeded: s.cfg.Seeded, Uptime: time.Since(s.started).Round(time.Second).String(), Storage: s.storageLine()}
 	for _, x := range s.all() {
 		d.Experiments = append(d.Experiments, x.snapshot())
 	}

@@ -77,6 +77,14 @@ type Config struct {
 	SnapshotEvery    int
 	SnapshotInterval time.Duration
 	RetainReports    bool
+	// MaxInflightBytes bounds the bytes of request bodies held at once, over all requests
+	// (default DefaultMaxInflightBytes); a request beyond it is answered 503 with Retry-After.
+	MaxInflightBytes int64
+
+	// commitFault is the store's commit hook (store.Options.BeforeCommit; tests only).
+	commitFault func() error
+	// probeEvery is the storage prober's period while commits fail (default 1 s).
+	probeEvery time.Duration
 }
 
 // Server is a running service: its store, its experiments and their committers.
@@ -98,6 +106,8 @@ type Server struct {
 	draining bool
 	metrics  *httpMetrics
 	storage  *health
+	inflight *inflight
+	probed   chan struct{} // closed when the storage prober stopped
 }
 
 // MinTokenLength is the shortest admin or client token accepted.
@@ -130,7 +140,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	st, err := store.Open(cfg.Dir, cfg.LockWait)
+	if cfg.MaxInflightBytes <= 0 {
+		cfg.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	if cfg.probeEvery <= 0 {
+		cfg.probeEvery = time.Second
+	}
+	st, err := store.OpenWith(cfg.Dir, store.Options{Wait: cfg.LockWait, Logf: cfg.Logf, BeforeCommit: cfg.commitFault})
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +159,8 @@ func New(cfg Config) (*Server, error) {
 		st.SetCommitHooks(&store.CommitHooks{Before: func() error { return h.at(hookBeforeCommit) }, After: func() { h.at(hookAfterCommit) }})
 	}
 	s := &Server{cfg: cfg, st: st, userKey: st.UserKey(), admin: digest(cfg.AdminToken), client: digest(cfg.ClientToken),
-		started: time.Now(), exps: map[string]*experiment{}, metrics: newHTTPMetrics(), storage: &health{}}
+		started: time.Now(), exps: map[string]*experiment{}, metrics: newHTTPMetrics(), storage: &health{logf: cfg.Logf},
+		inflight: &inflight{limit: cfg.MaxInflightBytes}, probed: make(chan struct{})}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	defs, err := st.Experiments()
 	if err != nil {
@@ -164,6 +181,10 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logf("experiment %s: %s %s, %d reports replayed in %s", def.ID, x.spec.Family, x.spec.Agents[0], x.users, time.Since(t).Round(time.Millisecond))
 		s.add(x)
 	}
+	go func() {
+		defer close(s.probed)
+		s.storage.probe(s.ctx, st, cfg.probeEvery)
+	}()
 	return s, nil
 }
 
@@ -211,6 +232,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.wg.Wait()
 	s.cancel()
+	<-s.probed
 	return s.st.Close()
 }
 
@@ -233,5 +255,5 @@ func (s *Server) Handler() http.Handler {
 	for _, r := range s.routes() {
 		mux.HandleFunc(r.pattern, s.metrics.wrap(r.pattern, r.h))
 	}
-	return jsonErrors(mux)
+	return s.withBudget(jsonErrors(mux))
 }

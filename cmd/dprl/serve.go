@@ -32,6 +32,9 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			"into <data>/tokens.json (never from the command line). SIGTERM or SIGINT drains: requests in flight are committed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.MaxInflightBytes <= 0 {
+				return inputerr.New("--max-inflight-bytes: a positive number of bytes, got %d", cfg.MaxInflightBytes)
+			}
 			// The address and the TLS files first: a busy port or a bad certificate fails
 			// before the data directory is created and before "listening" is printed.
 			given, err := tokensFrom(cmd, tokensFile)
@@ -75,6 +78,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.BoolVar(&cfg.Seeded, "seeded", false, "TEST MODE: experiments may name a seed and draw their noise from it (never for real users)")
 	f.IntVar(&cfg.MaxExperiments, "max-experiments", 64, "most experiments held")
 	f.IntVar(&cfg.MaxBatch, "max-batch", 512, "largest group commit (reports per fsync)")
+	f.Int64Var(&cfg.MaxInflightBytes, "max-inflight-bytes", service.DefaultMaxInflightBytes, "most request-body bytes held at once over all requests (beyond: 503 with Retry-After)")
 	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", service.DefaultSnapshotEvery, "snapshot each experiment's state after this many acknowledged reports (-1: only by time and at shutdown); a restart replays only the reports after the last snapshot")
 	f.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", service.DefaultSnapshotInterval, "snapshot each experiment with new reports at least this often (-1s: only by count and at shutdown)")
 	f.BoolVar(&cfg.RetainReports, "retain-reports", false, "keep the raw reports a snapshot covers (audit); by default they are deleted with the snapshot (data minimisation)")

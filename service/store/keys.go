@@ -90,7 +90,7 @@ func (s *Store) CredentialKey() CredentialKey { return s.credKey }
 // server stopped (dprl serve rotate-key holds the store's lock).
 func (s *Store) RotateCredentialKey() (CredentialKey, error) {
 	var ck CredentialKey
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		m := tx.Bucket(bMeta)
 		v := m.Get(kCredKeyVer)
 		if len(v) != 8 {
@@ -114,7 +114,7 @@ func (s *Store) RotateCredentialKey() (CredentialKey, error) {
 // were not revoked before.
 func (s *Store) Revoke(id string, users [][32]byte) (int, error) {
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if tx.Bucket(bExperiments).Get([]byte(id)) == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
 		}
@@ -139,7 +139,7 @@ func (s *Store) Revoke(id string, users [][32]byte) (int, error) {
 // Revoked reports whether the user of participation digest user is revoked for experiment id.
 func (s *Store) Revoked(id string, user [32]byte) (bool, error) {
 	var r bool
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(revokedBucket(id)); b != nil {
 			r = b.Get(user[:]) != nil
 		}

@@ -140,7 +140,7 @@ func trim(lb, ub *bolt.Bucket, upto uint64) (int, error) {
 // LatestSnapshot returns experiment id's latest snapshot, or nil if it has none.
 func (s *Store) LatestSnapshot(id string) (*Snapshot, error) {
 	var snap *Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		sb := tx.Bucket(snapBucket(id))
 		if sb == nil {
 			return nil
@@ -159,7 +159,7 @@ func (s *Store) LatestSnapshot(id string) (*Snapshot, error) {
 // order (after+1, after+2, …). Records up to `after` may have been deleted (retention) or
 // kept (they are skipped); a missing record after `after` is an error.
 func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *Record) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		lb := tx.Bucket(logBucket(id))
 		if lb == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -193,7 +193,7 @@ func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *Recor
 // Contributed returns the sequence number and idempotency key of user's acknowledged report
 // to experiment id (seq 0 if none), whether its raw record was deleted or not.
 func (s *Store) Contributed(id string, user [32]byte) (seq uint64, idem string, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		ub := tx.Bucket(usersBucket(id))
 		if ub == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -227,7 +227,7 @@ func (s *Store) Contributed(id string, user [32]byte) (seq uint64, idem string, 
 // LogLength returns the number of records ever appended to experiment id's log (deleted or
 // not) and the number still stored.
 func (s *Store) LogLength(id string) (appended uint64, stored int, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		lb := tx.Bucket(logBucket(id))
 		if lb == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)

@@ -14,7 +14,7 @@ import (
 
 // fill creates experiment "e" in a store on dir with n records (user i's digest starts with
 // byte i, idempotency key "k<i>", report of size bytes).
-func fill(t *testing.T, dir string, n, size int) *Store {
+func fillLog(t *testing.T, dir string, n, size int) *Store {
 	t.Helper()
 	s, err := Open(dir, time.Second)
 	if err != nil {
@@ -59,7 +59,7 @@ func TestSnapshotTrims(t *testing.T) {
 		retain := c.retain
 		t.Run(fmt.Sprintf("retain=%v,old=%v", c.retain, c.old), func(t *testing.T) {
 			dir := t.TempDir()
-			s := fill(t, dir, 10, 3)
+			s := fillLog(t, dir, 10, 3)
 			if c.old { // a database written before snapshots: participation entries hold seq only
 				err := s.db.Update(func(tx *bolt.Tx) error {
 					ub := tx.Bucket(usersBucket("e"))
@@ -146,7 +146,7 @@ func TestSnapshotTrims(t *testing.T) {
 // leaves no other file.
 func TestCompact(t *testing.T) {
 	dir := t.TempDir()
-	s := fill(t, dir, 3000, 2000)
+	s := fillLog(t, dir, 3000, 2000)
 	defer func() { s.Close() }()
 	key := s.UserKey()
 	if _, err := s.SaveSnapshot("e", &Snapshot{Seq: 2990, State: []byte("state")}, false, nil); err != nil {

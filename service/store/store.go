@@ -26,7 +26,6 @@ package store
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -34,6 +33,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -60,9 +60,14 @@ var ErrLocked = errors.New("the data directory is in use by another dprl serve (
 // Store is an open database.
 type Store struct {
 	db      *bolt.DB
+	path    string
 	userKey [32]byte
 	credKey CredentialKey
 	hooks   *CommitHooks
+	// beforeCommit is Options.BeforeCommit (fault injection; nil in production).
+	beforeCommit func() error
+	badMu        sync.Mutex
+	bad          error // the damage found (a *CorruptError), after which nothing runs
 }
 
 // CommitHooks are fault hooks inside Append's transaction, for crash tests (never set in
@@ -108,49 +113,26 @@ type Record struct {
 }
 
 // Open opens (creating if needed) the database in dir with an exclusive lock, waiting at most
-// wait for another process to release it.
+// wait for another process to release it. A damaged database is refused (*CorruptError).
 func Open(dir string, wait time.Duration) (*Store, error) {
+	return OpenWith(dir, Options{Wait: wait})
+}
+
+// OpenWith is Open with options.
+func OpenWith(dir string, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	db, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: wait})
+	path := filepath.Join(dir, FileName)
+	db, err := openDB(path, o)
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	s := &Store{db: db}
-	err = db.Update(func(tx *bolt.Tx) error {
-		m, err := tx.CreateBucketIfNotExists(bMeta)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.CreateBucketIfNotExists(bExperiments); err != nil {
-			return err
-		}
-		if v := m.Get([]byte("schema")); v != nil && string(v) != fmt.Sprint(Schema) {
-			return fmt.Errorf("database schema %s, this dprl reads %d", v, Schema)
-		}
-		if err := m.Put([]byte("schema"), []byte(fmt.Sprint(Schema))); err != nil {
-			return err
-		}
-		fresh := false
-		if v := m.Get([]byte("user-key")); len(v) == 32 {
-			copy(s.userKey[:], v)
-		} else {
-			if _, err := rand.Read(s.userKey[:]); err != nil {
-				return err
-			}
-			if err := m.Put([]byte("user-key"), s.userKey[:]); err != nil {
-				return err
-			}
-			fresh = true
-		}
-		s.credKey, err = loadCredentialKey(m, fresh) // keys.go
-		return err
-	})
-	if err != nil {
+	s := &Store{db: db, path: path, beforeCommit: o.BeforeCommit}
+	if err := s.load(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
@@ -158,7 +140,7 @@ func Open(dir string, wait time.Duration) (*Store, error) {
 }
 
 // Close closes the database (releasing its lock).
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.closeDB() }
 
 // UserKey is the server's participation key: the HMAC key of the user digests that index
 // participation (never changed; the credentials have their own key, CredentialKey).
@@ -170,7 +152,7 @@ func (s *Store) Create(e *Experiment) error {
 	if err != nil {
 		return err
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		x := tx.Bucket(bExperiments)
 		if x.Get([]byte(e.ID)) != nil {
 			return fmt.Errorf("experiment %s exists", e.ID)
@@ -188,7 +170,7 @@ func (s *Store) Create(e *Experiment) error {
 // Experiments returns every stored experiment, in ID order.
 func (s *Store) Experiments() ([]*Experiment, error) {
 	var out []*Experiment
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bExperiments).ForEach(func(k, v []byte) error {
 			e := new(Experiment)
 			if err := json.Unmarshal(v, e); err != nil {
@@ -204,7 +186,7 @@ func (s *Store) Experiments() ([]*Experiment, error) {
 // Contribution returns the sequence number of user's acknowledged report, or 0.
 func (s *Store) Contribution(id string, user [32]byte) (uint64, error) {
 	var seq uint64
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(usersBucket(id))
 		if b == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -220,7 +202,7 @@ func (s *Store) Contribution(id string, user [32]byte) (uint64, error) {
 // Record returns the acknowledged record seq of experiment id.
 func (s *Store) Record(id string, seq uint64) (*Record, error) {
 	var r *Record
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(logBucket(id)).Get(seqKey(seq))
 		if v == nil {
 			return fmt.Errorf("experiment %s: no record %d", id, seq)
@@ -239,7 +221,7 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		lb, ub := tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id))
 		if lb == nil || ub == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -267,8 +249,13 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 				tx.OnCommit(h.After)
 			}
 			if h.Before != nil {
-				return h.Before()
+				if err := h.Before(); err != nil {
+					return err
+				}
 			}
+		}
+		if s.beforeCommit != nil {
+			return s.beforeCommit()
 		}
 		return nil
 	})
@@ -276,7 +263,7 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 
 // Replay calls f with every record of experiment id's log in order (seq 1, 2, …).
 func (s *Store) Replay(id string, f func(seq uint64, r *Record) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		lb := tx.Bucket(logBucket(id))
 		if lb == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -292,7 +279,7 @@ func (s *Store) Replay(id string, f func(seq uint64, r *Record) error) error {
 			if err != nil {
 				return fmt.Errorf("experiment %s: record %d: %w", id, seq, err)
 			}
-			if err := f(seq, r); err != nil {
+			if err := call(func() error { return f(seq, r) }); err != nil {
 				return err
 			}
 			want++
