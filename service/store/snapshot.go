@@ -89,15 +89,15 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		}
 		return nil
 	}
-	err := inOne(s.db, check, del, between, put)
+	err := inOne(s.update, check, del, between, put)
 	return deleted, err
 }
 
 // inOne runs steps in one transaction: they commit together (one fsync) or not at all. The
 // deletion of the raw records a snapshot covers and the snapshot itself must never be
 // committed apart: records deleted without their snapshot would be lost.
-func inOne(db *bolt.DB, steps ...func(*bolt.Tx) error) error {
-	return db.Update(func(tx *bolt.Tx) error {
+func inOne(update func(func(*bolt.Tx) error) error, steps ...func(*bolt.Tx) error) error {
+	return update(func(tx *bolt.Tx) error {
 		for _, f := range steps {
 			if err := f(tx); err != nil {
 				return err
