@@ -82,8 +82,8 @@ func TestServeDamagedDatabase(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestCLIHelper$")
-			cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS="+strings.Join([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0",
-				"--admin-token", testAdmin, "--client-token", testClient}, "\x1f"))
+			cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_ADMIN_TOKEN="+testAdmin, "DPRL_CLIENT_TOKEN="+testClient,
+				"DPRL_TEST_ARGS="+strings.Join([]string{"serve", "--data", dir, "--addr", "127.0.0.1:0"}, "\x1f"))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			err := cmd.Run()
@@ -126,7 +126,8 @@ func TestServeDamagedDatabase(t *testing.T) {
 // read. Without the bound the server's peak resident memory was 1.9 GB.
 func TestServeInflightRSS(t *testing.T) {
 	longtest.Skip(t, "300 concurrent 3 MB batch bodies against dprl serve, about 20 s")
-	p := startServeArgs(t, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-token", testAdmin, "--client-token", testClient})
+	useTestTokens(t)
+	p := startServeArgs(t, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"})
 	c := client.New(p.url, testAdmin, testClient, nil)
 	l, err := c.Create(context.Background(), client.CreateRequest{Family: "tabular", Agent: "practical-jdp",
 		Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}}, Epsilon: 1, Delta: 1e-5, Capacity: 1000})

@@ -183,6 +183,7 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 // reports in the same order (its log), built from the same seed — so no noise was redrawn.
 func TestServeKill9(t *testing.T) {
 	longtest.Skip(t, "kill -9 of a live server while users submit, ≈ 20 s")
+	useTestTokens(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -194,7 +195,7 @@ func TestServeKill9(t *testing.T) {
 	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
 	// in a snapshot), the raw reports retained for the reference replay below.
 	startServe := func(t *testing.T, data, addr string) *serveProcess {
-		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--admin-token", testAdmin, "--client-token", testClient,
+		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr,
 			"--retain-reports", "--snapshot-every", "500"})
 	}
 	srv := startServe(t, data, addr)
