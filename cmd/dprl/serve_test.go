@@ -201,7 +201,7 @@ func TestServeKill9(t *testing.T) {
 	srv := startServe(t, data, addr)
 	ctx := context.Background()
 	c := client.New(srv.url, testAdmin, testClient, nil)
-	const K = 4000
+	const K = 20000
 	seed := uint64(11)
 	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed, Simulation: true})
@@ -224,10 +224,20 @@ func TestServeKill9(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	kills := 0
 	for kills < 3 {
-		time.Sleep(time.Duration(200+rng.IntN(600)) * time.Millisecond)
-		mu.Lock()
-		d := done
-		mu.Unlock()
+		// Kill when the users reached a random point of the next fifth of the capacity (by
+		// progress, not by time: on an idle machine the users finish within a second or two).
+		at := int64(kills+1)*K/8 + int64(rng.IntN(K/16))
+		var d int64
+		for {
+			mu.Lock()
+			d = done
+			mu.Unlock()
+			if d >= at {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Logf("kill %d: target %d, progress %d", kills+1, at, d)
 		if d >= K-500 {
 			break
 		}
