@@ -662,27 +662,40 @@ type credentialsRequest struct {
 }
 
 func (s *Server) mintCredentials(w http.ResponseWriter, r *http.Request) {
-	x := s.authorizedExperiment(w, r, s.admin, "minting credentials needs the admin token")
+	x, users := s.usersRequest(w, r, "minting credentials needs the admin token")
 	if x == nil {
 		return
 	}
-	var req credentialsRequest
-	if !readJSON(w, r, int64(MaxCredentialUsers)*(MaxUserID+8)+1024, &req) {
-		return
-	}
-	if len(req.Users) == 0 || len(req.Users) > MaxCredentialUsers {
-		fail(w, http.StatusBadRequest, "invalid_request", "users", "users: 1 to %d user IDs, got %d", MaxCredentialUsers, len(req.Users))
-		return
-	}
-	out := make(map[string]string, len(req.Users))
-	for i, u := range req.Users {
-		if !printable(u, MaxUserID) {
-			fail(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("users[%d]", i), "users[%d]: 1 to %d printable ASCII characters", i, MaxUserID)
-			return
-		}
+	out := make(map[string]string, len(users))
+	for _, u := range users {
 		out[u] = s.Credential(x.def.ID, u)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"experiment": x.def.ID, "credentials": out})
+}
+
+// usersRequest checks the admin token and the experiment and reads a {"users": [ids]} body
+// (1 to MaxCredentialUsers printable IDs); nil when a check failed and was answered (need
+// names what the token is for).
+func (s *Server) usersRequest(w http.ResponseWriter, r *http.Request, need string) (*experiment, []string) {
+	x := s.authorizedExperiment(w, r, s.admin, need)
+	if x == nil {
+		return nil, nil
+	}
+	var req credentialsRequest
+	if !readJSON(w, r, int64(MaxCredentialUsers)*(MaxUserID+8)+1024, &req) {
+		return nil, nil
+	}
+	if len(req.Users) == 0 || len(req.Users) > MaxCredentialUsers {
+		fail(w, http.StatusBadRequest, "invalid_request", "users", "users: 1 to %d user IDs, got %d", MaxCredentialUsers, len(req.Users))
+		return nil, nil
+	}
+	for i, u := range req.Users {
+		if !printable(u, MaxUserID) {
+			fail(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("users[%d]", i), "users[%d]: 1 to %d printable ASCII characters", i, MaxUserID)
+			return nil, nil
+		}
+	}
+	return x, req.Users
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {

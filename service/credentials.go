@@ -81,24 +81,12 @@ func (s *Server) checkCredential(exp, user, cred string) string {
 // the users' credentials for the experiment, of every key version, are refused from then on,
 // exactly as a wrong credential. The store keeps the users' digests, never their IDs.
 func (s *Server) revokeCredentials(w http.ResponseWriter, r *http.Request) {
-	x := s.authorizedExperiment(w, r, s.admin, "revoking credentials needs the admin token")
+	x, users := s.usersRequest(w, r, "revoking credentials needs the admin token")
 	if x == nil {
 		return
 	}
-	var req credentialsRequest
-	if !readJSON(w, r, int64(MaxCredentialUsers)*(MaxUserID+8)+1024, &req) {
-		return
-	}
-	if len(req.Users) == 0 || len(req.Users) > MaxCredentialUsers {
-		fail(w, http.StatusBadRequest, "invalid_request", "users", "users: 1 to %d user IDs, got %d", MaxCredentialUsers, len(req.Users))
-		return
-	}
-	ds := make([][32]byte, len(req.Users))
-	for i, u := range req.Users {
-		if !printable(u, MaxUserID) {
-			fail(w, http.StatusBadRequest, "invalid_request", fmt.Sprintf("users[%d]", i), "users[%d]: 1 to %d printable ASCII characters", i, MaxUserID)
-			return
-		}
+	ds := make([][32]byte, len(users))
+	for i, u := range users {
 		copy(ds[i][:], s.userMAC("dprl/user/v1", x.def.ID, u))
 	}
 	n, err := s.st.Revoke(x.def.ID, ds)

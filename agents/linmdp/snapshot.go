@@ -14,11 +14,11 @@ import (
 func (c *Curator) MarshalState() ([]byte, error) { return protocol.MarshalState(c) }
 
 // RestoreState implements protocol.Snapshotter: c must be fresh, built as the snapshotted one.
-func (c *Curator) RestoreState(b []byte) error { return protocol.RestoreState(c, b, lazySources...) }
+func (c *Curator) RestoreState(b []byte) error { return protocol.RestoreState(c, b, lazySources()...) }
 
 // lazySources are the noise sources an agent may create after construction (restored even
 // when the fresh curator has none yet).
-var lazySources = []any{(*noise.Secure)(nil)}
+func lazySources() []any { return []any{(*noise.Secure)(nil)} }
 
 var (
 	_ protocol.Snapshotter = (*Curator)(nil)

@@ -14,19 +14,19 @@ import (
 func (c *Server) MarshalState() ([]byte, error) { return protocol.MarshalState(c) }
 
 // RestoreState implements protocol.Snapshotter: c must be fresh, built as the snapshotted one.
-func (c *Server) RestoreState(b []byte) error { return protocol.RestoreState(c, b, lazySources...) }
+func (c *Server) RestoreState(b []byte) error { return protocol.RestoreState(c, b, lazySources()...) }
 
 // MarshalState implements protocol.Snapshotter.
 func (c *PracticalServer) MarshalState() ([]byte, error) { return protocol.MarshalState(c) }
 
 // RestoreState implements protocol.Snapshotter: c must be fresh, built as the snapshotted one.
 func (c *PracticalServer) RestoreState(b []byte) error {
-	return protocol.RestoreState(c, b, lazySources...)
+	return protocol.RestoreState(c, b, lazySources()...)
 }
 
 // lazySources are the noise sources an agent may create after construction (restored even
 // when the fresh curator has none yet).
-var lazySources = []any{(*noise.Secure)(nil)}
+func lazySources() []any { return []any{(*noise.Secure)(nil)} }
 
 var (
 	_ protocol.Snapshotter = (*Server)(nil)

@@ -15,7 +15,7 @@ func (c *TrustedCurator) MarshalState() ([]byte, error) { return protocol.Marsha
 
 // RestoreState implements protocol.Snapshotter: c must be fresh, built as the snapshotted one.
 func (c *TrustedCurator) RestoreState(b []byte) error {
-	return protocol.RestoreState(c, b, lazySources...)
+	return protocol.RestoreState(c, b, lazySources()...)
 }
 
 // MarshalState implements protocol.Snapshotter.
@@ -23,12 +23,12 @@ func (c *LocalCurator) MarshalState() ([]byte, error) { return protocol.MarshalS
 
 // RestoreState implements protocol.Snapshotter: c must be fresh, built as the snapshotted one.
 func (c *LocalCurator) RestoreState(b []byte) error {
-	return protocol.RestoreState(c, b, lazySources...)
+	return protocol.RestoreState(c, b, lazySources()...)
 }
 
 // lazySources are the noise sources an agent may create after construction (restored even
 // when the fresh curator has none yet).
-var lazySources = []any{(*noise.Secure)(nil)}
+func lazySources() []any { return []any{(*noise.Secure)(nil)} }
 
 var (
 	_ protocol.Snapshotter = (*TrustedCurator)(nil)
