@@ -46,9 +46,14 @@ func (t Target) Session(reg *engine.Registry, agent string, seed uint64) (protoc
 
 // Served is Session's served agent (its contract and how its users draw their episodes).
 func (t Target) Served(reg *engine.Registry, agent string, seed uint64) (engine.Served, error) {
+	return t.ServedK(reg, agent, seed, Capacity)
+}
+
+// ServedK is Served with capacity k instead of Capacity.
+func (t Target) ServedK(reg *engine.Registry, agent string, seed uint64, k int) (engine.Served, error) {
 	var first error
 	for _, eps := range []string{"privacy: {epsilons: [1]}\n", ""} {
-		doc := fmt.Sprintf("%sepisodes: %d\nseeds: [%d]\nagents: [%s]\n%s", t.Env, Capacity, seed, agent, eps)
+		doc := fmt.Sprintf("%sepisodes: %d\nseeds: [%d]\nagents: [%s]\n%s", t.Env, k, seed, agent, eps)
 		s, err := engine.ParseRunSpec([]byte(doc), t.Family)
 		if err == nil {
 			var sv engine.Servable
