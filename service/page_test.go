@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
 )
@@ -77,7 +78,9 @@ func TestStatusPageInChromium(t *testing.T) {
 	bin := chromiumBinary(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	c, s, stop := live(t, dir, true)
+	// The raw reports are retained (audit mode), so that the test can check none of them
+	// shows on the page.
+	c, s, stop := live(t, dir, true, func(c *service.Config) { c.RetainReports = true })
 	url := serverURL(t, s) + "/" // httptest: a real listener on 127.0.0.1
 	create := func(agent string) *client.Ledger {
 		l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},

@@ -35,9 +35,13 @@ func registry() *engine.Registry {
 
 // live starts a server on dir behind httptest and returns its client and a stop function
 // (Shutdown then Close, as dprl serve does on SIGTERM).
-func live(t *testing.T, dir string, seeded bool) (*client.Client, *service.Server, func()) {
+func live(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) (*client.Client, *service.Server, func()) {
 	t.Helper()
-	s, err := service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Seeded: seeded})
+	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Seeded: seeded}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s, err := service.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
