@@ -147,6 +147,12 @@ func TestServeKill9Versions(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	// Snapshots every 500 reports (kills land around them), the raw reports retained for the
+	// reference replay of the whole log at the end.
+	startServe := func(t *testing.T, data, addr string) *serveProcess {
+		useTestTokens(t)
+		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--retain-reports", "--snapshot-every", "500"})
+	}
 	srv := startServe(t, data, addr)
 	base := srv.url
 	ctx := context.Background()
