@@ -286,6 +286,17 @@ type stateDecoder struct {
 
 var errShort = errors.New("state: truncated encoding")
 
+// present reads a nil marker: false (v zeroed) for a nil map or interface, true when a value
+// follows.
+func (d *stateDecoder) present(v reflect.Value) (bool, error) {
+	c, err := d.byte1()
+	if err != nil || c != 0 {
+		return err == nil, err
+	}
+	v.SetZero()
+	return false, nil
+}
+
 func (d *stateDecoder) byte1() (byte, error) {
 	if len(d.b) == 0 {
 		return 0, errShort
@@ -439,13 +450,8 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 			}
 		}
 	case reflect.Map:
-		c, err := d.byte1()
-		if err != nil {
+		if ok, err := d.present(v); !ok || err != nil {
 			return err
-		}
-		if c == 0 {
-			v.SetZero()
-			return nil
 		}
 		n, err := d.uvarint()
 		if err != nil {
@@ -512,13 +518,8 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 		}
 		return d.value(v.Elem(), path)
 	case reflect.Interface:
-		c, err := d.byte1()
-		if err != nil {
+		if ok, err := d.present(v); !ok || err != nil {
 			return err
-		}
-		if c == 0 {
-			v.SetZero()
-			return nil
 		}
 		name, err := d.bytes()
 		if err != nil {
