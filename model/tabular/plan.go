@@ -1,7 +1,5 @@
 package tabular
 
-import "github.com/dprl/dprl/internal/smallmat"
-
 // Values holds V_h(s) for h = 0..H (V[H] ≡ 0) and, for optimal planning, Q_h(s,a).
 type Values struct {
 	// V[h][s], h = 0..H; V[H] is all zeros.
@@ -19,7 +17,8 @@ func (m *MDP) Start(v *Values) float64 {
 	return x
 }
 
-// Optimal computes V* and Q* by exact backward induction, O(H·S²·A).
+// Optimal computes V* and Q* by exact backward induction, O(H·(S·A + non-zero transitions)).
+// A terminal state s_h has V_h(s) = TerminalValue(h) and Q_h(s,·) = TerminalValue(h).
 func (m *MDP) Optimal() *Values {
 	S, A, H := m.S, m.A, m.H
 	v := &Values{V: make([][]float64, H+1), Q: make([][]float64, H)}
@@ -29,9 +28,17 @@ func (m *MDP) Optimal() *Values {
 		v.Q[h] = make([]float64, S*A)
 		next := v.V[h+1]
 		for s := 0; s < S; s++ {
+			if m.IsTerminal(s) {
+				tv := m.TerminalValue(h)
+				for a := 0; a < A; a++ {
+					v.Q[h][s*A+a] = tv
+				}
+				v.V[h][s] = tv
+				continue
+			}
 			best := 0.0
 			for a := 0; a < A; a++ {
-				q := m.Reward(h, s, a) + smallmat.Dot(m.Trans(h, s, a), next)
+				q := m.Reward(h, s, a) + m.Expect(h, s, a, next)
 				v.Q[h][s*A+a] = q
 				if a == 0 || q > best {
 					best = q
@@ -62,8 +69,9 @@ func NewDeterministic(S, H int) *Policy {
 // Action returns the action of a deterministic policy at (h, s).
 func (p *Policy) Action(h, s int) int { return p.Act[h][s] }
 
-// Evaluate computes V^π exactly by backward induction (O(H·S²) for a deterministic policy,
-// O(H·S²·A) for a stochastic one). It does not allocate beyond the result.
+// Evaluate computes V^π exactly by backward induction (O(H·(S + non-zero transitions of the
+// chosen actions)) for a deterministic policy, O(H·(S·A + non-zero transitions)) for a
+// stochastic one); terminal states have V_h(s) = TerminalValue(h). It does not allocate beyond the result.
 func (m *MDP) Evaluate(p *Policy) *Values {
 	S, A, H := m.S, m.A, m.H
 	v := &Values{V: make([][]float64, H+1)}
@@ -83,15 +91,19 @@ func (m *MDP) evaluateInto(p *Policy, V [][]float64) {
 	for h := H - 1; h >= 0; h-- {
 		next := V[h+1]
 		for s := 0; s < S; s++ {
+			if m.IsTerminal(s) {
+				V[h][s] = m.TerminalValue(h)
+				continue
+			}
 			if p.Act != nil {
 				a := p.Act[h][s]
-				V[h][s] = m.Reward(h, s, a) + smallmat.Dot(m.Trans(h, s, a), next)
+				V[h][s] = m.Reward(h, s, a) + m.Expect(h, s, a, next)
 				continue
 			}
 			x := 0.0
 			for a := 0; a < A; a++ {
 				if pa := p.Prob[h][s*A+a]; pa != 0 {
-					x += pa * (m.Reward(h, s, a) + smallmat.Dot(m.Trans(h, s, a), next))
+					x += pa * (m.Reward(h, s, a) + m.Expect(h, s, a, next))
 				}
 			}
 			V[h][s] = x
