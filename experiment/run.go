@@ -81,6 +81,8 @@ func newAgent(m *model.MDP, cfg *Config, ac agents.Config, streams engine.Stream
 			return noise.NewSeeded(streams.Noise(name).Rand())
 		}
 	}
+	// The terminal states are public structure of the environment: the agent receives them.
+	ac.Terminal, ac.TerminalReward = m.Terminal, m.TerminalReward
 	return agents.New(m.S, m.A, m.H, cfg.Episodes, ac, st)
 }
 

@@ -29,8 +29,9 @@ import (
 // the network gives the same curator state, bit for bit, as the in-process one).
 //
 // Binary layout (schema 1): Magic, one byte SchemaVersion, uvarint n, n bytes of the header's
-// JSON, then per report type: Trajectory: uvarint count + zigzag varints (states), the same
-// for actions, uvarint count + float64s (rewards); Leaves: uvarint steps, per step uvarint
+// JSON, then per report type: Trajectory: uvarint count + zigzag varints (states; at most
+// H+1), the same for actions (at most H), uvarint count + float64s (rewards; at most H: a
+// terminated episode has L < H steps and L+1 states); Leaves: uvarint steps, per step uvarint
 // regressions and per regression uvarint dim + float64s, then per step uvarint count +
 // float64s (y); Path: uvarint rows, per row uvarint dim + float64s (states), the same for
 // inputs; Privatized: uvarint blocks, per block uvarint length + float64s. Nothing may follow.
@@ -39,9 +40,9 @@ import (
 const Magic = "DPRL"
 
 // MaxBytes is the largest encoded report a curator with header h accepts (either encoding):
-// 4 KiB of header plus 40 bytes for every number the dimensions allow, far above what the
-// encoders write (a double takes at most 24 characters of JSON). A larger message is refused
-// before it is parsed.
+// 4 KiB of header (plus 8 bytes per terminal state it lists) plus 40 bytes for every number
+// the dimensions allow, far above what the encoders write (a double takes at most 24
+// characters of JSON). A larger message is refused before it is parsed.
 func MaxBytes(h Header) int {
 	d := h.Dims
 	n := 0
@@ -61,7 +62,7 @@ func MaxBytes(h Header) int {
 	default:
 		n = 3*d.Horizon + 1
 	}
-	return 4096 + 40*n
+	return 4096 + 8*len(d.Terminal) + 40*n
 }
 
 // EncodeJSON returns the JSON encoding of r. Non-finite numbers cannot be encoded (a user
@@ -273,8 +274,21 @@ func (d *reader) uvarint(size int) int {
 	return int(v)
 }
 
-func (d *reader) ints() []int {
-	n := d.uvarint(1)
+// count reads a count of items of at least size bytes each (see uvarint) that may not exceed
+// max (the public dimensions: a trajectory has at most H+1 states), before anything is
+// allocated for them.
+func (d *reader) count(size, max int) int {
+	n := d.uvarint(size)
+	if d.err == nil && n > max {
+		d.fail("count %d exceeds %d (the dimensions' bound)", n, max)
+		return 0
+	}
+	return n
+}
+
+// ints reads a count (at most max) and that many zigzag varints.
+func (d *reader) ints(max int) []int {
+	n := d.count(1, max)
 	out := make([]int, 0, n)
 	for i := 0; i < n && d.err == nil; i++ {
 		v, m := binary.Varint(d.b)
@@ -288,8 +302,11 @@ func (d *reader) ints() []int {
 	return out
 }
 
-func (d *reader) floats() []float64 {
-	n := d.uvarint(8)
+func (d *reader) floats() []float64 { return d.floatsMax(math.MaxInt) }
+
+// floatsMax reads a count (at most max) and that many float64s.
+func (d *reader) floatsMax(max int) []float64 {
+	n := d.count(8, max)
 	if d.err != nil {
 		return nil
 	}
@@ -338,9 +355,12 @@ func decodeBinary(data []byte, want Header) (Report, error) {
 	switch r := r.(type) {
 	case *Trajectory:
 		r.Header = h
-		r.States = d.at("states").ints()
-		r.Actions = d.at("actions").ints()
-		r.Rewards = d.at("rewards").floats()
+		// At most H steps (H+1 states): bounded before allocating; Validate checks the exact
+		// lengths (H, or fewer ending in a terminal state).
+		H := want.Dims.Horizon
+		r.States = d.at("states").ints(H + 1)
+		r.Actions = d.at("actions").ints(H)
+		r.Rewards = d.at("rewards").floatsMax(H)
 	case *Leaves:
 		r.Header = h
 		steps := d.at("x").uvarint(1)

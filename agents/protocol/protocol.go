@@ -36,6 +36,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // SchemaVersion is the version of the Report message (its JSON and binary encodings). A
@@ -84,6 +85,18 @@ type Dims struct {
 	Regressors []int `json:"regressors,omitempty"`
 	// Blocks are the lengths of the blocks of a Privatized report.
 	Blocks []int `json:"blocks,omitempty"`
+	// Terminal are the terminal states of a finite MDP (tabular), increasing: public
+	// structure. Entering one ends the episode, so a Trajectory may be shorter than Horizon
+	// exactly when its last state is terminal (Trajectory.Validate). Empty: every episode
+	// has Horizon steps.
+	Terminal []int `json:"terminal,omitempty"`
+}
+
+// IsTerminal reports whether s is one of the terminal states d.Terminal (binary search:
+// Terminal is increasing).
+func (d Dims) IsTerminal(s int) bool {
+	_, ok := slices.BinarySearch(d.Terminal, s)
+	return ok
 }
 
 // Header describes a report: everything a receiver needs to check it before reading it.
@@ -128,6 +141,9 @@ func (h Header) Check(want Header) error {
 	if err := sameInts("header.dims.regressors", a.Regressors, b.Regressors); err != nil {
 		return err
 	}
+	if err := sameInts("header.dims.terminal", a.Terminal, b.Terminal); err != nil {
+		return err
+	}
 	return sameInts("header.dims.blocks", a.Blocks, b.Blocks)
 }
 
@@ -158,8 +174,10 @@ type Report interface {
 // Trajectory is a user's raw episode of a finite MDP (tabular, linmdp): kind trajectory.
 type Trajectory struct {
 	Header Header `json:"header"`
-	// States are s_1..s_{H+1} (in [0, States)), Actions a_1..a_H (in [0, Actions)), Rewards
-	// r_1..r_H (finite; the agent clips them to [0, 1] as its proof assumes).
+	// States are s_1..s_{L+1} (in [0, States)), Actions a_1..a_L (in [0, Actions)), Rewards
+	// r_1..r_L (finite; the agent clips them to [0, 1] as its proof assumes), L the number of
+	// steps played: L = H, or L < H when the episode ended on entering the terminal state
+	// s_{L+1} (Dims.Terminal; no earlier state is terminal).
 	States  []int     `json:"states"`
 	Actions []int     `json:"actions"`
 	Rewards []float64 `json:"rewards"`
@@ -208,7 +226,10 @@ func (*Leaves) report()     {}
 func (*Path) report()       {}
 func (*Privatized) report() {}
 
-// Validate implements Report.
+// Validate implements Report. Without terminal states (Dims.Terminal empty) a trajectory
+// has exactly H steps. With them it has L ∈ [1, H] steps (L actions and rewards, L+1
+// states): no state before the last is terminal (the episode would have ended there), and a
+// trajectory shorter than H ends in a terminal state (only entering one ends an episode).
 func (r *Trajectory) Validate(want Header) error {
 	if r == nil {
 		return fieldf("report", "missing")
@@ -218,18 +239,41 @@ func (r *Trajectory) Validate(want Header) error {
 	}
 	d := want.Dims
 	H := d.Horizon
-	if len(r.States) != H+1 {
-		return fieldf("states", "got %d states, want H+1 = %d", len(r.States), H+1)
-	}
-	if len(r.Actions) != H {
-		return fieldf("actions", "got %d actions, want H = %d", len(r.Actions), H)
-	}
-	if len(r.Rewards) != H {
-		return fieldf("rewards", "got %d rewards, want H = %d", len(r.Rewards), H)
+	L := len(r.Actions)
+	if len(d.Terminal) == 0 {
+		if len(r.States) != H+1 {
+			return fieldf("states", "got %d states, want H+1 = %d", len(r.States), H+1)
+		}
+		if L != H {
+			return fieldf("actions", "got %d actions, want H = %d", L, H)
+		}
+		if len(r.Rewards) != H {
+			return fieldf("rewards", "got %d rewards, want H = %d", len(r.Rewards), H)
+		}
+	} else {
+		if L < 1 || L > H {
+			return fieldf("actions", "got %d actions, want L in [1, H = %d] (the steps played)", L, H)
+		}
+		if len(r.States) != L+1 {
+			return fieldf("states", "got %d states, want L+1 = %d (%d actions)", len(r.States), L+1, L)
+		}
+		if len(r.Rewards) != L {
+			return fieldf("rewards", "got %d rewards, want L = %d (one per action)", len(r.Rewards), L)
+		}
 	}
 	for h, s := range r.States {
 		if s < 0 || s >= d.States {
 			return fieldf(fmt.Sprintf("states[%d]", h), "state must be in [0, %d], got %d", d.States-1, s)
+		}
+	}
+	if len(d.Terminal) > 0 {
+		for h, s := range r.States[:L] {
+			if d.IsTerminal(s) {
+				return fieldf(fmt.Sprintf("states[%d]", h), "state %d is terminal but the episode goes on", s)
+			}
+		}
+		if s := r.States[L]; L < H && !d.IsTerminal(s) {
+			return fieldf("states", "%d steps end in non-terminal state %d (an episode shorter than H = %d must end in a terminal state)", L, s, H)
 		}
 	}
 	for h, a := range r.Actions {

@@ -94,6 +94,13 @@ type Config struct {
 	Algorithm string
 	Privacy   PrivacyConfig
 	Bonus     BonusConfig
+	// Terminal and TerminalReward are the environment's public terminal structure
+	// (model.MDP.Terminal and TerminalReward; nil and 0: no terminal states), which the
+	// runners copy from the model: the curator accepts episodes that end on entering a
+	// terminal state and counts their steps only, the planner values terminal states exactly
+	// (terminal.go). Not part of the configuration's JSON: they come with the environment.
+	Terminal       []bool  `json:"-"`
+	TerminalReward float64 `json:"-"`
 }
 
 // Streams are the agent's independent random streams.
@@ -112,12 +119,21 @@ type Agent struct {
 	Privacy PrivacyReport
 	// Bonus is the resolved bonus configuration (ι and C3 filled in).
 	Bonus BonusConfig
+	term  terminal
 }
 
 // New builds an agent for an (S, A, H) MDP and K episodes. Noise levels are computed here from
-// public parameters only.
+// public parameters only (the terminal states are public too). A model whose per-step tables
+// (H·S·A·S entries) exceed model.MaxEntries is refused before anything is allocated.
 func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := model.CheckSize("agent "+AgentName(cfg)+": ", S, A, H); err != nil {
+		return nil, err
+	}
+	term, err := newTerminal("agent.terminal", S, cfg.Terminal, cfg.TerminalReward)
+	if err != nil {
 		return nil, err
 	}
 	if err := cfg.Privacy.Validate(); err != nil {
@@ -133,9 +149,13 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 	var planner Planner
 	switch cfg.Algorithm {
 	case "dp-ucbvi":
-		planner = NewDPUCBVI(S, A, H, bonus, st.Tie)
+		p := NewDPUCBVI(S, A, H, bonus, st.Tie)
+		p.term = term
+		planner = p
 	case "private-ucbvi":
-		planner = NewPrivateUCBVI(S, A, H, bonus, st.Tie)
+		p := NewPrivateUCBVI(S, A, H, bonus, st.Tie)
+		p.term = term
+		planner = p
 	default:
 		return nil, fmt.Errorf("agent.algorithm: unknown algorithm %q (allowed: dp-ucbvi, private-ucbvi)", cfg.Algorithm)
 	}
@@ -156,13 +176,14 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		}()
 	}
 	pol := model.NewDeterministic(S, H)
-	ag = &Agent{Bonus: bonus}
+	ag = &Agent{Bonus: bonus, term: term}
 	switch cfg.Privacy.Model {
 	case NonPrivate:
 		id, err := NewIdentity(S, A, H)
 		if err != nil {
 			return nil, err
 		}
+		id.term = term
 		ag.Client, ag.Server = rawClient{}, &curatorServer{cur: id, planner: planner, pol: pol}
 		_, ag.Privacy = cfg.Privacy.scales(H, K, false)
 	case JDP:
@@ -170,6 +191,7 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		if err != nil {
 			return nil, err
 		}
+		c.term = term
 		ag.Client, ag.Server, ag.Privacy = rawClient{}, &curatorServer{cur: c, planner: planner, pol: pol}, c.Report()
 	case LDP:
 		src := st.Noise("local/report")
@@ -178,7 +200,9 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		if err != nil {
 			return nil, err
 		}
-		ag.Client = NewRandomizer(S, A, H, b, src)
+		z := NewRandomizer(S, A, H, b, src)
+		z.term = term
+		ag.Client = z
 		ag.Server, ag.Privacy = &ldpServer{srv: srv, planner: planner, pol: pol}, rep
 	}
 	return ag, nil

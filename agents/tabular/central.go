@@ -35,12 +35,16 @@ type Central struct {
 	f1, f2, f3 counter.Counter
 	x1, x2, x3 []float64
 	bb         *Billboard
+	term       terminal // public terminal states (set by New; none for NewCentral)
 }
 
 // NewCentral returns a Central privatizer for K episodes (capacity K−1 insertions: the data of
 // episode K is never released, spec pitfall 24). All noise scales are fixed here.
 func NewCentral(S, A, H, K int, priv PrivacyConfig, src Sources) (*Central, error) {
 	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := model.CheckSize("central privatizer: ", S, A, H); err != nil {
 		return nil, err
 	}
 	if priv.Model != JDP {
@@ -91,22 +95,25 @@ func (c *Central) Ingest(t *model.Trajectory) error {
 	if c.f1 == nil {
 		return fmt.Errorf("central privatizer: K = 1, no data is ever released")
 	}
-	if err := validateTrajectory(t, c.S, c.A, c.H); err != nil {
+	L, err := validateTrajectory(t, c.S, c.A, c.H, c.term)
+	if err != nil {
 		return fmt.Errorf("central privatizer: %w", err)
 	}
 	S, A := c.S, c.A
-	for h := 0; h < c.H; h++ {
+	// A terminated episode (L < H) inserts its L steps; the other streams get 0, as every
+	// stream not visited.
+	for h := 0; h < L; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]
 		c.x1[i], c.x3[i], c.x2[i*S+t.S[h+1]] = 1, clipReward(t.R[h]), 1
 	}
-	err := c.f1.Insert(c.x1)
+	err = c.f1.Insert(c.x1)
 	if err == nil {
 		err = c.f2.Insert(c.x2)
 	}
 	if err == nil {
 		err = c.f3.Insert(c.x3)
 	}
-	for h := 0; h < c.H; h++ {
+	for h := 0; h < L; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]
 		c.x1[i], c.x3[i], c.x2[i*S+t.S[h+1]] = 0, 0, 0
 	}
@@ -136,6 +143,7 @@ func (c *Central) Release() *Billboard { return c.bb }
 type Identity struct {
 	S, A, H int
 	bb      *Billboard
+	term    terminal // public terminal states (set by New; none for NewIdentity)
 }
 
 // NewIdentity returns the non-private curator.
@@ -143,16 +151,20 @@ func NewIdentity(S, A, H int) (*Identity, error) {
 	if err := checkShape(S, A, H, 1); err != nil {
 		return nil, err
 	}
+	if err := model.CheckSize("curator: ", S, A, H); err != nil {
+		return nil, err
+	}
 	return &Identity{S: S, A: A, H: H, bb: newBillboard(S, A, H)}, nil
 }
 
 // Ingest implements Curator.
 func (c *Identity) Ingest(t *model.Trajectory) error {
-	if err := validateTrajectory(t, c.S, c.A, c.H); err != nil {
+	L, err := validateTrajectory(t, c.S, c.A, c.H, c.term)
+	if err != nil {
 		return fmt.Errorf("curator: %w", err)
 	}
 	S, A := c.S, c.A
-	for h := 0; h < c.H; h++ {
+	for h := 0; h < L; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]
 		c.bb.N[i]++
 		c.bb.R[i] += t.R[h]

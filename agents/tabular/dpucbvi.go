@@ -32,9 +32,14 @@ type PlannerStats struct {
 //	              Ṽ_h(s) = max_a Q̃_h(s,a), π_h(s) = argmax_a Q̃_h(s,a)
 //
 // With the Identity privatizer (E = 0) it is UCBVI with the same bonus (spec §5.1).
+//
+// A terminal state s_h (public structure, terminal.go) is not learned: Q̃_h(s,·) = Ṽ_h(s) =
+// TerminalReward·(H−h), its exact value, with no bonus, and it adds no correction term to the
+// pairs that lead to it (g = 0 at a terminal next state: its value has no estimation error).
 type DPUCBVI struct {
 	S, A, H int
 	cfg     BonusConfig
+	term    terminal // public terminal states (set by New; none for NewDPUCBVI)
 	q       []float64 // Q̃^{k−1}_h(s,a); Q̃^0 ≡ H (spec pitfall 7)
 	v       []float64 // Ṽ_h(s), (H+1)·S, Ṽ_{H+1} ≡ 0
 	nt, nsa []float64 // post-processed Ñ_h(s,a,s'), Ñ_h(s,a)
@@ -123,6 +128,10 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 		if term4 {
 			for s2 := 0; s2 < S; s2++ {
 				m := p.nNext[(h+1)*S+s2]
+				if p.term.is(s2) {
+					p.g[s2] = 0 // the exact value: no estimation error to correct
+					continue
+				}
 				if m <= 0 {
 					p.g[s2] = Hf * Hf
 					continue
@@ -131,6 +140,10 @@ func (p *DPUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 			}
 		}
 		for s := 0; s < S; s++ {
+			if p.term.is(s) {
+				setTerminal(p.q[(h*S+s)*A:(h*S+s+1)*A], vAll[h*S+s:], pol.Act[h], s, p.term.value(H, h))
+				continue
+			}
 			best := math.Inf(-1)
 			for a := 0; a < A; a++ {
 				i := (h*S+s)*A + a

@@ -291,7 +291,7 @@ func runLDPSpec(spec ldpSpec, src *replaySource) (ldpVector, error) {
 		return v, err
 	}
 	v.Sigma = z.sigma
-	v.Header = tabHeader(spec.agent, protocol.KindPrivatized, p.States, p.Actions, p.Horizon, []int{z.enc.dim()})
+	v.Header = tabHeader(spec.agent, protocol.KindPrivatized, p.States, p.Actions, p.Horizon, terminal{}, []int{z.enc.dim()})
 	t := &model.Trajectory{S: spec.states, A: spec.actions, R: spec.rewards}
 	x := make([]float64, z.enc.dim())
 	if err := z.enc.add(t, x); err != nil {

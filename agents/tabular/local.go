@@ -29,6 +29,7 @@ type Randomizer struct {
 	b       float64
 	src     noise.Source
 	rep     Report
+	term    terminal // public terminal states (set by New; none for NewRandomizer)
 }
 
 // NewRandomizer returns the user-side randomiser with report scale b_L fixed from public
@@ -60,9 +61,11 @@ func (rejected) message() {}
 // Randomize returns the dense noisy report of t (see Encode). This is the LDP privacy
 // boundary: states and actions are validated (an error, before anything is noised) and
 // rewards are clipped to [0, 1] here (clipReward), so a buggy or hostile client's report has
-// exactly the sensitivity the calibration assumes.
+// exactly the sensitivity the calibration assumes. A terminated episode of L < H steps sets
+// the indicators of its L steps only (the scale b is that of H steps).
 func (z *Randomizer) Randomize(t *model.Trajectory) (*Report, error) {
-	if err := validateTrajectory(t, z.S, z.A, z.H); err != nil {
+	L, err := validateTrajectory(t, z.S, z.A, z.H, z.term)
+	if err != nil {
 		return nil, err
 	}
 	r := &z.rep
@@ -70,7 +73,7 @@ func (z *Randomizer) Randomize(t *model.Trajectory) (*Report, error) {
 	clear(r.nt)
 	clear(r.r)
 	S, A := z.S, z.A
-	for h := 0; h < z.H; h++ {
+	for h := 0; h < L; h++ {
 		i := (h*S+t.S[h])*A + t.A[h]
 		r.n[i], r.r[i], r.nt[i*S+t.S[h+1]] = 1, clipReward(t.R[h]), 1
 	}
@@ -81,24 +84,30 @@ func (z *Randomizer) Randomize(t *model.Trajectory) (*Report, error) {
 	return r, nil
 }
 
-// validateTrajectory checks a user's trajectory at the privacy boundary: H+1 states in
-// [0, S), H actions in [0, A) and H rewards. An index out of range would otherwise panic or,
-// worse, land in another (h, s, a) stream.
-func validateTrajectory(t *model.Trajectory, S, A, H int) error {
-	if t == nil || len(t.S) != H+1 || len(t.A) != H || len(t.R) != H {
-		return fmt.Errorf("trajectory: want %d states, %d actions and %d rewards", H+1, H, H)
+// validateTrajectory checks a user's trajectory at the privacy boundary: L+1 states in
+// [0, S), L actions in [0, A) and L rewards, L = H or, with terminal states, L ∈ [1, H] ending
+// in a terminal state and passing through none before (terminal.steps, terminal.ends). An
+// index out of range would otherwise panic or, worse, land in another (h, s, a) stream. It
+// returns L, the number of steps the user contributes.
+func validateTrajectory(t *model.Trajectory, S, A, H int, term terminal) (int, error) {
+	L, err := term.steps(t, H)
+	if err != nil {
+		return 0, err
 	}
 	for h, s := range t.S {
 		if s < 0 || s >= S {
-			return fmt.Errorf("trajectory.S[%d]: state must be in [0, %d]", h, S-1)
+			return 0, fmt.Errorf("trajectory.S[%d]: state must be in [0, %d]", h, S-1)
 		}
+	}
+	if err := term.ends(t, L, H); err != nil {
+		return 0, err
 	}
 	for h, a := range t.A {
 		if a < 0 || a >= A {
-			return fmt.Errorf("trajectory.A[%d]: action must be in [0, %d]", h, A-1)
+			return 0, fmt.Errorf("trajectory.A[%d]: action must be in [0, %d]", h, A-1)
 		}
 	}
-	return nil
+	return L, nil
 }
 
 // clipReward maps a reported reward into [0, 1], the range the calibration assumes (tabular
@@ -125,6 +134,9 @@ type LocalServer struct {
 // NewLocalServer returns the server side for K episodes; b is the public report scale.
 func NewLocalServer(S, A, H, K int, priv PrivacyConfig, b float64) (*LocalServer, error) {
 	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := model.CheckSize("local server: ", S, A, H); err != nil {
 		return nil, err
 	}
 	l := &LocalServer{S: S, A: A, H: H, K: K, priv: priv, b: b, bb: newBillboard(S, A, H)}

@@ -103,6 +103,9 @@ type contribution struct {
 	cap     int
 	w       float64 // reward weight (PracticalPrivacy.rewardWeight)
 	seen    []int   // visits of each (s,a) in the current episode (pooled)
+	// term holds the public terminal states (set by NewPractical; none otherwise): a
+	// terminated episode contributes its L < H steps.
+	term terminal
 	// noClip is a deliberately broken variant reachable only from the audit targets and tests:
 	// rewards enter unclipped.
 	noClip bool
@@ -131,18 +134,23 @@ func (c *contribution) maxEntry() float64 {
 	return k * max(1, c.w)
 }
 
-// add adds the episode t to x (len dim). It returns an error naming the bad field.
+// add adds the episode t to x (len dim). It returns an error naming the bad field. A
+// terminated episode (L < H steps, ending in a terminal state) adds its L transitions only.
 func (c *contribution) add(t *model.Trajectory, x []float64) error {
 	S, A, H := c.S, c.A, c.H
-	if t == nil || len(t.S) != H+1 || len(t.A) != H || len(t.R) != H {
-		return fmt.Errorf("trajectory: want %d states, %d actions and %d rewards", H+1, H, H)
+	L, err := c.term.steps(t, H)
+	if err != nil {
+		return err
 	}
-	for h := 0; h <= H; h++ {
+	for h := 0; h <= L; h++ {
 		if t.S[h] < 0 || t.S[h] >= S {
 			return fmt.Errorf("trajectory.S[%d]: state must be in [0, %d], got %d", h, S-1, t.S[h])
 		}
 	}
-	for h := 0; h < H; h++ {
+	if err := c.term.ends(t, L, H); err != nil {
+		return err
+	}
+	for h := 0; h < L; h++ {
 		if t.A[h] < 0 || t.A[h] >= A {
 			return fmt.Errorf("trajectory.A[%d]: action must be in [0, %d], got %d", h, A-1, t.A[h])
 		}
@@ -152,7 +160,7 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 	}
 	nt := len(x) / (S + 1) * S // size of the NT block
 	clear(c.seen)
-	for h := 0; h < H; h++ {
+	for h := 0; h < L; h++ {
 		i := t.S[h]*A + t.A[h]
 		if c.pool {
 			if c.seen[i] >= c.cap {
@@ -248,6 +256,9 @@ func newRelease(S, A, H int, pool bool) Release {
 // p.Model == NonPrivate it releases exact counts. σ is fixed here from public parameters.
 func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*PracticalCentral, error) {
 	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := checkPracticalSize(S, A, H, p.Pool); err != nil {
 		return nil, err
 	}
 	if err := p.Validate(); err != nil {
@@ -442,6 +453,13 @@ type PracticalConfig struct {
 	Bonus NoiseBonus `json:"bonus"`
 	// Beta is the failure probability used in ι and the theory z (default 0.1).
 	Beta float64 `json:"beta"`
+	// Terminal and TerminalReward are the environment's public terminal structure
+	// (model.MDP.Terminal and TerminalReward; nil and 0: no terminal states), which the
+	// runners copy from the model: a user's contribution counts the steps she played, the
+	// planner values terminal states exactly (terminal.go). Not part of the configuration's
+	// JSON: they come with the environment.
+	Terminal       []bool  `json:"-"`
+	TerminalReward float64 `json:"-"`
 }
 
 // PracticalAgent is a configured practical agent split along its trust boundary.
@@ -451,6 +469,22 @@ type PracticalAgent struct {
 	Privacy ledger.Report
 	// Bonus is the resolved bonus (z and ι filled in).
 	Bonus NoiseBonus
+	term  terminal
+}
+
+// checkPracticalSize refuses, before anything is allocated, an (S, A, H) model whose tables a
+// practical agent cannot hold: pooled (pool), its vectors have S·A·(S+1) entries (S·A·S ≤
+// model.MaxEntries: model.CheckSize with H = 1) and its per-step tables H·S·A
+// (model.CheckSteps); per step, H·S·A·(S+1) (H·S·A·S ≤ model.MaxEntries). The error names the
+// agent and the product.
+func checkPracticalSize(S, A, H int, pool bool) error {
+	if !pool {
+		return model.CheckSize("practical agent (statistics per step): ", S, A, H)
+	}
+	if err := model.CheckSize("practical agent (pooled statistics): ", S, A, 1); err != nil {
+		return err
+	}
+	return model.CheckSteps("practical agent (pooled statistics): ", S, A, H)
 }
 
 // PracticalStreams are the agent's random streams.
@@ -463,9 +497,18 @@ type PracticalStreams struct {
 }
 
 // NewPractical builds a practical agent for an (S, A, H) MDP and K episodes. All noise levels
-// are computed here from public parameters only.
+// are computed here from public parameters only (the terminal states are public too). A model
+// whose tables the agent cannot hold (checkPracticalSize) is refused before anything is
+// allocated.
 func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*PracticalAgent, error) {
 	if err := checkShape(S, A, H, K); err != nil {
+		return nil, err
+	}
+	if err := checkPracticalSize(S, A, H, cfg.Privacy.Pool); err != nil {
+		return nil, err
+	}
+	term, err := newTerminal("agent.terminal", S, cfg.Terminal, cfg.TerminalReward)
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Beta == 0 {
@@ -492,18 +535,17 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 	var bonus NoiseBonus
 	switch cfg.Planner {
 	case "ucb":
-		var err error
 		bonus, err = cfg.Bonus.resolve(S, A, H, K, p, cfg.Beta)
 		if err != nil {
 			return nil, err
 		}
-		planner = newNoiseUCB(S, A, H, bonus, st.Tie)
+		planner = newNoiseUCB(S, A, H, p.Pool, term, bonus, st.Tie)
 	case "psrl":
-		planner = newNoisePSRL(S, A, H, st.Posterior, st.Tie)
+		planner = newNoisePSRL(S, A, H, p.Pool, term, st.Posterior, st.Tie)
 	default:
 		return nil, fmt.Errorf("agent.planner: unknown planner %q (allowed: ucb, psrl)", cfg.Planner)
 	}
-	ag := &PracticalAgent{Bonus: bonus}
+	ag := &PracticalAgent{Bonus: bonus, term: term}
 	pol := model.NewDeterministic(S, H)
 	switch p.Model {
 	case NonPrivate, JDP:
@@ -511,12 +553,14 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 		if err != nil {
 			return nil, err
 		}
+		c.enc.term = term
 		ag.Client, ag.Server, ag.Privacy = rawPracticalClient{}, &practicalCuratorServer{cur: c, planner: planner, pol: pol}, c.Report()
 	case LDP:
 		z, srv, rep, err := newPracticalLocal(S, A, H, K, p, st.Noise)
 		if err != nil {
 			return nil, err
 		}
+		z.enc.term = term
 		ag.Client, ag.Server, ag.Privacy = z, &practicalLDPServer{srv: srv, planner: planner, pol: pol}, rep
 	}
 	return ag, nil

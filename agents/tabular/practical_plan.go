@@ -171,29 +171,56 @@ type noiseUCB struct {
 	nt, p, r []float64
 }
 
-func newNoiseUCB(S, A, H int, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
-	n := H * S * A
-	return &noiseUCB{induction: newInduction(S, A, H, tie), cfg: cfg, version: -1,
+// newNoiseUCB returns the planner of releases pooled over h (pool) or per step, for the
+// terminal states term.
+func newNoiseUCB(S, A, H int, pool bool, term terminal, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
+	b := newInduction(S, A, H, pool, term, tie)
+	n := b.cells()
+	return &noiseUCB{induction: b, cfg: cfg, version: -1,
 		nt: make([]float64, n), p: make([]float64, n*S), r: make([]float64, n)}
 }
 
-// induction is the backward induction the practical planners share: its sizes, tie-breaking
+// induction is the backward induction the practical planners share: its sizes, whether the
+// releases it plans from are pooled over h, the public terminal states, its tie-breaking
 // stream and buffers (Q of one step, V of two).
 type induction struct {
 	S, A, H int
+	pooled  bool
+	term    terminal
 	tie     *rand.Rand
 	ties    []int
 	q, v    []float64
 }
 
-func newInduction(S, A, H int, tie *rand.Rand) induction {
-	return induction{S: S, A: A, H: H, tie: tie, q: make([]float64, S*A), v: make([]float64, 2*S)}
+func newInduction(S, A, H int, pool bool, term terminal, tie *rand.Rand) induction {
+	return induction{S: S, A: A, H: H, pooled: pool, term: term, tie: tie, q: make([]float64, S*A), v: make([]float64, 2*S)}
+}
+
+// cells returns the number of (g, s, a) cells of the releases: S·A pooled, H·S·A per step.
+func (b *induction) cells() int {
+	if b.pooled {
+		return b.S * b.A
+	}
+	return b.H * b.S * b.A
+}
+
+// check checks a release's shape against the planner's (sizes and pooling).
+func (b *induction) check(r *Release) error {
+	if err := checkRelease(r, b.S, b.A, b.H); err != nil {
+		return err
+	}
+	if r.Pooled != b.pooled {
+		return fmt.Errorf("release pooling (%v) does not match the planner's (%v)", r.Pooled, b.pooled)
+	}
+	return nil
 }
 
 // run computes, for h = H−1, …, 0 and every state s, Q(s,a) = q(i, V_{h+1}, H − h) for the
 // cell i = (g·S+s)·A+a of (s,a) (g = 0 when pooled, h otherwise), V_h(s) = max_a Q (capped at
 // H − h when capped) and pol's action at (h, s): a maximiser of Q, ties within tol broken by
-// the tie stream. It returns errNoAction when every Q of some (h, s) is NaN.
+// the tie stream. A terminal state is not estimated: V_h(s) = TerminalReward·(H − h), its
+// exact value, action 0 (q is not called, no tie drawn). It returns errNoAction when every Q
+// of some (h, s) is NaN.
 func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q func(i int, next []float64, cap float64) float64) error {
 	S, A, H := b.S, b.A, b.H
 	next, cur := b.v[:S], b.v[S:]
@@ -205,6 +232,10 @@ func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q f
 		}
 		cap := float64(H - h)
 		for s := 0; s < S; s++ {
+			if b.term.is(s) {
+				setTerminal(b.q[s*A:(s+1)*A], cur[s:], pol.Act[h], s, b.term.value(H, h))
+				continue
+			}
 			best := math.Inf(-1)
 			for a := 0; a < A; a++ {
 				v := q((g*S+s)*A+a, next, cap)
@@ -272,7 +303,7 @@ func estimates(r *Release, z float64, nt, p, rr []float64) {
 }
 
 func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
-	if err := checkRelease(r, u.S, u.A, u.H); err != nil {
+	if err := u.check(r); err != nil {
 		return err
 	}
 	if r.Users == u.version {
@@ -397,14 +428,15 @@ type noisePSRL struct {
 	alpha []float64
 }
 
-func newNoisePSRL(S, A, H int, post, tie *rand.Rand) *noisePSRL {
-	n := H * S * A
-	return &noisePSRL{induction: newInduction(S, A, H, tie), post: post, p: make([]float64, n*S), r: make([]float64, n),
+func newNoisePSRL(S, A, H int, pool bool, term terminal, post, tie *rand.Rand) *noisePSRL {
+	b := newInduction(S, A, H, pool, term, tie)
+	n := b.cells()
+	return &noisePSRL{induction: b, post: post, p: make([]float64, n*S), r: make([]float64, n),
 		alpha: make([]float64, S)}
 }
 
 func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
-	if err := checkRelease(r, u.S, u.A, u.H); err != nil {
+	if err := u.check(r); err != nil {
 		return err
 	}
 	if err := finiteRelease(r); err != nil {
@@ -413,6 +445,9 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 	S := u.S
 	vN, vR := r.Std*r.Std, r.RStd*r.RStd
 	for i := range r.R {
+		if u.term.is(i / u.A % S) {
+			continue // a terminal state's cells are never used: nothing is sampled there
+		}
 		row := r.NT[i*S : (i+1)*S]
 		pos := 0.0
 		for _, x := range row {

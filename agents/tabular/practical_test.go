@@ -480,7 +480,7 @@ func TestEffectiveDirected(t *testing.T) {
 		}
 		picked := map[int]bool{}
 		for seed := uint64(0); seed < 64; seed++ {
-			u := newNoiseUCB(S, A, H, b, rand.New(rand.NewPCG(seed, 1)))
+			u := newNoiseUCB(S, A, H, true, terminal{}, b, rand.New(rand.NewPCG(seed, 1)))
 			pol := model.NewDeterministic(S, H)
 			if err := u.Plan(r, pol); err != nil {
 				t.Fatal(err)

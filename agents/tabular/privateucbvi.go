@@ -27,9 +27,13 @@ import (
 // every noisy count is within E of the truth. With E = 0 and N = 0 the pair is unvisited and
 // Q̃ = H. The constants are ours; the structure (noisy counts used directly, E added to the
 // denominator, Hoeffding bonus plus an E/n privacy term) is what Qiao & Wang describe.
+//
+// A terminal state s_h (terminal.go) has Q̃_h(s,·) = Ṽ_h(s) = TerminalReward·(H−h) exactly, no
+// bonus.
 type PrivateUCBVI struct {
 	S, A, H int
 	cfg     BonusConfig
+	term    terminal // public terminal states (set by New; none for NewPrivateUCBVI)
 	q       []float64
 	v       []float64
 	tie     *rand.Rand
@@ -67,6 +71,10 @@ func (p *PrivateUCBVI) Plan(b *Billboard, pol *model.Policy) error {
 	for h := H - 1; h >= 0; h-- {
 		next := p.v[(h+1)*S : (h+2)*S]
 		for s := 0; s < S; s++ {
+			if p.term.is(s) {
+				setTerminal(p.q[(h*S+s)*A:(h*S+s+1)*A], p.v[h*S+s:], pol.Act[h], s, p.term.value(H, h))
+				continue
+			}
 			best := math.Inf(-1)
 			for a := 0; a < A; a++ {
 				i := (h*S+s)*A + a

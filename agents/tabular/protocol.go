@@ -20,8 +20,10 @@ import (
 //     [visits N (H·S·A), transitions NT (H·S·A·S), rewards R (H·S·A)], indexed as Billboard;
 //     practical-ldp's one block [x] (the contribution vector plus the user's noise, Release
 //     layout: NT block then the weighted R block);
-//   - the user plays with model.MDP.Rollout from her own stream and, under LDP, privatises
-//     with the agent's user-side randomiser (the curator never holds its noise source).
+//   - the user plays with model.MDP.Rollout from her own stream (an episode ends early on
+//     entering a terminal state: her trajectory then has L < H steps, and the header's
+//     dims.terminal lists the terminal states) and, under LDP, privatises with the agent's
+//     user-side randomiser (the curator never holds its noise source).
 //
 // The calibration covers K − 1 users: episode K's data is never released (Capacity).
 
@@ -59,8 +61,9 @@ type TrustedCurator struct {
 }
 
 // Receive implements protocol.Curator: the report is checked against the public (S, A, H)
-// (sizes, state and action ranges, finite rewards), then ingested through the agent's own
-// boundary, which clips rewards to [0, 1]. A refused report changes nothing.
+// and terminal states (sizes — H steps, or L < H ending in a terminal state —, state and
+// action ranges, finite rewards), then ingested through the agent's own boundary, which
+// checks the same and clips rewards to [0, 1]. A refused report changes nothing.
 func (c *TrustedCurator) Receive(r *protocol.Trajectory) error {
 	if err := r.Validate(c.head); err != nil {
 		return err
@@ -163,9 +166,12 @@ func (e *Evaluator) Regret(int, *model.Trajectory) (float64, error) { return e.l
 // PolicyChanges is the number of times the published policy changed after the first.
 func (e *Evaluator) PolicyChanges() int { return max(e.n-1, 0) }
 
-func tabHeader(name string, kind protocol.Kind, S, A, H int, blocks []int) protocol.Header {
+// tabHeader returns the header of the reports to a tabular agent: its dimensions, the terminal
+// states (public structure: a trajectory shorter than H ends in one) and, under LDP, the
+// blocks' lengths.
+func tabHeader(name string, kind protocol.Kind, S, A, H int, term terminal, blocks []int) protocol.Header {
 	return protocol.Header{Schema: protocol.SchemaVersion, Family: protocol.Tabular, Agent: name, Kind: kind,
-		Dims: protocol.Dims{Horizon: H, States: S, Actions: A, Blocks: blocks}}
+		Dims: protocol.Dims{Horizon: H, States: S, Actions: A, Terminal: term.list(), Blocks: blocks}}
 }
 
 func trustedUser(m *model.MDP, head protocol.Header) *User[*protocol.Trajectory] {
@@ -176,9 +182,15 @@ func trustedUser(m *model.MDP, head protocol.Header) *User[*protocol.Trajectory]
 	}}
 }
 
-func checkModel(m *model.MDP, S, A, H int) error {
+// checkModel checks that the environment m is the one the agent was built for: its (S, A, H)
+// and its terminal structure (Config.Terminal, TerminalReward, which the runner copies from m).
+func checkModel(m *model.MDP, S, A, H int, term terminal) error {
 	if m == nil || m.S != S || m.A != A || m.H != H {
 		return fmt.Errorf("agent: the environment's (S, A, H) differs from the agent's (%d, %d, %d)", S, A, H)
+	}
+	if !term.same(m) {
+		return fmt.Errorf("agent.terminal: the environment's terminal states (%v, reward %g) differ from the agent's (%v, reward %g)",
+			terminal{set: m.Terminal}.list(), m.TerminalReward, term.list(), term.reward)
 	}
 	return nil
 }
@@ -189,13 +201,13 @@ func checkModel(m *model.MDP, S, A, H int) error {
 func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *Evaluator, error) {
 	bb := ag.Server.Billboard()
 	S, A, H := bb.S, bb.A, bb.H
-	if err := checkModel(m, S, A, H); err != nil {
+	if err := checkModel(m, S, A, H, ag.term); err != nil {
 		return nil, nil, err
 	}
 	ev := NewEvaluator(m)
 	if z, ok := ag.Client.(*Randomizer); ok {
 		n := H * S * A
-		head := tabHeader(name, protocol.KindPrivatized, S, A, H, []int{n, n * S, n})
+		head := tabHeader(name, protocol.KindPrivatized, S, A, H, ag.term, []int{n, n * S, n})
 		lim := agentkit.LaplaceReportBound(1, z.b) // indicators and rewards clipped to [0, 1]
 		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
 			message: func(b [][]float64) Message { return &Report{n: b[0], nt: b[1], r: b[2]} },
@@ -211,7 +223,7 @@ func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *E
 		}}
 		return protocol.NewSession(cur, u, ev), ev, nil
 	}
-	head := tabHeader(name, protocol.KindTrajectory, S, A, H, nil)
+	head := tabHeader(name, protocol.KindTrajectory, S, A, H, ag.term, nil)
 	cur := &TrustedCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1}}
 	return protocol.NewSession(cur, trustedUser(m, head), ev), ev, nil
 }
@@ -221,12 +233,12 @@ func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *E
 func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Session, *Evaluator, error) {
 	rel := ag.Server.Release()
 	S, A, H := rel.S, rel.A, rel.H
-	if err := checkModel(m, S, A, H); err != nil {
+	if err := checkModel(m, S, A, H, ag.term); err != nil {
 		return nil, nil, err
 	}
 	ev := NewEvaluator(m)
 	if z, ok := ag.Client.(*GaussianRandomizer); ok {
-		head := tabHeader(name, protocol.KindPrivatized, S, A, H, []int{len(z.rep.x)})
+		head := tabHeader(name, protocol.KindPrivatized, S, A, H, ag.term, []int{len(z.rep.x)})
 		e := z.enc
 		cur := &LocalCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1},
 			message: func(b [][]float64) Message { return &GaussianReport{x: b[0]} },
@@ -243,7 +255,7 @@ func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Se
 		}}
 		return protocol.NewSession(cur, u, ev), ev, nil
 	}
-	head := tabHeader(name, protocol.KindTrajectory, S, A, H, nil)
+	head := tabHeader(name, protocol.KindTrajectory, S, A, H, ag.term, nil)
 	cur := &TrustedCurator{publisher: publisher{srv: ag.Server, head: head, users: K - 1}}
 	return protocol.NewSession(cur, trustedUser(m, head), ev), ev, nil
 }

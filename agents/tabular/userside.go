@@ -42,6 +42,9 @@ func PracticalUserSide(S, A, H int, p PracticalPrivacy) (RandomizerParams, error
 	if err := checkShape(S, A, H, 2); err != nil {
 		return RandomizerParams{}, err
 	}
+	if err := checkPracticalSize(S, A, H, p.Pool); err != nil {
+		return RandomizerParams{}, err
+	}
 	if p.Model != LDP {
 		return RandomizerParams{}, fmt.Errorf("privacy.model: a user-side randomiser needs ldp, got %v", p.Model)
 	}

@@ -77,7 +77,7 @@ func PaperAgentBytes(S, A, H, K int, algorithm string, privacy agents.Model) int
 
 // PracticalAgentBytes bounds the state of one of dprl's practical tabular agents
 // (agents.NewPractical with cfg) for K episodes, at construction and while it runs: the
-// planner's per-step tables (H·S·A·(S+2)), the release, the user's contribution vector and
+// planner's tables (g·S·A·(S+2)), the release, the user's contribution vector and
 // the continual counter (default BLT: 5 buffers and 8 more vectors of the contribution's
 // dimension D = g·S·A·(S+1), g = 1 pooled, H per step).
 func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
@@ -89,8 +89,8 @@ func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
 	sa := int64(S) * int64(A)
 	D := g * sa * int64(S+1)
 	fD := membudget.Floats(D)
-	n := int64(H) * sa
-	planner := membudget.Floats(n*int64(S)) + 2*membudget.Floats(n) // ucb: Ñ, P̂, r̂; psrl: P, r
+	n := g * sa
+	planner := membudget.Floats(n*int64(S)) + 2*membudget.Floats(n) // ucb: Ñ, P̂, r̂; psrl: P, r (per cell of the release)
 	release := membudget.Floats(g*sa*int64(S)) + membudget.Floats(g*sa)
 	var stats int64
 	switch p.Model {

@@ -195,6 +195,8 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		// Pooling over h is valid only for a time-homogeneous model (a public property of
 		// the environment, declared by its file): otherwise the statistics are per step.
 		cfg.Privacy.Pool = m.Homogeneous()
+		// The terminal states are public structure of the environment too.
+		cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
 		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
 			Tie: tie, Posterior: st.Agent().Child("posterior").Rand(), Noise: practicalNoise})
 		if err != nil {
@@ -207,8 +209,8 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		return nil, err
 	}
 	priv := agents.PrivacyConfig{Model: info.Model, Epsilon: cv.Epsilon, Calibration: agents.Strict, Beta: 0.1, EMode: agents.EPractical, EScale: 1}
-	ag, err := agents.New(m.S, m.A, m.H, K, agents.Config{Algorithm: info.Algorithm, Privacy: priv, Bonus: agents.PracticalBonus()},
-		agents.Streams{Tie: tie, Noise: src})
+	ag, err := agents.New(m.S, m.A, m.H, K, agents.Config{Algorithm: info.Algorithm, Privacy: priv, Bonus: agents.PracticalBonus(),
+		Terminal: m.Terminal, TerminalReward: m.TerminalReward}, agents.Streams{Tie: tie, Noise: src})
 	if err != nil {
 		return nil, err
 	}
