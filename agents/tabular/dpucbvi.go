@@ -39,7 +39,7 @@ type PlannerStats struct {
 type DPUCBVI struct {
 	S, A, H int
 	cfg     BonusConfig
-	term    terminal // public terminal states (set by New; none for NewDPUCBVI)
+	term    terminal  // public terminal states (set by New; none for NewDPUCBVI)
 	q       []float64 // Q̃^{k−1}_h(s,a); Q̃^0 ≡ H (spec pitfall 7)
 	v       []float64 // Ṽ_h(s), (H+1)·S, Ṽ_{H+1} ≡ 0
 	nt, nsa []float64 // post-processed Ñ_h(s,a,s'), Ñ_h(s,a)
