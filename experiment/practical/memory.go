@@ -19,7 +19,9 @@ const (
 	LowerSeeds    = "seeds (--seeds)"
 )
 
-// MDPBytes returns the bytes of m's tables (an array shared by several steps counted once).
+// MDPBytes returns the bytes of m's tables (an array shared by several steps counted once):
+// the dense transitions P (when the model keeps them), the compressed rows (Sparse: offsets,
+// next states and probabilities of each distinct step's table), the rewards and Init.
 func MDPBytes(m *model.MDP) int64 {
 	seen := map[*float64]bool{}
 	var b int64
@@ -32,7 +34,13 @@ func MDPBytes(m *model.MDP) int64 {
 			b += membudget.Floats(int64(len(t)))
 		}
 	}
-	return b + membudget.Floats(int64(len(m.Init)))
+	for h, t := range m.Sparse {
+		if h > 0 && t == m.Sparse[h-1] {
+			continue
+		}
+		b += membudget.Slice(int64(len(t.Off)+len(t.Next)), 4) + membudget.Floats(int64(len(t.Prob)))
+	}
+	return b + membudget.Floats(int64(len(m.Init))) + membudget.Slice(int64(len(m.Terminal)), 1)
 }
 
 // smallTables bounds what every tabular unit keeps besides its agent's tables: the policy
