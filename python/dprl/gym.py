@@ -31,9 +31,10 @@ What :func:`run` does:
 4. reports: under a trajectory agent (``practical-jdp``, ``ucbvi``, …) her report is
    ``{"header": <policy header>, "states", "actions", "rewards"}`` (arrays of L + 1, L and L
    numbers); under ``practical-ldp`` she privatises it herself (her contribution counts the L
-   steps she played; σ is the same for every L ≤ H) with :meth:`dprl.ldp.GaussianRandomizer.for_user`: σ and every
-   calibration parameter computed from the public (S, A, H) and the run's own ``epsilon`` and
-   ``delta`` (the guarantee the app promised), the policy's ``user_side`` only checked against
+   steps she played; σ is the same for every L ≤ H) with
+   :meth:`dprl.ldp.GaussianRandomizer.for_user`: σ and every calibration parameter computed
+   from the public (S, A, H) and the run's own ``epsilon`` and ``delta`` (the guarantee the
+   app promised), the policy's ``user_side`` only checked against
    them — a server publishing less noise (σ below hers, σ = 0, a larger visit cap or reward
    weight, another layout) gets :class:`dprl.ldp.UserSideError` and no report — with noise from
    :class:`dprl.ldp.SecureNormal` (the OS CSPRNG), and sends

@@ -100,6 +100,7 @@ def test_played_episodes_have_the_exact_value(env_id: str, H: int, kw: dict[str,
             if absorbing:
                 assert L == H
             else:
+                assert terminal is not None
                 assert all(s not in terminal for s in st[:-1])
                 assert L == H or st[-1] in terminal
                 short += L < H
