@@ -166,6 +166,14 @@ class Tables:
                 P[t] = 0.0
                 P[t, :, t] = 1.0
             self.P = P
+        if model.get("entry_reward") is not None:
+            # A reward earned on entering s' (model/tabular MDP.EntryReward): folded into the
+            # mean reward of the live rows; a terminal self-loop never re-earns it.
+            e = np.asarray(model["entry_reward"], dtype=np.float64)
+            if e.shape != (S,):
+                raise ValueError(f"model.entry_reward: want {S} numbers")
+            self.R = self.R + self.expect(e)
+            self.R[ts] = self.terminal_reward
         V = np.zeros(S)
         for _ in range(self.H):
             V = (self.R + self.expect(V)).max(axis=1)

@@ -55,6 +55,15 @@ and reads back in dprl with exact ``V*`` and regret. The environment's table
   ``(r + 100)/100`` (a step −1 → 0.99, the cliff −100 → 0, terminal reward after the goal 1);
   Taxi [−10, 20] → ``(r + 10)/30`` (a step → 0.3, an illegal pick-up/drop-off → 0, the
   drop-off +20 → 1, terminal reward 1/3);
+* a public reward table (unless ``--private-rewards``): a simulator publishes its reward
+  function, so the file declares ``public_rewards: true`` when the table's rewards have the
+  form ``r(s, a, s') = base(s, a) + entry(s')`` (:func:`decompose_rewards`): every live
+  ``(s, a)`` pays one reward whatever its next state (Taxi, CliffWalking: ``reward`` is
+  ``scale·base + offset``), or the reward depends on the next state only (FrozenLake's goal:
+  ``reward`` is ``offset`` and ``entry_reward[s'] = scale·entry(s')``, a reward earned on
+  entering s'). dprl's practical agents then read the rewards instead of learning them and
+  spend no privacy budget on them; values and regret are unchanged (the mean reward of
+  ``(s, a)`` is ``reward + Σ P(s'|s,a)·entry_reward[s']``);
 * the initial distribution: ``env.unwrapped.initial_state_distrib`` when present (all four),
   else the state of ``env.reset(seed=0)``;
 * the horizon H: ``--horizon``, else the default of the environment (:data:`DEFAULT_HORIZONS`):
@@ -317,9 +326,14 @@ def to_file(
     name: str,
     rewards: str = "deterministic",
     absorbing: bool = False,
+    P_entries: Mapping[int, Mapping[int, Sequence[Sequence[Any]]]] | None = None,
+    public_rewards: bool = True,
 ) -> dict[str, Any]:
     """The dprl MDP file (a dict in the File schema) of a table: sparse with terminal states,
-    or with ``absorbing`` the dense file with absorbing terminal states (module docstring)."""
+    or with ``absorbing`` the dense file with absorbing terminal states (module docstring).
+    With ``P_entries`` (the Gymnasium ``P`` table) and ``public_rewards``, the reward table is
+    declared public (``public_rewards: true``) when it has the form base(s, a) + entry(s')
+    (:func:`decompose_rewards`; entry rewards need deterministic rewards)."""
     if absorbing:
         check_size(table.n_states, table.n_actions, horizon)
     else:
@@ -355,6 +369,17 @@ def to_file(
             "reward": reward,
             "reward_map": m.to_obj(),
         }
+    public = False
+    if public_rewards:
+        dec = decompose_rewards(P_entries, table) if P_entries is not None else None
+        if dec is not None and (dec[1] is None or rewards == "deterministic"):
+            base, entry = dec
+            public = True
+            reward = [
+                [m.offset if s in table.terminal else _clamp01(m.scale * base[s][a] + m.offset, f"reward[{s}][{a}]")
+                 for a in range(table.n_actions)]
+                for s in range(table.n_states)
+            ]
     for s in sorted(table.terminal):
         if init[s] > 0:
             raise ValueError(f"init: puts probability {init[s]!r} on terminal state {s} (an episode cannot start ended)")
@@ -376,7 +401,47 @@ def to_file(
         f["terminal"] = sorted(table.terminal)
         f["terminal_reward"] = _clamp01(m.offset, "terminal_reward")
     f.update({"init": init, "transitions_sparse": sparse, "reward": reward, "reward_map": m.to_obj()})
+    if public:
+        if entry is not None:
+            f["entry_reward"] = [_clamp01(m.scale * x, f"entry_reward[{s2}]") for s2, x in enumerate(entry)]
+        f["public_rewards"] = True
     return f
+
+
+def decompose_rewards(
+    P_entries: Mapping[int, Mapping[int, Sequence[Sequence[Any]]]], table: Table
+) -> tuple[list[list[float]], list[float] | None] | None:
+    """Write the table's rewards r(s, a, s') as base(s, a) + entry(s'), when they have that form.
+
+    Rule 1: every live (s, a) pays one reward whatever its next state (Taxi, CliffWalking):
+    base = that reward, no entry rewards (None). Rule 2: the reward depends on the next state
+    only (FrozenLake's goal): base = 0, entry(s') = that reward. Otherwise None: the rewards
+    cannot be published in dprl's form and the file keeps the expected reward r(s, a)."""
+    S, A = table.n_states, table.n_actions
+    base = [[0.0] * A for _ in range(S)]
+    rule1 = True
+    by_next: dict[int, float] = {}
+    rule2 = True
+    for s in range(S):
+        if s in table.terminal:
+            continue
+        for a in range(A):
+            rs = {float(r) for prob, _s2, r, _t in P_entries[s][a] if float(prob) > 0}
+            if len(rs) > 1:
+                rule1 = False
+            elif rs:
+                base[s][a] = rs.pop()
+            for prob, s2, r, _t in P_entries[s][a]:
+                if float(prob) <= 0:
+                    continue
+                if by_next.setdefault(int(s2), float(r)) != float(r):
+                    rule2 = False
+    if rule1:
+        return base, None
+    if rule2:
+        entry = [by_next.get(s2, 0.0) for s2 in range(S)]
+        return [[0.0] * A for _ in range(S)], entry
+    return None
 
 
 def _horizon_key(env_id: str, map_name: str | None) -> str:
@@ -403,9 +468,16 @@ def default_horizon(env_id: str, map_name: str | None = None, absorbing: bool = 
 
 
 def export_env(
-    env: Any, horizon: int, name: str, rewards: str = "deterministic", absorbing: bool = False
+    env: Any,
+    horizon: int,
+    name: str,
+    rewards: str = "deterministic",
+    absorbing: bool = False,
+    public_rewards: bool = True,
 ) -> dict[str, Any]:
-    """The dprl MDP file of a Gymnasium environment with a ``P`` table (``env.unwrapped.P``)."""
+    """The dprl MDP file of a Gymnasium environment with a ``P`` table (``env.unwrapped.P``).
+    Its reward table is declared public unless ``public_rewards`` is false (the environment
+    publishes it: an agent then spends no privacy budget on rewards)."""
     u = env.unwrapped
     if getattr(u, "fickle_passenger", False):
         raise ValueError("Taxi with fickle_passenger=True changes the state outside P: not exportable")
@@ -421,7 +493,7 @@ def export_env(
         init = [0.0] * nS
         init[int(s0)] = 1.0
     table = table_from_p(P, nS, nA, init)
-    return to_file(table, init, horizon, name, rewards, absorbing)
+    return to_file(table, init, horizon, name, rewards, absorbing, P, public_rewards)
 
 
 def make_env(
@@ -467,12 +539,13 @@ def export(
     rewards: str = "deterministic",
     absorbing: bool = False,
     is_rainy: bool | None = None,
+    public_rewards: bool = True,
 ) -> dict[str, Any]:
     """Make the environment and return its dprl MDP file (a dict)."""
     env = make_env(env_id, map_name, is_slippery, is_rainy)
     try:
         H = horizon if horizon is not None else default_horizon(env_id, map_name, absorbing)
-        return export_env(env, H, _file_name(env_id, env, map_name), rewards, absorbing)
+        return export_env(env, H, _file_name(env_id, env, map_name), rewards, absorbing, public_rewards)
     finally:
         env.close()
 
@@ -510,7 +583,13 @@ def write_json(f: dict[str, Any], path: str) -> None:
     lines.append('  "reward": [')
     for s, row in enumerate(f["reward"]):
         lines.append("    [" + ", ".join(_num(r) for r in row) + "]" + ("," if s < S - 1 else ""))
-    lines.append("  ]")
+    if "public_rewards" in f:
+        lines.append("  ],")
+        if "entry_reward" in f:
+            lines.append('  "entry_reward": [' + ", ".join(_num(x) for x in f["entry_reward"]) + "],")
+        lines.append(f'  "public_rewards": {json.dumps(f["public_rewards"])}')
+    else:
+        lines.append("  ]")
     lines.append("}")
     with open(path, "w", encoding="utf-8") as out:
         out.write("\n".join(lines) + "\n")
@@ -534,11 +613,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="Taxi is_rainy (default: Gymnasium's, not rainy)")
     ap.add_argument("--rewards", choices=("deterministic", "bernoulli"), default="deterministic",
                     help="reward kind of the file (default deterministic: the expected reward)")
+    ap.add_argument("--private-rewards", action="store_true",
+                    help="do not declare the reward table public (default: public when it has the form "
+                         "base(s, a) + entry(s'), as every toy-text table has; agents then spend no privacy budget on rewards)")
     ap.add_argument("--absorbing", action="store_true",
                     help="the format before terminal states: dense transitions, terminal states absorbing (H·S·A·S ≤ 2^24)")
     args = ap.parse_args(argv)
     try:
-        f = export(args.env_id, args.horizon, args.map_name, args.slippery, args.rewards, args.absorbing, args.rainy)
+        f = export(args.env_id, args.horizon, args.map_name, args.slippery, args.rewards, args.absorbing, args.rainy,
+                   not args.private_rewards)
         write_json(f, args.out)
     except Exception as e:  # gym.make's errors included: report and exit 2, as dprl does
         print(f"dprl.gym_export: {type(e).__name__}: {e}", file=sys.stderr)
@@ -546,6 +629,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     m = f["reward_map"]
     if "transitions_sparse" in f:
         kind = f"{len(f['transitions_sparse'])} transition entries, terminal states {f.get('terminal', [])}"
+        if f.get("public_rewards"):
+            kind += ", public reward table" + (" with entry rewards" if "entry_reward" in f else "")
     else:
         kind = "dense, terminal states absorbing"
     print(
