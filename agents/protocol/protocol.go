@@ -88,7 +88,8 @@ type Dims struct {
 	// Terminal are the terminal states of a finite MDP (tabular), increasing: public
 	// structure. Entering one ends the episode, so a Trajectory may be shorter than Horizon
 	// exactly when its last state is terminal (Trajectory.Validate). Empty: every episode
-	// has Horizon steps.
+	// has Horizon steps. Only the headers of trajectory reports list them (a privatised
+	// report's blocks have the same layout whatever the episode's length).
 	Terminal []int `json:"terminal,omitempty"`
 }
 

@@ -21,9 +21,10 @@ import (
 //     practical-ldp's one block [x] (the contribution vector plus the user's noise, Release
 //     layout: NT block then the weighted R block);
 //   - the user plays with model.MDP.Rollout from her own stream (an episode ends early on
-//     entering a terminal state: her trajectory then has L < H steps, and the header's
-//     dims.terminal lists the terminal states) and, under LDP, privatises with the agent's
-//     user-side randomiser (the curator never holds its noise source).
+//     entering a terminal state: her trajectory then has L < H steps, and the trajectory
+//     header's dims.terminal lists the terminal states) and, under LDP, privatises with the
+//     agent's user-side randomiser (the curator never holds its noise source; her report has
+//     the same layout and header whatever L).
 //
 // The calibration covers K − 1 users: episode K's data is never released (Capacity).
 
@@ -166,12 +167,17 @@ func (e *Evaluator) Regret(int, *model.Trajectory) (float64, error) { return e.l
 // PolicyChanges is the number of times the published policy changed after the first.
 func (e *Evaluator) PolicyChanges() int { return max(e.n-1, 0) }
 
-// tabHeader returns the header of the reports to a tabular agent: its dimensions, the terminal
-// states (public structure: a trajectory shorter than H ends in one) and, under LDP, the
-// blocks' lengths.
+// tabHeader returns the header of the reports to a tabular agent: its dimensions and, for raw
+// trajectories, the terminal states (public structure: a trajectory shorter than H ends in
+// one, which the curator checks with them), or, under LDP, the blocks' lengths (a privatised
+// report's layout does not depend on where the episode ended, so its header does not list
+// them and is the same as without terminal states).
 func tabHeader(name string, kind protocol.Kind, S, A, H int, term terminal, blocks []int) protocol.Header {
-	return protocol.Header{Schema: protocol.SchemaVersion, Family: protocol.Tabular, Agent: name, Kind: kind,
-		Dims: protocol.Dims{Horizon: H, States: S, Actions: A, Terminal: term.list(), Blocks: blocks}}
+	d := protocol.Dims{Horizon: H, States: S, Actions: A, Blocks: blocks}
+	if kind == protocol.KindTrajectory {
+		d.Terminal = term.list()
+	}
+	return protocol.Header{Schema: protocol.SchemaVersion, Family: protocol.Tabular, Agent: name, Kind: kind, Dims: d}
 }
 
 func trustedUser(m *model.MDP, head protocol.Header) *User[*protocol.Trajectory] {

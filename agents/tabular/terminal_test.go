@@ -419,7 +419,9 @@ func TestTerminalLearns(t *testing.T) {
 
 // TestTerminalServedRoundTrip: a served session (each report encoded, JSON or binary, and
 // decoded against the curator's header, as `dprl serve` does) of a terminating model gives
-// the in-process run's regrets bit for bit, practical-jdp and practical-ldp.
+// the in-process run's regrets bit for bit (practical-jdp, practical-ldp, dp-ucbvi-jdp); the
+// trajectory header lists the terminal states, the privatised one (whose layout does not
+// depend on the episode's length) does not.
 func TestTerminalServedRoundTrip(t *testing.T) {
 	const H, K = 10, 600
 	m := corridor(t, H, 0.5)
@@ -450,7 +452,11 @@ func TestTerminalServedRoundTrip(t *testing.T) {
 			}
 			return s
 		}
-		want, short := runTerminal(t, build(), K, H, 11, nil)
+		s0 := build()
+		if head := s0.Expect(); (head.Kind == protocol.KindPrivatized) != (len(head.Dims.Terminal) == 0) {
+			t.Errorf("%s: header %+v: a trajectory header lists the terminal states, a privatised one does not", name, head.Dims)
+		}
+		want, short := runTerminal(t, s0, K, H, 11, nil)
 		if short == 0 && name != "practical-ldp" {
 			t.Fatalf("%s: no episode ended early", name)
 		}
