@@ -342,8 +342,8 @@ func (f *File) sparse(m *MDP) ([]*SparseTable, error) {
 		steps, want, form = 1, 4, "[s, a, s', p] in a homogeneous model"
 	}
 	rows := steps * S * A
-	off := make([]int32, rows+1)
-	row := make([]int32, len(f.TransitionsSparse))
+	n := len(f.TransitionsSparse)
+	row := make([]int32, n)
 	names := []string{"step", "state", "action", "next state"}[5-want:]
 	bounds := []int{m.H, S, A, S}[5-want:]
 	for i, e := range f.TransitionsSparse {
@@ -367,21 +367,8 @@ func (f *File) sparse(m *MDP) ([]*SparseTable, error) {
 		if want == 5 {
 			h, v = v[0], [4]int{v[1], v[2], v[3]}
 		}
-		r := (h*S+v[0])*A + v[1]
-		row[i] = int32(r)
-		off[r+1]++
+		row[i] = int32((h*S+v[0])*A + v[1])
 	}
-	for r := 0; r < rows; r++ {
-		off[r+1] += off[r]
-	}
-	ents := make([]sparseEntry, len(f.TransitionsSparse))
-	pos := slices.Clone(off[:rows])
-	for i, e := range f.TransitionsSparse {
-		r := row[i]
-		ents[pos[r]] = sparseEntry{next: int32(e[want-2]), src: int32(i), p: e[want-1]}
-		pos[r]++
-	}
-	pos, row = nil, nil
 	rowName := func(r int) string {
 		h, sa := r/(S*A), r%(S*A)
 		if f.Homogeneous {
@@ -389,6 +376,51 @@ func (f *File) sparse(m *MDP) ([]*SparseTable, error) {
 		}
 		return fmt.Sprintf("[%d][%d][%d]", h, sa/A, sa%A)
 	}
+	missing := func(r int) error {
+		return fmt.Errorf("transitions_sparse: row %s has no entries (state %d is not terminal)", rowName(r), (r%(S*A))/A)
+	}
+	// Every row of a non-terminal state needs an entry. With fewer entries than such rows,
+	// name the first empty one before allocating anything proportional to S·A.
+	nonTerminal := S
+	for _, t := range m.Terminal {
+		if t {
+			nonTerminal--
+		}
+	}
+	if uint64(n) < uint64(steps)*uint64(nonTerminal)*uint64(A) {
+		sorted := slices.Clone(row)
+		slices.Sort(sorted)
+		j := 0
+		for r := 0; r < rows; r++ {
+			if m.IsTerminal((r % (S * A)) / A) {
+				continue
+			}
+			for j < n && sorted[j] < int32(r) {
+				j++
+			}
+			if j == n || sorted[j] != int32(r) {
+				return nil, missing(r)
+			}
+		}
+	}
+	// Place the entries in their rows: off counts, then (after the prefix sums) serves as each
+	// row's cursor, then is shifted back to the row starts.
+	off := make([]int32, rows+1)
+	for _, r := range row {
+		off[r+1]++
+	}
+	for r := 0; r < rows; r++ {
+		off[r+1] += off[r]
+	}
+	ents := make([]sparseEntry, n)
+	for i, e := range f.TransitionsSparse {
+		r := row[i]
+		ents[off[r]] = sparseEntry{next: int32(e[want-2]), src: int32(i), p: e[want-1]}
+		off[r]++
+	}
+	copy(off[1:], off[:rows])
+	off[0] = 0
+	row = nil
 	for r := 0; r < rows; r++ {
 		es := ents[off[r]:off[r+1]]
 		slices.SortFunc(es, func(x, y sparseEntry) int {
@@ -402,7 +434,7 @@ func (f *File) sparse(m *MDP) ([]*SparseTable, error) {
 			if m.IsTerminal(s) {
 				continue
 			}
-			return nil, fmt.Errorf("transitions_sparse: row %s has no entries (state %d is not terminal)", rowName(r), s)
+			return nil, missing(r)
 		}
 		sum := 0.0
 		for j, e := range es {
@@ -415,10 +447,12 @@ func (f *File) sparse(m *MDP) ([]*SparseTable, error) {
 			return nil, fmt.Errorf("transitions_sparse: row %s: probabilities sum to %.12g, want 1 (tolerance %g)", rowName(r), sum, ProbTol)
 		}
 	}
-	n := len(ents)
 	next, prob := make([]int32, n), make([]float64, n)
 	for j, e := range ents {
 		next[j], prob[j] = e.next, e.p
+	}
+	if steps == 1 {
+		return []*SparseTable{{Off: off, Next: next, Prob: prob}}, nil
 	}
 	tables := make([]*SparseTable, steps)
 	for k := range tables {
