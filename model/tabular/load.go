@@ -44,8 +44,9 @@ import (
 // remaining step after the end (MDP.TerminalReward): a terminal state at step h is worth
 // terminal_reward·(H−h) under every policy, as if it were absorbing with that reward. It is
 // refused without terminal states (unless 0). An exporter that maps its rewards affinely
-// (reward_map) gives the image of a reward of 0, its offset. Rows and rewards of terminal states
-// are still given in the dense form (they are never used).
+// (reward_map) gives the image of a reward of 0, its offset. The reward table, and the dense
+// transition table, still have the rows of terminal states (never used; a dense row must still
+// be a probability vector).
 //
 // Sparse transitions. Instead of transitions (exactly one of the two is given), a file may list
 // the non-zero transition probabilities:
@@ -144,7 +145,8 @@ func (r *RewardMap) Validate() error {
 // entries of sparse transitions, and H·S·A (the per-step values, Q-values and rewards of every
 // planner). Files and Garnet configurations beyond it are refused before anything is
 // allocated. What an agent allocates for a run (per-step counts of H·S·A·S entries for most)
-// is estimated and bounded by the memory budget (internal/membudget, docs/limits.md).
+// is not bounded here: dprl run estimates it against its memory budget (internal/membudget,
+// docs/limits.md).
 const MaxEntries = 1 << 24
 
 // maxDim bounds each of S, A and H on its own (so that their products cannot overflow).
@@ -154,8 +156,8 @@ const maxDim = 1 << 16
 // without allocating anything: the bound of H dense per-step tables (a file with per-step
 // dense transitions, a Garnet configuration, and the per-step counts most agents keep). A
 // caller with one table for every step passes H = 1 and checks the horizon with CheckSteps
-// (NewHomogeneous, a homogeneous dense file). prefix is prepended to the field names (e.g.
-// "garnet.").
+// (as NewHomogeneous does; a homogeneous dense file is checked alike, S·A·S ≤ MaxEntries, with
+// its own message). prefix is prepended to the field names (e.g. "garnet.").
 func CheckSize(prefix string, S, A, H int) error {
 	if err := checkDims(prefix, S, A, H); err != nil {
 		return err
