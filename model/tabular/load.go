@@ -306,9 +306,6 @@ func (f *File) terminal(m *MDP) error {
 		}
 		return nil
 	}
-	if len(f.Terminal) > m.S {
-		return fmt.Errorf("terminal: %d states listed, more than S = %d", len(f.Terminal), m.S)
-	}
 	first := make([]int, m.S) // 1 + the position of each state's first listing
 	for i, s := range f.Terminal {
 		if s < 0 || s >= m.S {

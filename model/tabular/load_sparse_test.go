@@ -62,7 +62,7 @@ func TestParseSparseTerminalErrors(t *testing.T) {
 		{"terminal out of range", rep(ok, `"terminal":[2]`, `"terminal":[3]`), "json", "terminal[0]: state 3 out of range [0, 3)"},
 		{"terminal negative", rep(ok, `"terminal":[2]`, `"terminal":[2,-1]`), "json", "terminal[1]: state -1 out of range [0, 3)"},
 		{"terminal twice", rep(ok, `"terminal":[2]`, `"terminal":[2,1,2]`), "json", "terminal[2]: state 2 listed twice (also terminal[0])"},
-		{"terminal too many", rep(ok, `"terminal":[2]`, `"terminal":[2,1,0,2]`), "json", "terminal: 4 states listed, more than S = 3"},
+		{"terminal too many", rep(ok, `"terminal":[2]`, `"terminal":[2,1,0,2]`), "json", "terminal[3]: state 2 listed twice (also terminal[0])"},
 		{"terminal not an integer", rep(ok, `"terminal":[2]`, `"terminal":[1.5]`), "json", "terminal"},
 		{"terminal_reward above 1", rep(ok, `"terminal_reward":0.5`, `"terminal_reward":1.5`), "json", "terminal_reward: 1.5 outside [0,1]"},
 		{"terminal_reward negative", rep(ok, `"terminal_reward":0.5`, `"terminal_reward":-0.1`), "json", "terminal_reward: -0.1 outside [0,1]"},
