@@ -63,6 +63,18 @@ type MDP struct {
 	// reward is not 0; see RewardMap): a terminating model is then valued exactly as the
 	// model in which terminal states are absorbing with this reward (Absorbing).
 	TerminalReward float64
+	// EntryReward, when non-nil (length S), is a reward credited on entering a state at any
+	// step (FrozenLake's goal pays on entry): the mean reward of (h, s, a) is then
+	// R[h][s*A+a] + Σ_{s'} P_h(s'|s,a)·EntryReward[s'], which Reward returns, and the realised
+	// reward of a step is R + EntryReward[s_{h+1}]. It requires deterministic rewards and
+	// R[h][s*A+a] + EntryReward[s'] ≤ 1 on every transition.
+	EntryReward []float64
+	// PublicRewards says that the reward function (R, EntryReward, the terminal rewards) is
+	// public structure, as a simulator's published reward table is: an agent may read it and
+	// then spends no privacy budget on rewards. It changes nothing in the model's values.
+	PublicRewards bool
+	// mean caches the total mean rewards per step when EntryReward is set (built by Validate).
+	mean [][]float64
 	// Sparse holds the transitions as compressed rows, one table per step (the same pointer at
 	// every step of a homogeneous model). Validate builds it from P when it is nil; a model read
 	// from a sparse file has Sparse only (P nil). Rows of terminal states may be empty.
@@ -145,26 +157,31 @@ func (m *MDP) Entries() int {
 	return n
 }
 
-// Absorbing returns the equivalent model without terminal states: every terminal state is
-// absorbing (P(s|s,a) = 1) with mean reward TerminalReward for every action, so V*, V^π and
-// regret are those of m. It returns m itself when m has no terminal states.
+// Absorbing returns the equivalent model without terminal states or entry rewards: every
+// terminal state is absorbing (P(s|s,a) = 1) with mean reward TerminalReward for every action,
+// and entry rewards are folded into the mean rewards R, so V*, V^π and regret are those of m.
+// It returns m itself when m has neither.
 func (m *MDP) Absorbing() (*MDP, error) {
-	if m.Terminal == nil {
+	if m.Terminal == nil && m.EntryReward == nil {
 		return m, nil
 	}
-	c := &MDP{Name: m.Name, S: m.S, A: m.A, H: m.H, Rewards: m.Rewards, Init: m.Init,
+	c := &MDP{Name: m.Name, S: m.S, A: m.A, H: m.H, Rewards: m.Rewards, Init: m.Init, PublicRewards: m.PublicRewards,
 		R: make([][]float64, m.H), Sparse: make([]*SparseTable, m.H)}
+	rewards := m.R
+	if m.mean != nil {
+		rewards = m.mean // entry rewards folded into the mean: no self-loop may re-earn them
+	}
 	for h := 0; h < m.H; h++ {
-		if h > 0 && m.Sparse[h] == m.Sparse[h-1] && &m.R[h][0] == &m.R[h-1][0] {
+		if h > 0 && m.Sparse[h] == m.Sparse[h-1] && sameArray(rewards[h], rewards[h-1]) {
 			c.Sparse[h], c.R[h] = c.Sparse[h-1], c.R[h-1]
 			continue
 		}
 		t := &SparseTable{Off: make([]int32, m.S*m.A+1)}
-		r := slices.Clone(m.R[h])
+		r := slices.Clone(rewards[h])
 		for s := 0; s < m.S; s++ {
 			for a := 0; a < m.A; a++ {
 				i := s*m.A + a
-				if m.Terminal[s] {
+				if m.IsTerminal(s) {
 					t.Next, t.Prob = append(t.Next, int32(s)), append(t.Prob, 1)
 					r[i] = m.TerminalReward
 				} else {
@@ -290,6 +307,9 @@ func (m *MDP) Validate() error {
 	if err := checkDist(m.Init); err != nil {
 		return fmt.Errorf("init: %v", err)
 	}
+	if err := m.checkEntry(); err != nil {
+		return err
+	}
 	if !(m.TerminalReward >= 0 && m.TerminalReward <= 1) {
 		return fmt.Errorf("terminal_reward: %g outside [0,1]", m.TerminalReward)
 	}
@@ -371,8 +391,60 @@ func (m *MDP) Trans(h, s, a int) []float64 {
 	return m.P[h][o : o+m.S]
 }
 
-// Reward returns the mean reward r_h(s,a).
-func (m *MDP) Reward(h, s, a int) float64 { return m.R[h][s*m.A+a] }
+// Reward returns the mean reward r_h(s,a) (including the expected entry reward, EntryReward).
+func (m *MDP) Reward(h, s, a int) float64 {
+	if m.mean != nil {
+		return m.mean[h][s*m.A+a]
+	}
+	return m.R[h][s*m.A+a]
+}
+
+// checkEntry validates EntryReward and builds the cache of total mean rewards.
+func (m *MDP) checkEntry() error {
+	m.mean = nil
+	if m.EntryReward == nil {
+		return nil
+	}
+	if len(m.EntryReward) != m.S {
+		return fmt.Errorf("entry_reward: has %d entries, want S = %d", len(m.EntryReward), m.S)
+	}
+	if m.Rewards != Deterministic {
+		return fmt.Errorf("entry_reward: needs deterministic rewards, got %s", m.Rewards)
+	}
+	for s, e := range m.EntryReward {
+		if !(e >= 0 && e <= 1) {
+			return fmt.Errorf("entry_reward[%d]: %g outside [0,1]", s, e)
+		}
+	}
+	mean := make([][]float64, m.H)
+	for h := range mean {
+		if h > 0 && m.Sparse[h] == m.Sparse[h-1] && sameArray(m.R[h], m.R[h-1]) {
+			mean[h] = mean[h-1]
+			continue
+		}
+		mean[h] = make([]float64, m.S*m.A)
+		for s := 0; s < m.S; s++ {
+			if m.IsTerminal(s) {
+				continue
+			}
+			for a := 0; a < m.A; a++ {
+				r := m.R[h][s*m.A+a]
+				next, prob := m.Row(h, s, a)
+				x := 0.0
+				for j, s2 := range next {
+					e := m.EntryReward[s2]
+					if r+e > 1+ProbTol {
+						return fmt.Errorf("entry_reward[%d]: reward %g of R[%d][%d][%d] plus entry reward %g exceeds 1", s2, r, h, s, a, e)
+					}
+					x += prob[j] * e
+				}
+				mean[h][s*m.A+a] = min(r+x, 1)
+			}
+		}
+	}
+	m.mean = mean
+	return nil
+}
 
 // NewHomogeneous builds a time-homogeneous MDP repeating the transition table p
 // ([(s*A+a)*S+s']) and mean rewards r ([s*A+a]) at every step, and validates it.

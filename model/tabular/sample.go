@@ -45,8 +45,11 @@ func (m *MDP) Rollout(p *Policy, u *rand.Rand, t *Trajectory) {
 				r = 0
 			}
 		}
-		t.R[h] = r
 		s = m.sampleNext(h, s, a, us)
+		if m.EntryReward != nil {
+			r = m.R[h][t.S[h]*m.A+a] + m.EntryReward[s]
+		}
+		t.R[h] = r
 		if m.IsTerminal(s) {
 			t.S[h+1] = s
 			t.S, t.A, t.R = t.S[:h+2], t.A[:h+1], t.R[:h+1]

@@ -8,7 +8,10 @@
 What :func:`run` does:
 
 1. exports the environment's model with :mod:`dprl.gym_export` (``horizon`` as given, else the
-   exporter's default: Gymnasium's time limit where dprl's size limit allows it);
+   exporter's default: Gymnasium's time limit — CliffWalking, which has none, 50): sparse
+   transitions with terminal states, or with ``absorbing=True`` the dense file whose terminal
+   states are absorbing (the format before issue 26, for a server that does not read terminal
+   states; its Taxi default is H = 11);
 2. creates a tabular experiment on the server with that model inline and ``capacity = users``
    (K; the ledger's ``capacity`` is the number of reports the calibration covers, K or K − 1:
    the users beyond it play but do not report, as in ``dprl run``), and mints the users'
@@ -17,16 +20,21 @@ What :func:`run` does:
    policy cached when the batch starts. User k (1-based) resets the environment with the seed
    :func:`user_seed` (seed, k), then for h = 0 … H−1 takes the rule's action ``Act[h][s]``
    (a stochastic rule ``Prob[h][s·A+a]`` is sampled from a generator seeded the same way) and
-   steps ``env.unwrapped`` (no ``TimeLimit``: an episode is never truncated before H). After
-   ``terminated`` she stays in the terminal state — absorbing in the exported model — for the
-   remaining steps, with its reward (the image of 0 under the reward map), without stepping
-   Gymnasium. Her rewards are Gymnasium's mapped by the exported ``reward_map`` (r' = scale·r +
-   offset, clipped into [0, 1]);
+   steps ``env.unwrapped`` (no ``TimeLimit``: H is the episode's time limit, the normal end of
+   an episode Gymnasium would truncate). Her episode ends when Gymnasium says ``terminated``:
+   she played L ≤ H steps (L < H only when she entered a terminal state) and reports exactly
+   those — S[0..L], A[0..L−1], R[0..L−1]; the model values the rest of the horizon at the
+   terminal reward. (With ``absorbing=True`` she stays in the terminal state — absorbing in that
+   model — for the remaining steps, with its reward, the image of 0 under the reward map,
+   without stepping Gymnasium, and reports H steps.) Her rewards are Gymnasium's mapped by the
+   exported ``reward_map`` (r' = scale·r + offset, clipped into [0, 1]);
 4. reports: under a trajectory agent (``practical-jdp``, ``ucbvi``, …) her report is
-   ``{"header": <policy header>, "states", "actions", "rewards"}``; under ``practical-ldp`` she
-   privatises it herself with :meth:`dprl.ldp.GaussianRandomizer.for_user`: σ and every
-   calibration parameter computed from the public (S, A, H) and the run's own ``epsilon`` and
-   ``delta`` (the guarantee the app promised), the policy's ``user_side`` only checked against
+   ``{"header": <policy header>, "states", "actions", "rewards"}`` (arrays of L + 1, L and L
+   numbers); under ``practical-ldp`` she privatises it herself (her contribution counts the L
+   steps she played; σ is the same for every L ≤ H) with
+   :meth:`dprl.ldp.GaussianRandomizer.for_user`: σ and every calibration parameter computed
+   from the public (S, A, H) and the run's own ``epsilon`` and ``delta`` (the guarantee the
+   app promised), the policy's ``user_side`` only checked against
    them — a server publishing less noise (σ below hers, σ = 0, a larger visit cap or reward
    weight, another layout) gets :class:`dprl.ldp.UserSideError` and no report — with noise from
    :class:`dprl.ldp.SecureNormal` (the OS CSPRNG), and sends
@@ -35,8 +43,9 @@ What :func:`run` does:
    5xx is retried with the same keys, so nothing is counted twice). The policy is fetched again
    (``If-None-Match``) only when an acknowledgement names a policy version other than the
    cached one;
-5. evaluates exactly: V*₁ and V^π₁ by backward induction on the exported tables (numpy), in
-   expectation over the initial distribution, once per policy version; user k's regret is that
+5. evaluates exactly: V*₁ and V^π₁ by backward induction on the exported tables (numpy; a
+   terminal state is worth terminal_reward·(H − h), :class:`Tables`), in expectation over the
+   initial distribution, once per policy version; user k's regret is that
    of the policy she played, sent along as ``simulated_regret`` (the ledger's curve).
 
 :func:`write_run_dir` writes the same run directory as ``dprl run`` (``regret_long.csv``,
@@ -109,21 +118,74 @@ def user_seed(seed: int, k: int) -> int:
 
 
 class Tables:
-    """The exported model's tables as numpy arrays, with exact backward induction."""
+    """The exported model's tables as numpy arrays, with exact backward induction.
+
+    Both file shapes of :mod:`dprl.gym_export` are read: dense ``transitions`` (the
+    ``--absorbing`` export, terminal states absorbing) and ``transitions_sparse`` with
+    ``terminal`` states. A terminal state is evaluated as its absorbing equivalent — a self-loop
+    earning ``terminal_reward`` for every action, whatever its rows in the file — which gives
+    dprl's value ``terminal_reward·(H − h)`` at step h: V*, V^π and regret are those of the
+    model (model/tabular ``MDP.Absorbing``)."""
 
     def __init__(self, model: Mapping[str, Any]) -> None:
         self.S = int(model["states"])
         self.A = int(model["actions"])
         self.H = int(model["horizon"])
-        self.P = np.asarray(model["transitions"], dtype=np.float64)  # (S, A, S)
-        self.R = np.asarray(model["reward"], dtype=np.float64)  # (S, A)
-        self.init = np.asarray(model["init"], dtype=np.float64)  # (S,)
-        if model.get("homogeneous", True) is not True or self.P.shape != (self.S, self.A, self.S):
+        S, A = self.S, self.A
+        if model.get("homogeneous", True) is not True:
             raise ValueError("model: want a time-homogeneous tabular model (an exported Gymnasium model)")
-        V = np.zeros(self.S)
+        self.R = np.array(model["reward"], dtype=np.float64)  # (S, A)
+        self.init = np.asarray(model["init"], dtype=np.float64)  # (S,)
+        if self.R.shape != (S, A) or self.init.shape != (S,):
+            raise ValueError(f"model: reward must be {S}×{A} and init {S} numbers")
+        term = np.asarray(model.get("terminal") or [], dtype=np.int64)
+        if term.size and (term.min() < 0 or term.max() >= S):
+            raise ValueError(f"model.terminal: states must be in [0, {S - 1}]")
+        self.terminal = np.zeros(S, dtype=bool)
+        self.terminal[term] = True
+        self.terminal_reward = float(model.get("terminal_reward", 0.0))
+        ts = np.flatnonzero(self.terminal)
+        self.R[ts] = self.terminal_reward
+        self.P: np.ndarray | None = None  # (S, A, S), dense files only
+        if "transitions_sparse" in model:
+            e = np.asarray(model["transitions_sparse"], dtype=np.float64).reshape(-1, 4)
+            s, a, s2 = (e[:, i].astype(np.int64) for i in range(3))
+            if e.size and (s.min() < 0 or s.max() >= S or a.min() < 0 or a.max() >= A or s2.min() < 0 or s2.max() >= S):
+                raise ValueError("model.transitions_sparse: an index is out of range")
+            live = ~self.terminal[s]
+            loop_s = np.repeat(ts, A)
+            loop_a = np.tile(np.arange(A, dtype=np.int64), len(ts))
+            self._row = np.concatenate([s[live] * A + a[live], loop_s * A + loop_a])
+            self._next = np.concatenate([s2[live], loop_s])
+            self._prob = np.concatenate([e[live, 3], np.ones(len(loop_s))])
+        else:
+            P = np.array(model["transitions"], dtype=np.float64)
+            if P.shape != (S, A, S):
+                raise ValueError("model: want a time-homogeneous tabular model (an exported Gymnasium model)")
+            for t in ts:
+                P[t] = 0.0
+                P[t, :, t] = 1.0
+            self.P = P
+        if model.get("entry_reward") is not None:
+            # A reward earned on entering s' (model/tabular MDP.EntryReward): folded into the
+            # mean reward of the live rows; a terminal self-loop never re-earns it.
+            e = np.asarray(model["entry_reward"], dtype=np.float64)
+            if e.shape != (S,):
+                raise ValueError(f"model.entry_reward: want {S} numbers")
+            self.R = self.R + self.expect(e)
+            self.R[ts] = self.terminal_reward
+        V = np.zeros(S)
         for _ in range(self.H):
-            V = (self.R + self.P @ V).max(axis=1)
+            V = (self.R + self.expect(V)).max(axis=1)
         self.v_star = float(self.init @ V)
+
+    def expect(self, V: np.ndarray) -> np.ndarray:
+        """Σ_{s'} P(s'|s,a)·V[s'] for every (s, a): an S×A array."""
+        if self.P is not None:
+            out: np.ndarray = self.P @ V
+            return out
+        q = np.bincount(self._row, weights=self._prob * V[self._next], minlength=self.S * self.A)
+        return q.reshape(self.S, self.A)
 
     def value(self, rule: Mapping[str, Any]) -> float:
         """V^π₁ (expected over the initial distribution) of a tabular rule: deterministic
@@ -138,11 +200,14 @@ class Tables:
                 raise ValueError(f"rule.Act: shape {act_a.shape}, want ({H}, {S})")
             for h in range(H - 1, -1, -1):
                 a = act_a[h]
-                V = self.R[idx, a] + self.P[idx, a] @ V
+                if self.P is not None:
+                    V = self.R[idx, a] + self.P[idx, a] @ V
+                else:
+                    V = (self.R + self.expect(V))[idx, a]
         elif prob is not None:
             pr = np.asarray(prob, dtype=np.float64).reshape(H, S, A)
             for h in range(H - 1, -1, -1):
-                V = ((self.R + self.P @ V) * pr[h]).sum(axis=1)
+                V = ((self.R + self.expect(V)) * pr[h]).sum(axis=1)
         else:
             raise ValueError("rule: neither Act nor Prob")
         return float(self.init @ V)
@@ -155,7 +220,7 @@ class Tables:
         """The per-episode regret of the uniform random policy."""
         V = np.zeros(self.S)
         for _ in range(self.H):
-            V = (self.R + self.P @ V).mean(axis=1)
+            V = (self.R + self.expect(V)).mean(axis=1)
         return max(self.v_star - float(self.init @ V), 0.0)
 
 
@@ -229,10 +294,16 @@ class RunResult:
 
 
 def _episode(
-    u: Any, choose: Callable[[int, int], int], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
+    u: Any, choose: Callable[[int, int], int], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float,
+    terminal: frozenset[int] | None = None,
 ) -> tuple[list[int], list[int], list[float]]:
-    """One user's H steps: choose(h, s) is her action; after Gymnasium's ``terminated`` she
-    stays in the absorbing terminal state with its exported reward (no step is called)."""
+    """One user's episode: choose(h, s) is her action.
+
+    With ``terminal`` (the model's terminal states: a sparse export), the episode ends when
+    Gymnasium says ``terminated`` — after L ≤ H steps, L < H only in a terminal state — and
+    the trajectory holds L + 1 states, L actions and L rewards. Without (an ``--absorbing``
+    export), it lasts H steps: after ``terminated`` she stays in the absorbing terminal state
+    with its exported reward ``absorb[s][a]`` (no step is called)."""
     s, _ = u.reset(seed=seed)
     s = int(s)
     states = [s]
@@ -241,29 +312,39 @@ def _episode(
     done = False
     for h in range(H):
         a = choose(h, s)
-        actions.append(a)
         if done:
+            actions.append(a)
             rewards.append(absorb[s][a])
             states.append(s)
             continue
         s2, r, term, _trunc, _info = u.step(a)
         s = int(s2)
         x = scale * float(r) + offset
+        actions.append(a)
         rewards.append(0.0 if x < 0 else 1.0 if x > 1 else x)
         states.append(s)
-        if term:
+        if terminal is not None:
+            if bool(term) != (s in terminal):
+                raise RuntimeError(
+                    f"Gymnasium's terminated = {bool(term)} entering state {s} disagrees with the exported "
+                    f"terminal states (step {h})")
+            if term:
+                break
+        elif term:
             done = True
     return states, actions, rewards
 
 
 def _episode_det(
-    u: Any, act: list[list[int]], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
+    u: Any, act: list[list[int]], H: int, seed: int, absorb: list[list[float]], scale: float, offset: float,
+    terminal: frozenset[int] | None = None,
 ) -> tuple[list[int], list[int], list[float]]:
-    return _episode(u, lambda h, s: act[h][s], H, seed, absorb, scale, offset)
+    return _episode(u, lambda h, s: act[h][s], H, seed, absorb, scale, offset, terminal)
 
 
 def _episode_prob(
-    u: Any, prob: np.ndarray, H: int, seed: int, absorb: list[list[float]], scale: float, offset: float
+    u: Any, prob: np.ndarray, H: int, seed: int, absorb: list[list[float]], scale: float, offset: float,
+    terminal: frozenset[int] | None = None,
 ) -> tuple[list[int], list[int], list[float]]:
     A = prob.shape[2]
     draws = np.random.default_rng(seed).random(H)
@@ -272,7 +353,7 @@ def _episode_prob(
         cdf = np.cumsum(prob[h, s])
         return int(min(np.searchsorted(cdf, draws[h] * cdf[-1], side="right"), A - 1))
 
-    return _episode(u, choose, H, seed, absorb, scale, offset)
+    return _episode(u, choose, H, seed, absorb, scale, offset, terminal)
 
 
 def _trajectory_json(header_json: str, states: list[int], actions: list[int], rewards: list[float]) -> str:
@@ -307,10 +388,11 @@ class _Player:
 
     def __init__(
         self, c: Client, exp: str, capacity: int, tables: Tables, u: Any, seed: int, prefix: str,
-        scale: float, offset: float, absorb: list[list[float]],
+        scale: float, offset: float, absorb: list[list[float]], terminal: frozenset[int] | None = None,
     ) -> None:
         self.c, self.exp, self.capacity, self.tables, self.u = c, exp, capacity, tables, u
         self.seed, self.prefix, self.scale, self.offset, self.absorb = seed, prefix, scale, offset, absorb
+        self.terminal = terminal  # the model's terminal states (None: an absorbing model)
         self.creds: dict[str, str] = {}
         self.minted = 0  # credentials minted for users 1 … minted
         self.regret_of: dict[int, float] = {}
@@ -359,10 +441,10 @@ class _Player:
         for j in range(k, last + 1):
             sj = user_seed(self.seed, j)
             if act is not None:
-                st, ac, rw = _episode_det(self.u, act, t.H, sj, self.absorb, self.scale, self.offset)
+                st, ac, rw = _episode_det(self.u, act, t.H, sj, self.absorb, self.scale, self.offset, self.terminal)
             else:
                 assert prob is not None
-                st, ac, rw = _episode_prob(self.u, prob, t.H, sj, self.absorb, self.scale, self.offset)
+                st, ac, rw = _episode_prob(self.u, prob, t.H, sj, self.absorb, self.scale, self.offset, self.terminal)
             regret[j - 1] = r_pol
             if j > self.capacity:
                 continue  # beyond the calibrated capacity: plays, does not report (as in dprl run)
@@ -412,6 +494,7 @@ def run(
     progress: Callable[[int, int], None] | None = None,
     user_prefix: str = "gym-",
     experiment_seed: int | None = None,
+    absorbing: bool = False,
     **env_kwargs: Any,
 ) -> RunResult:
     """Play ``users`` Gymnasium users of ``env_id`` against a new experiment (module docstring).
@@ -424,7 +507,8 @@ def run(
     mode) makes the curator draw its noise and tie-breaks from that seed exactly as ``dprl run
     --seeds experiment_seed`` does — never for real users. The experiment is created as a
     simulation (the users' regrets go on its public curve); ``epsilon`` ≤ 0 creates a non-private
-    baseline (``non_private``, without ε or δ; labelled NON-PRIVATE)."""
+    baseline (``non_private``, without ε or δ; labelled NON-PRIVATE). ``absorbing=True`` exports
+    and plays the absorbing model (episodes of H steps; module docstring)."""
     import gymnasium as gym  # the 'gym' extra
 
     from . import gym_export as gx
@@ -435,14 +519,15 @@ def run(
         raise ValueError(f"users: at least 1, got {users}")
     if server is None:
         with LocalServer() as srv:
-            return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix, experiment_seed, **env_kwargs)
+            return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix,
+                       experiment_seed, absorbing, **env_kwargs)
 
     env = gym.make(env_id, **env_kwargs)
     c = _client_of(server)
     try:
         u = env.unwrapped
-        H = horizon if horizon is not None else gx.default_horizon(env_id, env_kwargs.get("map_name"))
-        model = gx.export_env(env, H, gx._file_name(env_id, env, env_kwargs.get("map_name")))
+        H = horizon if horizon is not None else gx.default_horizon(env_id, env_kwargs.get("map_name"), absorbing)
+        model = gx.export_env(env, H, gx._file_name(env_id, env, env_kwargs.get("map_name")), absorbing=absorbing)
         tables = Tables(model)
         rm = model["reward_map"]
         scale, offset = float(rm["scale"]), float(rm["offset"])
@@ -455,7 +540,8 @@ def run(
                            epsilon=epsilon if private else None, delta=delta if private else None,
                            non_private=not private, simulation=True, seed=experiment_seed)
         exp = str(created["experiment"])
-        pl = _Player(c, exp, int(created["capacity"]), tables, u, seed, user_prefix, scale, offset, absorb)
+        terminal = frozenset(int(x) for x in model.get("terminal", [])) if "transitions_sparse" in model else None
+        pl = _Player(c, exp, int(created["capacity"]), tables, u, seed, user_prefix, scale, offset, absorb, terminal)
         pl.epsilon, pl.delta = float(epsilon), float(delta)
         start = time.perf_counter()
         regret = np.empty(users)
@@ -702,7 +788,10 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
         f"{noise}, "
         f"rewards mapped r' = {go_format_g(r0.model['reward_map']['scale'])}·r + {go_format_g(r0.model['reward_map']['offset'])}. "
         "Users are Gymnasium episodes played in batches against the served experiment; regret is "
-        "exact (backward induction on the exported tables) for the policy each user played.",
+        "exact (backward induction on the exported tables) for the policy each user played. "
+        + ("Episodes end at Gymnasium's `terminated` (terminal states "
+           + str(r0.model.get("terminal", [])) + f", terminal reward {go_format_g(float(r0.model.get('terminal_reward', 0.0)))})."
+           if "transitions_sparse" in r0.model else "Terminal states are absorbing (episodes of H steps)."),
         "",
         f"## {group} (uniform policy: {r0.uniform_regret:.4f} per episode)",
         "",

@@ -8,12 +8,15 @@ whose JSON and binary encodings are byte for byte the Go ones. The shared test v
 
 Contribution (``contribution.add``). With ``G = 1`` when pooled (else ``H`` groups), the vector
 has ``G·S·A·(S+1)`` entries: first the transition-count block ``NT`` (``G·S·A·S``), then the
-reward block ``R`` (``G·S·A``). For each step ``h`` in order, with ``i = s_h·A + a_h`` (plus
+reward block ``R`` (``G·S·A``). For each step ``h`` played, in order — ``L ≤ H`` steps: an
+episode that ended in a terminal state after ``L < H`` steps has ``L + 1`` states, ``L`` actions
+and ``L`` rewards, and contributes those steps only, with the same σ — with ``i = s_h·A + a_h`` (plus
 ``h·S·A`` when not pooled): ``x[i·S + s_{h+1}] += 1`` and ``x[G·S·A·S + i] += w·clip(r_h)``,
 ``clip(r) = min(max(r, 0), 1)`` (±inf clip to 1 / 0; NaN is refused), ``w`` the reward weight.
 Pooled, only the first ``m`` visits of each ``(s, a)`` count (both blocks), ``m`` the visit cap
 (``0`` or more than ``H`` means ``H``). States, actions and rewards are checked first, with the
-Go error messages.
+Go error messages (an inconsistent trajectory of fewer than ``H`` actions gets a message of its
+own, which the shared vectors do not pin).
 
 Noise. Every coordinate, zero or not, becomes ``x_i + σ·z_i`` with ``z_i`` a standard normal
 draw: the product rounded to a double, then the sum (two IEEE-754 roundings, as Go's
@@ -191,18 +194,29 @@ def contribution(
 ) -> list[float]:
     """The user's contribution vector x (Go ``contribution.add`` into a zero vector).
 
-    Raises :class:`TrajectoryError` (the Go message) for a trajectory of the wrong length, a
-    state or action out of range, or a NaN reward.
+    The trajectory holds L + 1 states, L actions and L rewards with L ≤ H: an episode that
+    ended in a terminal state after L < H steps contributes exactly the L steps played (its
+    vector is that of any H-step episode beginning with them, less the later steps, so its norm
+    is within the same sensitivity bound and σ does not depend on L). Whether S[L] is terminal
+    is the model's business (the server checks it); the randomiser only counts steps.
+
+    Raises :class:`TrajectoryError` (the Go message) for a trajectory of inconsistent or
+    excessive length, a state or action out of range, or a NaN reward.
     """
     S, A, H = p.states, p.actions, p.horizon
-    if len(states) != H + 1 or len(actions) != H or len(rewards) != H:
-        raise TrajectoryError(f"trajectory: want {H + 1} states, {H} actions and {H} rewards")
+    L = len(actions)
+    if len(states) != L + 1 or len(rewards) != L or L > H:
+        if L >= H:
+            raise TrajectoryError(f"trajectory: want {H + 1} states, {H} actions and {H} rewards")
+        raise TrajectoryError(
+            f"trajectory: want L+1 states, L actions and L rewards with L <= {H}, "
+            f"got {len(states)}, {len(actions)} and {len(rewards)}")
     states = [_index("S", h, s) for h, s in enumerate(states)]
     actions = [_index("A", h, a) for h, a in enumerate(actions)]
     for h, s in enumerate(states):
         if s < 0 or s >= S:
             raise TrajectoryError(f"trajectory.S[{h}]: state must be in [0, {S - 1}], got {s}")
-    for h in range(H):
+    for h in range(L):
         a = actions[h]
         if a < 0 or a >= A:
             raise TrajectoryError(f"trajectory.A[{h}]: action must be in [0, {A - 1}], got {a}")
@@ -212,7 +226,7 @@ def contribution(
     nt = p.groups * S * A * S
     w = p.weight
     seen = [0] * (S * A)
-    for h in range(H):
+    for h in range(L):
         i = states[h] * A + actions[h]
         if p.pool:
             if seen[i] >= p.cap:

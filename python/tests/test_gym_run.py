@@ -52,22 +52,32 @@ def test_user_seeds_are_distinct() -> None:
     assert len(seeds) == 60_000 and all(0 <= x < 2**63 for x in seeds)
 
 
-def _setup(env_id: str, H: int, **kw: Any) -> tuple[Any, dg.Tables, dict[str, Any]]:
+def _setup(env_id: str, H: int, absorbing: bool = False, **kw: Any) -> tuple[Any, dg.Tables, dict[str, Any]]:
     from dprl import gym_export as gx
 
     env = gym.make(env_id, **kw)
-    model = gx.export_env(env, H, "t")
+    model = gx.export_env(env, H, "t", absorbing=absorbing)
     return env, dg.Tables(model), model
 
 
+def _taxi() -> str:
+    from gymnasium.envs.registration import registry
+
+    return "Taxi-v4" if "Taxi-v4" in registry else "Taxi-v3"
+
+
+@pytest.mark.parametrize("absorbing", [False, True], ids=["terminal", "absorbing"])
 @pytest.mark.parametrize("env_id,H,kw", [("FrozenLake-v1", 20, {}), ("CliffWalking-v1", 50, {"is_slippery": True}), ("CliffWalking-v1", 30, {})])
-def test_played_episodes_have_the_exact_value(env_id: str, H: int, kw: dict[str, Any]) -> None:
-    """The mean mapped return of episodes played as dprl.gym plays them (env.unwrapped, absorbing
-    after termination, mapped rewards) matches V^π₁ of the exported tables: deterministic and
-    stochastic rules, n = 3000 episodes each, 6 standard errors."""
-    env, t, model = _setup(env_id, H, **kw)
+def test_played_episodes_have_the_exact_value(env_id: str, H: int, kw: dict[str, Any], absorbing: bool) -> None:
+    """The mean mapped return of episodes played as dprl.gym plays them (env.unwrapped, mapped
+    rewards; ended at ``terminated`` with the terminal reward for each step left, or absorbing
+    after termination) matches V^π₁ of the exported tables: deterministic and stochastic
+    rules, n = 3000 episodes each, 6 standard errors."""
+    env, t, model = _setup(env_id, H, absorbing, **kw)
     rm = model["reward_map"]
     absorb = model["reward"]
+    terminal = None if absorbing else frozenset(model["terminal"])
+    tr = 0.0 if absorbing else float(model["terminal_reward"])
     rng = np.random.default_rng(7)
     act = rng.integers(0, t.A, size=(H, t.S))
     # bias the rule towards progress so that terminations and the absorbing tail are exercised
@@ -77,15 +87,26 @@ def test_played_episodes_have_the_exact_value(env_id: str, H: int, kw: dict[str,
     for rule in rules:
         n = 3000
         rets = np.empty(n)
+        short = 0
         for k in range(n):
             sd = dg.user_seed(11, k + 1)
             if rule["Act"] is not None:
-                st, ac, rw = dg._episode_det(env.unwrapped, rule["Act"], H, sd, absorb, rm["scale"], rm["offset"])
+                st, ac, rw = dg._episode_det(env.unwrapped, rule["Act"], H, sd, absorb, rm["scale"], rm["offset"], terminal)
             else:
-                st, ac, rw = dg._episode_prob(env.unwrapped, prob, H, sd, absorb, rm["scale"], rm["offset"])
-            assert len(st) == H + 1 and len(ac) == H and len(rw) == H
+                st, ac, rw = dg._episode_prob(env.unwrapped, prob, H, sd, absorb, rm["scale"], rm["offset"], terminal)
+            L = len(ac)
+            assert len(st) == L + 1 and len(rw) == L and 1 <= L <= H
             assert all(0 <= r <= 1 for r in rw)
-            rets[k] = sum(rw)
+            if absorbing:
+                assert L == H
+            else:
+                assert terminal is not None
+                assert all(s not in terminal for s in st[:-1])
+                assert L == H or st[-1] in terminal
+                short += L < H
+            rets[k] = sum(rw) + (H - L) * tr
+        # Random rules end FrozenLake's episodes early (holes); deterministic CliffWalking's may never.
+        assert absorbing or short > 0 or env_id != "FrozenLake-v1"
         v = t.value(rule)
         se = max(rets.std(ddof=1), 1e-3) / math.sqrt(n)
         assert abs(rets.mean() - v) < 6 * se, (rule["Act"] is None, rets.mean(), v, se)
@@ -94,6 +115,37 @@ def test_played_episodes_have_the_exact_value(env_id: str, H: int, kw: dict[str,
     uni = {"Act": None, "Prob": np.full((H, t.S * t.A), 1 / t.A).tolist()}
     assert t.regret(uni) == pytest.approx(t.uniform_regret(), abs=1e-12)
     assert t.v_star >= t.value(rules[0]) - 1e-12
+
+
+@pytest.mark.parametrize("env_id,H,kw", [("FrozenLake-v1", 20, {}), ("FrozenLake-v1", 100, {"map_name": "8x8"}),
+                                         ("CliffWalking-v1", 50, {"is_slippery": True}), ("taxi", 11, {})])
+def test_terminal_and_absorbing_tables_agree(env_id: str, H: int, kw: dict[str, Any]) -> None:
+    """Tables of the sparse export (terminal states) and of the absorbing dense one give the
+    same V*, V^π of random rules and uniform regret (the same MDP)."""
+    env_id = _taxi() if env_id == "taxi" else env_id
+    _, ts, ms = _setup(env_id, H, False, **kw)
+    _, ta, ma = _setup(env_id, H, True, **kw)
+    assert "transitions_sparse" in ms and ts.P is None and ta.P is not None
+    assert ts.v_star == pytest.approx(ta.v_star, rel=1e-12, abs=1e-12)
+    assert ts.uniform_regret() == pytest.approx(ta.uniform_regret(), rel=1e-12, abs=1e-12)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        act = {"Act": rng.integers(0, ts.A, size=(H, ts.S)).tolist()}
+        prob = {"Prob": rng.dirichlet(np.ones(ts.A), size=(H, ts.S)).reshape(H, ts.S * ts.A).tolist()}
+        for rule in (act, prob):
+            assert ts.value(rule) == pytest.approx(ta.value(rule), rel=1e-12, abs=1e-12)
+
+
+def test_taxi_h200_tables() -> None:
+    """Taxi at Gymnasium's H = 200: the sparse tables evaluate (V* of the uniform start over the
+    300 initial states; the optimal policy delivers every passenger well within 200 steps)."""
+    _, t, model = _setup(_taxi(), 200)
+    assert model["horizon"] == 200 and t.P is None
+    # Mapped: a step 0.3, delivery 1, then 1/3 per step left. Every optimal episode delivers
+    # (≤ 20 steps), so V* lies between 200/3 (immediate) and 200/3 + 20·(0.3 − 1/3) − 1/3 + 1.
+    assert 200 / 3 - 20 / 30 - 1e-9 <= t.v_star <= 200 / 3 + 1
+    uni = {"Act": None, "Prob": np.full((200, t.S * t.A), 1 / t.A).tolist()}
+    assert t.regret(uni) == pytest.approx(t.uniform_regret(), abs=1e-9) and t.uniform_regret() > 1
 
 
 def _sha(p: Path) -> str:
@@ -162,3 +214,47 @@ def test_write_run_dir_refuses_mixed_configurations(dprl_server: LocalServer, tm
         dg.write_run_dir(tmp_path, [a, b])
     with pytest.raises(ValueError):
         dg.write_run_dir(tmp_path, [a, a])
+
+
+def _record_lengths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    lengths: list[int] = []
+    episode = dg._episode
+
+    def recording(*args: Any, **kwargs: Any) -> tuple[list[int], list[int], list[float]]:
+        st, ac, rw = episode(*args, **kwargs)
+        lengths.append(len(ac))
+        return st, ac, rw
+
+    monkeypatch.setattr(dg, "_episode", recording)
+    return lengths
+
+
+@pytest.mark.parametrize("agent", ["practical-jdp", "practical-ldp"])
+def test_run_reports_episodes_that_ended(dprl_server: LocalServer, monkeypatch: pytest.MonkeyPatch, agent: str) -> None:
+    """Issue 26 (needs the Go side): users whose episode ended in a hole after L < H steps
+    report those L steps — trajectories, or privatised contributions — and every report is
+    accepted."""
+    lengths = _record_lengths(monkeypatch)
+    res = dg.run(dprl_server, "FrozenLake-v1", agent=agent, users=150, seed=5, horizon=20, batch=64)
+    assert len(lengths) == 150 and min(lengths) < 20 and max(lengths) <= 20
+    assert res.accepted == res.ledger["capacity"] == res.ledger["users_served"]
+    assert res.model["terminal"] == [5, 7, 11, 12, 15] and "transitions_sparse" in res.model
+
+
+def test_run_taxi_at_its_time_limit(dprl_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 (needs the Go side): Taxi at Gymnasium's H = 200 through the service."""
+    lengths = _record_lengths(monkeypatch)
+    res = dg.run(dprl_server, _taxi(), users=60, seed=1, batch=30)
+    assert res.horizon == 200 and res.model["horizon"] == 200
+    assert res.accepted == res.ledger["capacity"] and len(lengths) == 60
+    assert np.all(res.regret >= 0) and res.uniform_regret > 0
+
+
+def test_run_absorbing_model(dprl_server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """absorbing=True: the dense file of before issue 26; every user plays and reports H steps."""
+    lengths = _record_lengths(monkeypatch)
+    res = dg.run(dprl_server, "FrozenLake-v1", users=120, seed=3, horizon=20, batch=64, absorbing=True)
+    assert lengths == [20] * 120
+    assert "transitions" in res.model and "terminal" not in res.model
+    assert res.accepted == res.ledger["capacity"] == 119
+    assert res.uniform_regret == pytest.approx(0.18668787654257513, rel=1e-9)  # the same MDP
