@@ -31,6 +31,8 @@ import (
 //	reward:                    # homogeneous: [S][A]; otherwise [H][S][A]; values in [0,1]
 //	  - [0, 0.1]
 //	  - [1, 0]
+//	entry_reward: [0, 0.5]     # optional, length S: reward on entering each state (see below)
+//	public_rewards: false      # optional: the reward function is public structure (see below)
 //	reward_map:                # optional, informational (RewardMap)
 //	  scale: 0.01              # reward = scale·original + offset
 //	  offset: 1
@@ -47,6 +49,14 @@ import (
 // (reward_map) gives the image of a reward of 0, its offset. The reward table, and the dense
 // transition table, still have the rows of terminal states (never used; a dense row must still
 // be a probability vector).
+//
+// Entry rewards (MDP.EntryReward): entry_reward[s'] ∈ [0, 1] is earned on entering s' at any
+// step, in addition to reward[(h,)s][a]: the mean reward of (h, s, a) becomes reward +
+// Σ P(s'|s,a)·entry_reward[s']. They need deterministic rewards, and reward + entry_reward[s']
+// ≤ 1 on every transition. public_rewards: true (MDP.PublicRewards) declares the reward
+// function (reward, entry_reward, terminal_reward) public structure, as a simulator's
+// published table is: an agent may read it and spend no privacy budget on rewards; the
+// model's values do not change.
 //
 // Sparse transitions. Instead of transitions (exactly one of the two is given), a file may list
 // the non-zero transition probabilities:
@@ -90,6 +100,9 @@ type File struct {
 	Transitions       any         `json:"transitions,omitempty" yaml:"transitions,omitempty"`
 	TransitionsSparse [][]float64 `json:"transitions_sparse,omitempty" yaml:"transitions_sparse,omitempty"`
 	Reward            any         `json:"reward" yaml:"reward"`
+	// EntryReward and PublicRewards are MDP.EntryReward and MDP.PublicRewards.
+	EntryReward   []float64 `json:"entry_reward,omitempty" yaml:"entry_reward,omitempty"`
+	PublicRewards bool      `json:"public_rewards,omitempty" yaml:"public_rewards,omitempty"`
 	// RewardMap, optional, records how the rewards of a model exported from elsewhere were
 	// mapped into [0, 1] (see RewardMap). It is validated and otherwise ignored: the model is
 	// the one given by reward, and Marshal does not write it back.
@@ -224,7 +237,7 @@ func (f *File) MDP() (*MDP, error) {
 	if err := f.checkFileSize(len(f.TransitionsSparse)); err != nil {
 		return nil, err
 	}
-	m := &MDP{Name: f.Name, S: S, A: A, H: H, Init: f.Init}
+	m := &MDP{Name: f.Name, S: S, A: A, H: H, Init: f.Init, EntryReward: f.EntryReward, PublicRewards: f.PublicRewards}
 	if m.Name == "" {
 		m.Name = "file"
 	}
@@ -550,7 +563,7 @@ func toFloat(v any) (float64, bool) {
 
 // Marshal encodes m in the File format, as JSON when format is "json", else YAML: homogeneous
 // when every step has the same transitions and rewards (Homogeneous), with its terminal states
-// (if any state is terminal), dense or sparse by File's rule (the dense form when m holds P
+// (if any state is terminal), entry rewards and public_rewards, dense or sparse by File's rule (the dense form when m holds P
 // and it has at most 8 times as many numbers as the sparse list).
 func Marshal(m *MDP, format string) ([]byte, error) {
 	if err := m.Validate(); err != nil {
@@ -561,7 +574,8 @@ func Marshal(m *MDP, format string) ([]byte, error) {
 	if homog {
 		steps = 1
 	}
-	f := File{Name: m.Name, States: m.S, Actions: m.A, Horizon: m.H, Rewards: m.Rewards.String(), Homogeneous: homog, Init: m.Init}
+	f := File{Name: m.Name, States: m.S, Actions: m.A, Horizon: m.H, Rewards: m.Rewards.String(), Homogeneous: homog, Init: m.Init,
+		EntryReward: m.EntryReward, PublicRewards: m.PublicRewards}
 	for s := 0; s < m.S; s++ {
 		if m.IsTerminal(s) {
 			f.Terminal = append(f.Terminal, s)
@@ -584,7 +598,7 @@ func Marshal(m *MDP, format string) ([]byte, error) {
 		for s := 0; s < m.S; s++ {
 			ra := make([]any, m.A)
 			for a := 0; a < m.A; a++ {
-				ra[a] = m.Reward(h, s, a)
+				ra[a] = m.R[h][s*m.A+a] // not Reward, which adds the expected entry reward
 			}
 			r[s] = ra
 		}

@@ -2,6 +2,7 @@ package tabular
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -73,6 +74,11 @@ func TestParseSparseTerminalErrors(t *testing.T) {
 		{"init on a terminal state, dense", rep(rep(ok, `"transitions_sparse":[[0,0,1,1],[1,0,2,1]]`, dense), `"init":[1,0,0]`, `"init":[0,0,1]`), "json", "init: state 2 is terminal"},
 		{"dense row of a terminal state", rep(rep(ok, `"transitions_sparse":[[0,0,1,1],[1,0,2,1]]`, dense), `[[0,0,1]]]`, `[[0,0,0.5]]]`), "json", "P[0][2][0]: probabilities sum to 0.5"},
 		{"unknown field", rep(ok, `"terminal":[2]`, `"terminals":[2]`), "json", "terminals"},
+		{"entry_reward too short", rep(ok, `"reward":[[0],[0],[0]]`, `"reward":[[0],[0],[0]],"entry_reward":[0,1]`), "json", "entry_reward: has 2 entries, want S = 3"},
+		{"entry_reward above 1", rep(ok, `"reward":[[0],[0],[0]]`, `"reward":[[0],[0],[0]],"entry_reward":[0,1.5,0]`), "json", "entry_reward[1]: 1.5 outside [0,1]"},
+		{"entry_reward with Bernoulli rewards", rep(ok, `"reward":[[0],[0],[0]]`, `"rewards":"bernoulli","reward":[[0],[0],[0]],"entry_reward":[0,1,0]`), "json", "entry_reward: needs deterministic rewards"},
+		{"entry_reward plus reward above 1", rep(ok, `"reward":[[0],[0],[0]]`, `"reward":[[0.5],[0],[0]],"entry_reward":[0,0.75,0]`), "json", "entry_reward[1]: reward 0.5 of R[0][0][0] plus entry reward 0.75 exceeds 1"},
+		{"public_rewards not a bool", rep(ok, `"reward":[[0],[0],[0]]`, `"reward":[[0],[0],[0]],"public_rewards":1`), "json", "public_rewards"},
 	} {
 		_, err := Parse([]byte(c.data), c.format)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -122,12 +128,58 @@ func TestMarshalTerminalSparse(t *testing.T) {
 	}
 }
 
+// TestGymExportFiles: the Python exporter's files (python/dprl/gym_export.py on FrozenLake-v1
+// 4x4 under gymnasium 1.2.3: `python3 -m dprl.gym_export FrozenLake-v1 out.json`, sparse with
+// terminal states, entry rewards and public_rewards; and with --absorbing, the dense file with
+// absorbing terminal states) load, are the same problem (bit-close V* and V^π), and round-trip
+// through Marshal with their entry rewards and public_rewards; the reward table is written as
+// given (R), not with the expected entry reward folded in (Reward).
+func TestGymExportFiles(t *testing.T) {
+	m := mustLoad(t, "testdata/frozenlake-4x4.json")
+	abs := mustLoad(t, "testdata/frozenlake-4x4-absorbing.json")
+	if m.P != nil || m.Terminal == nil || m.EntryReward == nil || !m.PublicRewards || abs.P == nil || abs.Terminal != nil {
+		t.Fatalf("unexpected forms: sparse %v terminal %v entry %v public %v; absorbing dense %v", m.P == nil, m.Terminal, m.EntryReward, m.PublicRewards, abs.P != nil)
+	}
+	pol := NewDeterministic(m.S, m.H)
+	for h := range pol.Act {
+		for s := range pol.Act[h] {
+			pol.Act[h][s] = (s + h) % m.A
+		}
+	}
+	for _, c := range []struct {
+		what string
+		a, b float64
+	}{
+		{"V*", m.Start(m.Optimal()), abs.Start(abs.Optimal())},
+		{"V^π", m.Start(m.Evaluate(pol)), abs.Start(abs.Evaluate(pol))},
+	} {
+		if math.Abs(c.a-c.b) > 1e-12 {
+			t.Errorf("%s: %.15g sparse with terminal states, %.15g absorbing", c.what, c.a, c.b)
+		}
+	}
+	for _, format := range []string{"json", "yaml"} {
+		data, err := Marshal(m, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), "entry_reward") || !strings.Contains(string(data), "public_rewards") {
+			t.Errorf("%s: entry_reward or public_rewards not written:\n%s", format, data)
+		}
+		back, err := Parse(data, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameModel(t, back, m)
+	}
+}
+
 // sameModel fails unless a and b are the same model: shapes, rewards, initial distribution,
 // terminal states and every transition row bit for bit (P itself may be absent from either).
 func sameModel(t testing.TB, a, b *MDP) {
 	t.Helper()
 	if a.S != b.S || a.A != b.A || a.H != b.H || a.Rewards != b.Rewards || a.Name != b.Name ||
-		!reflect.DeepEqual(a.R, b.R) || !reflect.DeepEqual(a.Init, b.Init) || a.TerminalReward != b.TerminalReward {
+		!reflect.DeepEqual(a.R, b.R) || !reflect.DeepEqual(a.Init, b.Init) || a.TerminalReward != b.TerminalReward ||
+		!reflect.DeepEqual(a.EntryReward, b.EntryReward) || a.PublicRewards != b.PublicRewards {
 		t.Fatalf("models differ: %+v\n%+v", a, b)
 	}
 	for s := 0; s < a.S; s++ {

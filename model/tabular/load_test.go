@@ -152,7 +152,7 @@ func TestGarnet(t *testing.T) {
 // FuzzParse: Parse never panics, and whatever it accepts is valid and round-trips through
 // Marshal (dense or sparse, with its terminal states) to the same model.
 func FuzzParse(f *testing.F) {
-	for _, p := range []string{"testdata/riverswim.yaml", "testdata/small.json", "testdata/terminal.yaml", "testdata/terminal.json"} {
+	for _, p := range []string{"testdata/riverswim.yaml", "testdata/small.json", "testdata/terminal.yaml", "testdata/terminal.json", "testdata/frozenlake-4x4.json"} {
 		data, _ := os.ReadFile(p)
 		f.Add(data, strings.TrimPrefix(filepath.Ext(p), "."))
 	}
