@@ -25,6 +25,9 @@ import (
 //go:embed configs/practical-tabular.yaml
 var defaultYAML []byte
 
+//go:embed configs/benchmarks.yaml
+var benchmarksYAML []byte
+
 // GarnetConfig is the Garnet part of the experiment.
 type GarnetConfig struct {
 	EnvSeeds      []uint64 `yaml:"env_seeds" json:"env_seeds"`
@@ -55,6 +58,11 @@ type Config struct {
 	// ldp_episodes, ldp_long_episodes, long, epsilons and garnet.{episodes, seeds, env_seeds}
 	// are not used (they may be omitted). Omitted: the reproduction's grid.
 	Curves []CurveSpec `yaml:"curves,omitempty" json:"curves,omitempty"`
+	// Summary selects the summary of a configuration with explicit curves: omitted, one table
+	// per environment; "benchmarks", the benchmark table (BenchmarkSummary: R(5·10⁴) and
+	// R(K), the window 9·10⁴…10⁵, the last decile as shares of the uniform policy, the privacy
+	// cost against the twin practical-ucbvi, the JDP lower-bound term H·S·A/ε and the goals).
+	Summary string `yaml:"summary,omitempty" json:"summary,omitempty"`
 	// Noise is the privacy noise source: "seeded" (omitted; reproducible, derived from the run
 	// seed) or "secure" (the agents' deployment default, crypto-seeded; not reproducible).
 	Noise string `yaml:"noise,omitempty" json:"noise,omitempty"`
@@ -222,6 +230,9 @@ func (c *Config) validateGarnetShape() error {
 func (c *Config) validateCurves() error {
 	if err := checkEpisodes("episodes", c.Episodes); err != nil {
 		return err
+	}
+	if c.Summary != "" && c.Summary != "benchmarks" {
+		return fmt.Errorf("summary: unknown summary %q (allowed: benchmarks, or omit it)", c.Summary)
 	}
 	if err := c.validateCommon(); err != nil {
 		return err

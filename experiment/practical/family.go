@@ -40,7 +40,9 @@ func (Suite) Listing() engine.Listing {
 // repros are the suite's reproductions: practical-tabular takes --long.
 var repros = engine.Repros{"practical-tabular": {
 	Describe: "dprl's own practical private tabular agents (practical-jdp/ldp/psrl-jdp) vs UCBVI and the papers' DP-UCBVI, RiverSwim + Garnets, ε grid (--long: LDP at K = 10⁶)",
-	Options:  []engine.Option{engine.LongOption("run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes (long: true)")}}}
+	Options:  []engine.Option{engine.LongOption("run the LDP curves for ldp_long_episodes (10⁶) instead of ldp_episodes (long: true)")}},
+	"benchmarks": {
+		Describe: "practical-jdp (ε = 1) beside its non-private twin, UCBVI and the uniform policy on FrozenLake 4×4/8×8, CliffWalking and Taxi at their time limits, K = 10⁶, 3 seeds (the table of docs/benchmarks.md)"}}
 
 // Describe describes the suite's reproductions (engine.Describer of the tabular family).
 func (Suite) Describe(repro string) string { return repros.Describe(repro) }
@@ -69,7 +71,7 @@ func (Suite) Plan(block []byte, source string) (engine.Plan, error) {
 // Reproductions returns the suite's embedded reproductions: `practical-tabular` is
 // configs/practical-tabular.yaml.
 func (Suite) Reproductions() map[string][]byte {
-	return map[string][]byte{"practical-tabular": defaultYAML}
+	return map[string][]byte{"practical-tabular": defaultYAML, "benchmarks": benchmarksYAML}
 }
 
 // Resize resizes a suite block: every K (JDP, LDP, Garnet; as `--episodes`) and the

@@ -204,6 +204,9 @@ func (r *Result) groupTables(b *bytes.Buffer) error {
 // reproduction's grid).
 func (r *Result) curvesSummary(b *bytes.Buffer) (string, error) {
 	c := r.Config
+	if c.Summary == "benchmarks" {
+		return r.benchmarkSummary(b)
+	}
 	noise := c.Noise
 	if noise == "" {
 		noise = "seeded"
