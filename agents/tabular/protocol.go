@@ -91,16 +91,19 @@ type LocalCurator struct {
 func (c *LocalCurator) UserSide() any { return c.user }
 
 // RandomizerParams are the public parameters of practical-ldp's user-side randomiser: the
-// contribution's layout and clipping (S, A, H, pooled, visit cap, reward weight) and the noise
-// σ, all fixed from public parameters before any data.
+// contribution's layout and clipping (S, A, H, pooled, public rewards — no reward block —,
+// visit cap, norm budget, reward weight) and the noise σ, all fixed from public parameters
+// before any data. NormBudget is the effective budget min(B, M₂) (a budget ≥ M₂ never binds).
 type RandomizerParams struct {
-	States       int     `json:"states"`
-	Actions      int     `json:"actions"`
-	Horizon      int     `json:"horizon"`
-	Pool         bool    `json:"pool"`
-	VisitCap     int     `json:"visit_cap"`
-	RewardWeight float64 `json:"reward_weight"`
-	Sigma        float64 `json:"sigma"`
+	States        int     `json:"states"`
+	Actions       int     `json:"actions"`
+	Horizon       int     `json:"horizon"`
+	Pool          bool    `json:"pool"`
+	PublicRewards bool    `json:"public_rewards"`
+	VisitCap      int     `json:"visit_cap"`
+	NormBudget    int     `json:"norm_budget"`
+	RewardWeight  float64 `json:"reward_weight"`
+	Sigma         float64 `json:"sigma"`
 }
 
 // Receive implements protocol.LDPCurator: the blocks are checked against the public lengths
