@@ -26,12 +26,12 @@ import (
 const userSideVectorsFile = "testdata/ldp_calibration_vectors.json"
 
 type userSideInput struct {
-	Name        string  `json:"name"`
-	Agent       string  `json:"agent"`
-	States      int     `json:"states"`
-	Actions     int     `json:"actions"`
-	Horizon     int     `json:"horizon"`
-	Homogeneous bool    `json:"homogeneous"`
+	Name        string `json:"name"`
+	Agent       string `json:"agent"`
+	States      int    `json:"states"`
+	Actions     int    `json:"actions"`
+	Horizon     int    `json:"horizon"`
+	Homogeneous bool   `json:"homogeneous"`
 	// PublicRewards: the environment's reward function is public (no reward block).
 	PublicRewards bool    `json:"public_rewards"`
 	Epsilon       float64 `json:"epsilon"`
@@ -67,10 +67,10 @@ func userSideInputs() []userSideInput {
 		{"one-cell", "practical-ldp", 1, 1, 7, true, false, 3, 1e-4},
 		{"huge-eps", "practical-ldp", 4, 4, 12, true, false, 60, 0.5},
 		{"riverswim-public-rewards", "practical-ldp", 6, 2, 20, true, true, 1, 1e-5},
-		{"frozenlake8-h200", "practical-ldp", 64, 4, 200, true, false, 1, 1e-5},              // budget binds
+		{"frozenlake8-h200", "practical-ldp", 64, 4, 200, true, false, 1, 1e-5},               // budget binds
 		{"frozenlake8-h200-public-rewards", "practical-ldp", 64, 4, 200, true, true, 1, 1e-5}, // both
-		{"step-dependent-budget", "practical-ldp-plugin", 2, 2, 100, false, false, 1, 1e-5},  // M₂ = H = 100 > 80
-		{"one-cell-public-h100", "practical-ldp", 1, 1, 100, true, true, 2, 1e-6},           // M₂ = 4·4·25 = 400 > 80
+		{"step-dependent-budget", "practical-ldp-plugin", 2, 2, 100, false, false, 1, 1e-5},   // M₂ = H = 100 > 80
+		{"one-cell-public-h100", "practical-ldp", 1, 1, 100, true, true, 2, 1e-6},             // M₂ = 4·4·25 = 400 > 80
 	}
 }
 
