@@ -149,27 +149,34 @@ func TestGarnet(t *testing.T) {
 	}
 }
 
-// FuzzParse: Parse never panics, and whatever it accepts is valid and round-trips.
+// FuzzParse: Parse never panics, and whatever it accepts is valid and round-trips through
+// Marshal (dense or sparse, with its terminal states) to the same model.
 func FuzzParse(f *testing.F) {
-	for _, p := range []string{"testdata/riverswim.yaml", "testdata/small.json"} {
+	for _, p := range []string{"testdata/riverswim.yaml", "testdata/small.json", "testdata/terminal.yaml", "testdata/terminal.json", "testdata/frozenlake-4x4.json"} {
 		data, _ := os.ReadFile(p)
 		f.Add(data, strings.TrimPrefix(filepath.Ext(p), "."))
 	}
 	f.Add([]byte(`{"states":1,"actions":1,"horizon":1,"homogeneous":true,"init":[1],"transitions":[[[1]]],"reward":[[0]]}`), "json")
-	// Every form: homogeneous or per-step tables, deterministic or Bernoulli rewards, in both
-	// formats.
+	f.Add([]byte(`{"states":2,"actions":1,"horizon":2,"homogeneous":true,"init":[1,0],"terminal":[1],"terminal_reward":0.5,"transitions_sparse":[[0,0,1,1]],"reward":[[0],[1]]}`), "json")
+	f.Add([]byte("states: 2\nactions: 1\nhorizon: 2\nhomogeneous: false\ninit: [1, 0]\nterminal: [1]\ntransitions_sparse: [[0, 0, 0, 0, 0.5], [0, 0, 0, 1, 0.5], [1, 0, 0, 1, 1]]\nreward: [[[0], [1]], [[0.5], [1]]]\n"), "yaml")
+	// Every form: homogeneous or per-step tables, deterministic or Bernoulli rewards, dense or
+	// sparse, with or without terminal states, in both formats.
 	for _, homog := range []bool{true, false} {
 		for _, kind := range []RewardKind{Deterministic, Bernoulli} {
 			m, err := Garnet(GarnetConfig{S: 3, A: 2, H: 2, Branching: 2, Homogeneous: homog, RewardDensity: 0.5, Rewards: kind, Seed: 1})
 			if err != nil {
 				f.Fatal(err)
 			}
-			for _, format := range []string{"json", "yaml"} {
-				data, err := Marshal(m, format)
-				if err != nil {
-					f.Fatal(err)
+			term := *m
+			term.P, term.Terminal, term.TerminalReward = nil, []bool{false, false, true}, 0.25
+			for _, m := range []*MDP{m, &term} {
+				for _, format := range []string{"json", "yaml"} {
+					data, err := Marshal(m, format)
+					if err != nil {
+						f.Fatal(err)
+					}
+					f.Add(data, format)
 				}
-				f.Add(data, format)
 			}
 		}
 	}
@@ -181,13 +188,16 @@ func FuzzParse(f *testing.F) {
 		if err := m.Validate(); err != nil {
 			t.Fatalf("accepted an invalid MDP: %v", err)
 		}
-		out, err := Marshal(m, "json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		back, err := Parse(out, "json")
-		if err != nil || !reflect.DeepEqual(back.P, m.P) || !reflect.DeepEqual(back.R, m.R) {
-			t.Fatalf("round trip failed: %v", err)
+		for _, format := range []string{"json", "yaml"} {
+			out, err := Marshal(m, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Parse(out, format)
+			if err != nil {
+				t.Fatalf("round trip through %s failed: %v\n%s", format, err, out)
+			}
+			sameModel(t, back, m)
 		}
 	})
 }
