@@ -49,7 +49,9 @@ import (
 // The report x_k = (N(s,a,s′), w·R(s,a)) is pooled over h (HomogeneityAssumption), keeps at
 // most m = 4 visits per (s,a) and weights the reward block by w = 0.5, so Δ₂ = √(2(1+w²)·M₂) =
 // √200 on RiverSwim (PracticalSensitivity) and σ_L = 52.8 against 66.7 at w = 1 and 149 with
-// neither cap nor weight. The aggregate noise grows as σ_L·√users, so every pair stays below
+// neither cap nor weight. A per-user norm budget (Σ c² ≤ B = 80, NormBudget) keeps Δ₂ at that
+// value at every horizon (it binds only where M₂ > 80, never at H = 20 with m = 4), and a model
+// whose reward table is public drops the reward block altogether (public.go). The aggregate noise grows as σ_L·√users, so every pair stays below
 // the noise for 10⁵ users or more; the planner's effective estimator (NoiseBonus) turns the
 // noisy counts into a noise-aware effective sample size and shrinks towards an optimistic prior
 // instead of saturating at H − h, so exploration is directed at the least-known pairs, and a
@@ -512,6 +514,7 @@ type PracticalAgent struct {
 	// Bonus is the resolved bonus (z and ι filled in).
 	Bonus NoiseBonus
 	term  terminal
+	pub   *rewardTable
 }
 
 // checkPracticalSize refuses, before anything is allocated, an (S, A, H) model whose tables a
@@ -592,7 +595,7 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 	default:
 		return nil, fmt.Errorf("agent.planner: unknown planner %q (allowed: ucb, psrl)", cfg.Planner)
 	}
-	ag := &PracticalAgent{Bonus: bonus, term: term}
+	ag := &PracticalAgent{Bonus: bonus, term: term, pub: pub}
 	pol := model.NewDeterministic(S, H)
 	switch p.Model {
 	case NonPrivate, JDP:

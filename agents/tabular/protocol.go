@@ -237,12 +237,16 @@ func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *E
 	return protocol.NewSession(cur, trustedUser(m, head), ev), ev, nil
 }
 
-// Session returns the practical agent's contract for K episodes on m (see Agent.Session);
-// practical-ldp's privatised report is one block, its noisy contribution vector.
+// Session returns the practical agent's contract for K episodes on m (see Agent.Session; an
+// agent given a public reward table refuses an environment whose rewards are not that public
+// table); practical-ldp's privatised report is one block, its noisy contribution vector.
 func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Session, *Evaluator, error) {
 	rel := ag.Server.Release()
 	S, A, H := rel.S, rel.A, rel.H
 	if err := checkModel(m, S, A, H, ag.term); err != nil {
+		return nil, nil, err
+	}
+	if err := ag.pub.sameAs(m); err != nil {
 		return nil, nil, err
 	}
 	ev := NewEvaluator(m)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	model "github.com/dprl/dprl/model/tabular"
 )
 
 // Public rewards (model.MDP.PublicRewards): a simulator that publishes its reward table makes
@@ -76,4 +78,25 @@ func newRewardTable(prefix string, S, A, H int, public bool, r [][]float64, entr
 		t.entry = slices.Clone(entry)
 	}
 	return t, nil
+}
+
+// sameAs checks that the environment m has exactly this public reward function: it declares
+// its rewards public, and its mean rewards per step (without entry rewards) and entry rewards
+// are the table's. A nil table (rewards not public to the agent) accepts every m.
+func (t *rewardTable) sameAs(m *model.MDP) error {
+	if t == nil {
+		return nil
+	}
+	if !m.PublicRewards {
+		return fmt.Errorf("agent.rewards: the agent uses a public reward table but the environment does not declare its rewards public")
+	}
+	if !slices.Equal(t.entry, m.EntryReward) {
+		return fmt.Errorf("agent.entry_reward: the environment's entry rewards differ from the agent's public table")
+	}
+	for h := range t.r {
+		if !slices.Equal(t.r[h], m.R[h]) {
+			return fmt.Errorf("agent.rewards[%d]: the environment's rewards differ from the agent's public table", h)
+		}
+	}
+	return nil
 }

@@ -462,7 +462,7 @@ func TestPublicRewardsReport(t *testing.T) {
 
 // TestRewardTableChecks: the public reward table given to an agent is checked (shape, range,
 // given only with public rewards, required with them) and copied with the model's sharing of
-// steps.
+// steps, and a session refuses an environment whose rewards are not that public table.
 func TestRewardTableChecks(t *testing.T) {
 	const S, A, H = 2, 2, 3
 	row := []float64{0, 0.5, 1, 0.25}
@@ -505,6 +505,30 @@ func TestRewardTableChecks(t *testing.T) {
 	cfg.Privacy.PublicRewards = true
 	if _, err := NewPractical(S, A, H, 10, cfg, practicalStreams(1)); err == nil || !strings.Contains(err.Error(), "agent.rewards") {
 		t.Errorf("public rewards without a table: %v", err)
+	}
+	// A session refuses an environment whose rewards are not the agent's public table.
+	lk := lake(t, 5)
+	ag, err := NewPractical(lk.S, lk.A, lk.H, 10, publicConfig(t, "practical-jdp", lk), practicalStreams(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ag.Session("practical-jdp", lk, 10); err != nil {
+		t.Fatal(err)
+	}
+	other := lake(t, 5)
+	other.EntryReward = []float64{0, 0, 0.5, 0}
+	private := lake(t, 5)
+	private.PublicRewards = false
+	for _, c := range []struct {
+		m     *model.MDP
+		field string
+	}{{other, "agent.entry_reward:"}, {private, "agent.rewards:"}} {
+		if err := c.m.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ag.Session("practical-jdp", c.m, 10); err == nil || !strings.HasPrefix(err.Error(), c.field) {
+			t.Errorf("session on another environment: %v, want an error naming %s", err, c.field)
+		}
 	}
 	cfg.Privacy.PublicRewards, cfg.Privacy.NormBudget = false, -1
 	if _, err := NewPractical(S, A, H, 10, cfg, practicalStreams(1)); err == nil || !strings.Contains(err.Error(), "privacy.norm_budget") {
