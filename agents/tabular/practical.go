@@ -51,13 +51,13 @@ import (
 // √200 on RiverSwim (PracticalSensitivity) and σ_L = 52.8 against 66.7 at w = 1 and 149 with
 // neither cap nor weight. A per-user norm budget (Σ c² ≤ B = 80, NormBudget) keeps Δ₂ at that
 // value at every horizon (it binds only where M₂ > 80, never at H = 20 with m = 4), and a model
-// whose reward table is public drops the reward block altogether (public.go). The aggregate noise grows as σ_L·√users, so every pair stays below
-// the noise for 10⁵ users or more; the planner's effective estimator (NoiseBonus) turns the
-// noisy counts into a noise-aware effective sample size and shrinks towards an optimistic prior
-// instead of saturating at H − h, so exploration is directed at the least-known pairs, and a
-// soft threshold of 2σ removes the spurious mass that the positive part of the noise puts on
-// empty next states and on rewards, and only the part of a row above that threshold counts as
-// data on P. Measured alternatives (RiverSwim, 3–4 seeds, K = 10⁶): caps
+// whose reward table is public drops the reward block altogether (public.go). The aggregate
+// noise grows as σ_L·√users, so every pair stays below the noise for 10⁵ users or more; the
+// planner's effective estimator (NoiseBonus) turns the noisy counts into a noise-aware effective
+// sample size and shrinks towards an optimistic prior instead of saturating at H − h, so
+// exploration is directed at the least-known pairs, and a soft threshold of 2σ removes the
+// spurious mass that the positive part of the noise puts on empty next states and on rewards,
+// and only the part of a row above that threshold counts as data on P. Measured alternatives (RiverSwim, 3–4 seeds, K = 10⁶): caps
 // 1, 2, 8, weights 0.3 and 1, thresholds 0–3, prior weights 0.01–3, a pessimistic count in
 // n_e, a separate reward effective count, an optimistic (best-state) transition prior,
 // RLSVI-style Q perturbations, and the noise-aware PSRL planner (no learning) were no better.
