@@ -60,6 +60,12 @@ import (
 // information (smallest n_e, hence largest prior weight and bonus) wins: exploration is
 // directed to the least explored pairs instead of uniform. No regret proof (labelled
 // practical); the constants are fixed once for every environment and privacy model.
+//
+// Public rewards (public.go). Every estimator and the PSRL planner replace the reward estimate
+// (r̂, r̃, the sampled reward) by the exact R_h(s,a) and V by E + V in the transition term
+// (E the public entry rewards): Q_h = R_h + P̃·(E + V_{h+1}) + bonus, with P̃ and the bonus
+// as above. No reward optimism remains: exploration comes from the transition prior and the
+// bonus only.
 type NoiseBonus struct {
 	// Preset is "practical", "plugin" or "theory".
 	Preset string `json:"preset"`
