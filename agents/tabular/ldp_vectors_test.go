@@ -168,8 +168,9 @@ const (
 		"(0 means 1), steps in order h = 0..H-1, each addition rounded to float64. Pooled: only the first m visits of " +
 		"each (s,a) in the episode count (both blocks), m = visit_cap if 0 < visit_cap <= H else H; later visits are " +
 		"skipped. Norm budget B = norm_budget (absent or 0 means 80): with c the visits kept so far, a visit of a pair " +
-		"kept k times is kept only if sum c^2 + 2k + 1 <= B (pooled; then c(s,a) = k+1), a step only if sum c^2 + 1 <= B " +
-		"(not pooled); a pair dropped once stays dropped. public_rewards true: no R block (dim = G*S*A*S), rewards " +
+		"kept k times is kept only if sum c^2 + 2k + 1 <= B (pooled; then c(s,a) = k+1), and when B < M2 (M2 = the " +
+		"largest sum c^2 without a budget: cap m, H steps, S*A cells, filled greedily) a repeat visit (k >= 1) only if " +
+		"sum c^2 + 2k + 1 <= floor(B/2); a step only if sum c^2 + 1 <= B (not pooled); a pair dropped once stays dropped. public_rewards true: no R block (dim = G*S*A*S), rewards " +
 		"neither checked nor read. Checks before anything, in this order (first failure wins): len(states) == H+1, len(actions) == H, " +
 		"len(rewards) == H (else error 'trajectory: want H+1 states, H actions and H rewards'); every state in [0, S-1] " +
 		"(h ascending); then for h ascending: action in [0, A-1], reward not NaN (unless public_rewards). The error " +
@@ -259,11 +260,11 @@ func ldpSpecs() []ldpSpec {
 			note:   "actions and rewards are checked step by step: the bad action at h = 1 is reported before the NaN at h = 2",
 			states: []int{0, 1, 2, 2, 1}, actions: []int{1, -1, 1, 0}, rewards: []float64{0, 0.5, math.NaN(), 0}},
 		budgetBlocks("norm-budget-default-binds", ldpPractical(3, 2, 30), 5,
-			"defaults at H = 30 (M₂ = 96 > B = 80): six pairs visited 5 times each in turn; the cap keeps 4 of each of the "+
-				"first five (sum c^2 = 80 = B), the sixth pair would exceed B and gets nothing"),
+			"defaults at H = 30 (M₂ = 96 > B = 80, repeats within 40): six pairs visited 5 times each in turn keep 4, 4, 2, 2, 1 "+
+				"and 1 visits (sum c^2 = 42: a repeat that would take the sum above 40 is dropped, first visits go on up to 80)"),
 		{name: "norm-budget-10", agent: "practical-ldp",
 			params: ldpParams{States: 2, Actions: 2, Horizon: 8, Pool: true, VisitCap: 4, RewardWeight: 0.5, BatchEvery: 1, Epsilon: 1, Delta: 1e-5, Episodes: 10, NormBudget: 10},
-			note:   "B = 10: (0,0) kept 3 times (sum 9; a 4th would make 16), (1,0) once (sum 10), then nothing",
+			note:   "B = 10 < M2 = 32, repeats within 5: (0,0) kept twice (sum 4; a third would make 9 > 5), (1,0) once (sum 5), its repeat 8 > 5",
 			states: []int{0, 0, 0, 0, 0, 1, 1, 1, 1}, actions: []int{0, 0, 0, 0, 0, 0, 0, 0},
 			rewards: []float64{0.5, 0.25, 1, 0.75, 0.125, 0.5, 0.25, 1}},
 		{name: "norm-budget-not-pooled", agent: "practical-ldp-plugin",
@@ -276,7 +277,7 @@ func ldpSpecs() []ldpSpec {
 			states: []int{0, 1, 1, 2, 3, 3, 4}, actions: []int{1, 1, 0, 1, 1, 0}, rewards: []float64{0.25, math.NaN(), 7, -1, math.Inf(1), 0}},
 		func() ldpSpec {
 			s := budgetBlocks("public-rewards-budget-binds", ldpPractical(4, 2, 40), 5,
-				"public rewards and the default budget at H = 40 (M₂ = 128 > 80): the first five pairs keep 4 visits each, no R block")
+				"public rewards and the default budget at H = 40 (M₂ = 128 > 80, repeats within 40): eight pairs keep 4, 4, 2, 2, 1, 1, 1 and 1 visits; no R block")
 			s.params.PublicRewards = true
 			return s
 		}(),

@@ -111,6 +111,7 @@ type contribution struct {
 	pool    bool
 	cap     int
 	budget  int     // norm budget B: the kept counts have Σ_(s,a) c(s,a)² ≤ budget
+	repeat  int     // the part of B repeat visits may use: B/2 when the budget binds (B < M₂), else B
 	public  bool    // public rewards: no reward block, reported rewards never read
 	w       float64 // reward weight (PracticalPrivacy.rewardWeight)
 	seen    []int   // visits of each (s,a) in the current episode (pooled)
@@ -123,8 +124,13 @@ type contribution struct {
 }
 
 func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
-	return &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), budget: p.normBudget(), public: p.PublicRewards,
+	c := &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), budget: p.normBudget(), public: p.PublicRewards,
 		w: p.rewardWeight(), seen: make([]int, S*A)}
+	c.repeat = c.budget
+	if float64(c.budget) < maxKeptSquares(S, A, H, p) {
+		c.repeat = c.budget / 2 // the budget binds: keep half of it for first visits of new pairs
+	}
+	return c
 }
 
 func (c *contribution) dim() int {
@@ -156,8 +162,11 @@ func (c *contribution) maxEntry() float64 {
 // terminated episode (L < H steps, ending in a terminal state) adds its L transitions only.
 // A visit is kept only if its (s,a) has fewer than m kept visits (pooled) and counting it
 // keeps Σ c² ≤ B: the kept count of (s,a) going from k to k+1 adds 2k+1 to Σ c² (k = 0 for a
-// step-dependent cell, visited at most once). Both tests read only the episode before the
-// visit's outcome. With public rewards the rewards are neither checked nor read.
+// step-dependent cell, visited at most once). When the budget binds (B < M₂, public) a repeat
+// visit (k ≥ 1) must keep Σ c² ≤ B/2: the other half is left to first visits of new pairs, so
+// that the states reached late in a long episode are not starved by repeats near its start.
+// Every test reads only the episode before the visit's outcome. With public rewards the
+// rewards are neither checked nor read.
 func (c *contribution) add(t *model.Trajectory, x []float64) error {
 	S, A, H := c.S, c.A, c.H
 	L, err := c.term.steps(t, H)
@@ -186,8 +195,11 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 	for h := 0; h < L; h++ {
 		i := t.S[h]*A + t.A[h]
 		if c.pool {
-			k := c.seen[i]
-			if k >= c.cap || sq+2*k+1 > c.budget {
+			k, limit := c.seen[i], c.budget
+			if k > 0 {
+				limit = c.repeat
+			}
+			if k >= c.cap || sq+2*k+1 > limit {
 				continue // only the first m visits of (s,a), within the norm budget, are kept
 			}
 			c.seen[i] = k + 1

@@ -23,7 +23,11 @@ const PublicRewardsStructure = "PUBLIC: the reward function (mean rewards per st
 // DefaultNormBudget is the per-user budget B on the squared norm Σ_(s,a) c(s,a)² of the kept
 // visit counts when PracticalPrivacy.NormBudget is 0: M₂ of RiverSwim at H = 20 with the
 // default cap m = 4, so it never binds at H ≤ 20 with m = 4 (M₂ ≤ m·H = 80) and bounds Δ₂ by
-// √(2(1+w²)·80) at every longer horizon (PracticalSensitivity).
+// √(2(1+w²)·80) at every longer horizon (PracticalSensitivity). Where it binds, repeat visits
+// may use only half of it (contribution.add): with the whole budget open to repeats, the
+// visits near the start of a long episode spent it and the states reached later were never
+// kept (FrozenLake 8×8 at H = 200: the noise-off twin's R(10⁵) rose from 1.4·10³–1.9·10³ to
+// 1.7·10⁴–5.3·10⁴ over seeds 1–3; with the half rule 1.8·10³ on average).
 const DefaultNormBudget = 80
 
 // PracticalPrivacy is the privacy setting of dprl's practical agents (practical-privacy spec
@@ -53,8 +57,9 @@ type PracticalPrivacy struct {
 	RewardWeight float64 `json:"reward_weight,omitempty"`
 	// NormBudget B ≥ 0 bounds the squared norm of one user's kept visit counts: a visit of
 	// (s,a) is kept only if, after counting it, Σ_(s,a) c(s,a)² ≤ B (c the kept visits so
-	// far; a decision from the past only), so Δ₂² = 2(1+w²)·min(M₂, B) (PracticalSensitivity).
-	// 0 means DefaultNormBudget; a budget ≥ M₂ never binds.
+	// far; a decision from the past only) — ≤ ⌊B/2⌋ for a repeat visit when the budget binds
+	// (B < M₂), leaving the rest to first visits of new pairs — so Δ₂² = 2(1+w²)·min(M₂, B)
+	// (PracticalSensitivity). 0 means DefaultNormBudget; a budget ≥ M₂ never binds.
 	NormBudget int `json:"norm_budget,omitempty"`
 	// PublicRewards says the environment's reward function is public structure
 	// (model.MDP.PublicRewards): the contribution has no reward block (Δ₂² = 2·min(M₂, B)),
@@ -156,15 +161,15 @@ func maxKeptSquares(S, A, H int, p PracticalPrivacy) float64 {
 // Δ₂ independent of H beyond (FrozenLake 8×8 at H = 200: 44.7 → 14.1 at w = 0.5).
 //
 // Proof. Let c(s,a) be the number of kept visits of (s,a). The contribution keeps a visit of
-// (s,a) only while c(s,a) < m and only if Σ c² stays ≤ B after counting it (contribution.add),
-// so c(s,a) ≤ m, Σ c ≤ H (an episode has at most H steps) and Σ c² ≤ B; hence Σ c² ≤
-// min(M₂, B). The transition block has Σ_{s′} N(s,a,s′) = c(s,a), so Σ_{s′} N(s,a,s′)² ≤
+// (s,a) only while c(s,a) < m and only if Σ c² stays ≤ B after counting it (≤ ⌊B/2⌋ ≤ B for a
+// repeat visit when B < M₂; contribution.add), so c(s,a) ≤ m, Σ c ≤ H (an episode has at most
+// H steps) and Σ c² ≤ B; hence Σ c² ≤ min(M₂, B). The transition block has Σ_{s′} N(s,a,s′) = c(s,a), so Σ_{s′} N(s,a,s′)² ≤
 // c(s,a)² and ‖x_N‖² ≤ Σ c(s,a)² ≤ min(M₂, B). The reward block has w·R(s,a) ∈ [0, w·c(s,a)]
 // because rewards are clipped to [0, 1] at the boundary, so ‖x_R‖² ≤ w²·min(M₂, B); with public
 // rewards it does not exist. All coordinates of x and x′ are nonnegative, so ⟨x, x′⟩ ≥ 0 and
 // ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ 2·max‖x‖² ≤ 2(1+w²)·min(M₂, B). The bound is attained
-// when some count vector with Σ c² = min(M₂, B) is feasible (x and x′ with all visits in
-// distinct cells and rewards 1), e.g. B = 80 with m = 4, H ≥ 20 and n ≥ 5. M₂ ≤ H·m since
+// when some episode keeps Σ c² = min(M₂, B) (x and x′ with all visits in distinct cells and
+// rewards 1), e.g. B = 80 with 80 distinct pairs visited once (H ≥ 80, n ≥ 80), or M₂ ≤ B. M₂ ≤ H·m since
 // Σ c² ≤ m·Σ c. Dividing the released R block by w afterwards is post-processing.
 //
 // Validity of the kept samples (why the cap and the budget do not bias the estimates).
@@ -173,8 +178,9 @@ func maxKeptSquares(S, A, H int, p PracticalPrivacy) float64 {
 // "stack of rewards" construction; it yields the same law of the trajectory by the strong
 // Markov property, the j-th visit time being a stopping time). The decision to keep the j-th
 // visit depends only on the episode before that visit's outcome (c(s,a) < m and the running
-// Σ c², which only grows), never on the entry itself; and once a visit of (s,a) is dropped every
-// later one is (its c(s,a) is unchanged and Σ c² has not decreased). So the kept entries of
+// Σ c², which only grows, against a limit fixed by whether the visit is the pair's first),
+// never on the entry itself; and once a visit of (s,a) is dropped every later one is (its
+// c(s,a) and so its limit are unchanged and Σ c² has not decreased). So the kept entries of
 // each stack are its first c(s,a) entries, c(s,a) fixed by a stopping rule: i.i.d. draws from
 // P(·|s,a).
 func PracticalSensitivity(S, A, H int, p PracticalPrivacy) float64 {

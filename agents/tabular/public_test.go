@@ -71,8 +71,9 @@ func publicConfig(t testing.TB, name string, m *model.MDP) PracticalConfig {
 }
 
 // TestContributionNormBudget: a visit is kept only while its pair is under the cap and the
-// kept Σ c² stays within the budget after counting it — exactly there, and never later for
-// the same pair; step-dependent, the budget keeps the first B steps.
+// kept Σ c² stays within the budget after counting it — within B/2 for a repeat visit when
+// the budget binds (B < M₂) — exactly there, and never later for the same pair;
+// step-dependent, the budget keeps the first B steps.
 func TestContributionNormBudget(t *testing.T) {
 	for _, c := range []struct {
 		name      string
@@ -83,17 +84,22 @@ func TestContributionNormBudget(t *testing.T) {
 		actions   []int
 		wantCount map[[3]int]float64 // (g, s, a) → kept visits
 	}{
-		// (0,0) ×5 then (1,0) ×3: (0,0) kept 1, 2, 3 (Σc² = 9); its 4th would make 16 > 10;
-		// (1,0)'s first makes 10 ≤ 10, its second 13 > 10.
-		{"binds-at-10", 2, 2, 8, true, 4, 10, []int{0, 0, 0, 0, 0, 1, 1, 1, 1}, []int{0, 0, 0, 0, 0, 0, 0, 0},
-			map[[3]int]float64{{0, 0, 0}: 3, {0, 1, 0}: 1}},
-		// Σc² = 9 after (0,0) ×3; B = 9: (1,0) no longer fits, but the cap (3) stops (0,0) first.
-		{"cap-before-budget", 2, 2, 8, true, 3, 9, []int{0, 0, 0, 0, 0, 1, 1, 1, 1}, []int{0, 0, 0, 0, 0, 0, 0, 0},
-			map[[3]int]float64{{0, 0, 0}: 3}},
-		// A pair dropped once stays dropped even when a later visit of another pair is kept:
-		// (0,0),(0,0) → 4, (0,1) → 5, (0,0) would be 10 > 6: dropped, (1,1) → 6, (0,1) → 9 > 6.
+		// B = 10 < M₂ = 41: repeats may use Σc² ≤ 5. (0,0) ×4: kept twice (Σ = 4; a third
+		// would make 9 > 5); then six new pairs, first visits up to B: Σ = 5, …, 10; a repeat of
+		// (0,1) would exceed the repeats' half.
+		{"binds-at-10", 4, 2, 11, true, 4, 10, []int{0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 0, 0}, []int{0, 0, 0, 0, 1, 0, 1, 0, 1, 0, 1},
+			map[[3]int]float64{{0, 0, 0}: 2, {0, 0, 1}: 1, {0, 1, 0}: 1, {0, 1, 1}: 1, {0, 2, 0}: 1, {0, 2, 1}: 1, {0, 3, 0}: 1}},
+		// The default budget does not bind (M₂ = 18 ≤ 80): only the cap (3) stops (0,0) and (1,0).
+		{"cap-only", 2, 2, 8, true, 3, 0, []int{0, 0, 0, 0, 0, 1, 1, 1, 1}, []int{0, 0, 0, 0, 0, 0, 0, 0},
+			map[[3]int]float64{{0, 0, 0}: 3, {0, 1, 0}: 3}},
+		// B = M₂ = 32: the budget cannot bind and repeats may use all of it.
+		{"budget-equals-M2", 2, 1, 8, true, 4, 32, []int{0, 0, 0, 0, 1, 1, 1, 1, 0}, make([]int, 8),
+			map[[3]int]float64{{0, 0, 0}: 4, {0, 1, 0}: 4}},
+		// A pair dropped once stays dropped while later first visits are kept (B = 6 < M₂ = 20,
+		// repeats Σc² ≤ 3): (0,0) → 1, its repeat would make 4 > 3; (0,1) → 2; (0,0) again
+		// 5 > 3; (1,1) → 3; its repeat 6 > 3.
 		{"dropped-stays-dropped", 2, 2, 6, true, 4, 6, []int{0, 0, 0, 0, 1, 1, 0}, []int{0, 0, 1, 0, 1, 1},
-			map[[3]int]float64{{0, 0, 0}: 2, {0, 0, 1}: 1, {0, 1, 1}: 1}},
+			map[[3]int]float64{{0, 0, 0}: 1, {0, 0, 1}: 1, {0, 1, 1}: 1}},
 		// Default budget (80) with m = 4 at H = 20: never binds (Σc² ≤ 4·20).
 		{"default-H20", 2, 1, 20, true, 4, 0, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 			make([]int, 20), map[[3]int]float64{{0, 0, 0}: 4}},
@@ -180,8 +186,8 @@ func TestNormBudgetRandomEpisodes(t *testing.T) {
 
 // TestPracticalSensitivityBudgetBrute enumerates every episode of small MDPs under norm budgets
 // that bind, with and without public rewards: the worst replace-one distance never exceeds
-// Δ₂, is at least that of two users in disjoint cells with the largest Σ c² ≤ min(M₂, B) their
-// counts reach, and equals Δ₂ when they reach min(M₂, B). A budget not enforced by the
+// Δ₂, is at least that of two users in disjoint cells with the largest Σ c² the contribution
+// keeps, and equals Δ₂ when they reach min(M₂, B). A budget not enforced by the
 // contribution, a sensitivity that ignores it, or a reward block kept under public rewards
 // fails here.
 func TestPracticalSensitivityBudgetBrute(t *testing.T) {
@@ -214,18 +220,16 @@ func TestPracticalSensitivityBudgetBrute(t *testing.T) {
 						if sh.S < 2 {
 							continue // no two episodes in disjoint cells
 						}
-						// Two users in disjoint cells — one stays in state 0, the other in state 1,
-						// each spreading her visits over her state's actions (pooled: A cells,
-						// m visits each; step-dependent: the H steps) with rewards 1 — are at
-						// distance √(k·M₂(B)), k = 2(1+w²) (2 without a reward block), M₂(B) the
-						// largest Σ c² within min(M₂, B) such counts reach: a lower bound of the
-						// worst case, and Δ₂ itself when min(M₂, B) is reached.
-						m, n := p.capOf(sh.H), sh.A
-						if !pool {
-							m, n = 1, sh.H
-						}
+						// Two users in disjoint cells — one stays in state 0, the other (its
+						// mirror) in state 1, with rewards 1 — are at distance √(k·M₂(B)),
+						// k = 2(1+w²) (2 without a reward block), M₂(B) the largest kept Σ c²
+						// of an episode that stays in one state (by the encoder itself): a lower
+						// bound of the worst case, and Δ₂ itself when M₂(B) = min(M₂, B).
 						limit := min(maxKeptSquares(sh.S, sh.A, sh.H, p), float64(B))
-						reach := reachableSquares(sh.H, m, n, limit)
+						reach := oneStateSquares(enc, sh.A, sh.H)
+						if reach > limit {
+							t.Errorf("%s: an episode keeps Σ c² = %v > min(M₂, B) = %v", name, reach, limit)
+						}
 						k := 2 * (1 + 0.25)
 						if public {
 							k = 2
@@ -243,25 +247,43 @@ func TestPracticalSensitivityBudgetBrute(t *testing.T) {
 	}
 }
 
-// reachableSquares returns max{Σ c_i² ≤ limit : c_i ∈ {0..m}, Σ c_i ≤ H, at most n cells} by
-// enumeration.
-func reachableSquares(H, m, n int, limit float64) float64 {
-	best := 0
-	var rec func(i, left, sq int)
-	rec = func(i, left, sq int) {
-		if float64(sq) > limit {
-			return
+// oneStateSquares returns the largest Σ_(cells) c² of the kept counts over the episodes of
+// horizon H that stay in state 0 (every action sequence), computed by the encoder enc.
+func oneStateSquares(enc *contribution, A, H int) float64 {
+	tr := model.NewTrajectory(H)
+	for h := range tr.R {
+		tr.R[h] = 1
+	}
+	best := 0.0
+	acts := make([]int, H)
+	for {
+		copy(tr.A, acts)
+		x := make([]float64, enc.dim())
+		if err := enc.add(tr, x); err != nil {
+			panic(err)
+		}
+		S := enc.S
+		nt := len(x)
+		if !enc.public {
+			nt = len(x) / (S + 1) * S
+		}
+		sq := 0.0
+		for i := 0; i < nt/S; i++ {
+			n := sum(x[i*S : (i+1)*S])
+			sq += n * n
 		}
 		best = max(best, sq)
-		if i == n {
-			return
+		h := 0
+		for ; h < H; h++ {
+			if acts[h]++; acts[h] < A {
+				break
+			}
+			acts[h] = 0
 		}
-		for v := 0; v <= min(m, left); v++ {
-			rec(i+1, left-v, sq+v*v)
+		if h == H {
+			return best
 		}
 	}
-	rec(0, H, 0)
-	return float64(best)
 }
 
 // TestPublicRewardsContribution: with public rewards the contribution is the transition block

@@ -18,7 +18,9 @@ not pooled): ``x[i·S + s_{h+1}] += 1`` and ``x[G·S·A·S + i] += w·clip(r_h)`
 Pooled, only the first ``m`` visits of each ``(s, a)`` count (both blocks), ``m`` the visit cap
 (``0`` or more than ``H`` means ``H``); and a visit counts only if the kept counts ``c`` keep
 ``Σ c² ≤ B`` after counting it (the norm budget ``B``, ``0`` means 80): a pair whose kept count
-goes from ``k`` to ``k + 1`` adds ``2k + 1``, a step-dependent cell ``1``. States, actions and
+goes from ``k`` to ``k + 1`` adds ``2k + 1``, a step-dependent cell ``1``; when the budget binds
+(``B < M₂``, the largest ``Σ c²`` without it) a repeat visit (``k ≥ 1``) must keep
+``Σ c² ≤ ⌊B/2⌋``. States, actions and
 rewards are checked first, with the Go error messages (an inconsistent trajectory of fewer than
 ``H`` actions gets a message of its own, which the shared vectors do not pin).
 
@@ -259,13 +261,15 @@ def contribution(
     nt = p.groups * S * A * S
     w = p.weight
     cap, budget = p.cap, p.budget
+    # When the budget binds (B < M₂) repeat visits may use only half of it (Go contribution.repeat).
+    repeat = budget // 2 if float(budget) < p.max_squares else budget
     seen = [0] * (S * A)
     sq = 0  # Σ c² of the visits kept so far
     for h in range(L):
         i = states[h] * A + actions[h]
         if p.pool:
             k = seen[i]
-            if k >= cap or sq + 2 * k + 1 > budget:
+            if k >= cap or sq + 2 * k + 1 > (repeat if k > 0 else budget):
                 continue  # only the first m visits of (s,a), within the norm budget, are kept
             seen[i] = k + 1
             sq += 2 * k + 1
