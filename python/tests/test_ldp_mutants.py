@@ -74,6 +74,16 @@ def _fake_server_reward_block_dropped() -> None:
     cal.test_fake_server_publishing_less_noise_is_refused("reward-block-dropped")
 
 
+def _overriding_check(field: str) -> Callable[[ldp.Calibration, Any], float]:
+    """check_published that takes the user's own value of field instead of the server's."""
+    check = ldp.check_published
+
+    def broken(own: ldp.Calibration, pub: Any) -> float:
+        return check(own, dict(pub, **{field: own.user_side()[field]}) if pub else pub)
+
+    return broken
+
+
 USER_SIDE_MUTANTS: dict[str, tuple[str, Callable[[], object], list[Callable[[], None]]]] = {
     # BROKEN: the user trusts the server's σ (no check: σ/10 or 0 from the server is used).
     "trust-server-sigma": ("check_published", lambda: (lambda own, pub: float(pub["sigma"]) if pub else own.sigma),
@@ -83,13 +93,11 @@ USER_SIDE_MUTANTS: dict[str, tuple[str, Callable[[], object], list[Callable[[], 
                             [_all_calibration_vectors, _fake_server_sigma_div_10]),
     # BROKEN: the user does not check the published norm budget (a larger one raises her
     # contribution's sensitivity above what σ was calibrated for).
-    "norm-budget-unchecked": ("check_published", lambda f=ldp.check_published: (
-        lambda own, pub: f(own, dict(pub, norm_budget=own.user_side()["norm_budget"]) if pub else pub)),
-        [_all_calibration_vectors, _fake_server_norm_budget_smaller]),
+    "norm-budget-unchecked": ("check_published", lambda: _overriding_check("norm_budget"),
+                              [_all_calibration_vectors, _fake_server_norm_budget_smaller]),
     # BROKEN: the user does not check whether the server's layout has a reward block.
-    "public-rewards-unchecked": ("check_published", lambda f=ldp.check_published: (
-        lambda own, pub: f(own, dict(pub, public_rewards=own.params.public_rewards) if pub else pub)),
-        [_all_calibration_vectors, _fake_server_reward_block_dropped]),
+    "public-rewards-unchecked": ("check_published", lambda: _overriding_check("public_rewards"),
+                                 [_all_calibration_vectors, _fake_server_reward_block_dropped]),
     # BROKEN: the user's own μ is 10 % larger than the accountant's (10 % less noise).
     "mu-10pc-larger": ("gdp_for", lambda: (lambda eps, delta, f=ldp.gdp_for: 1.1 * f(eps, delta)), [_all_calibration_vectors]),
     # BROKEN: the noise comes from a fixed-seed generator, not the OS CSPRNG.
