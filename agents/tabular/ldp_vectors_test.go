@@ -113,6 +113,9 @@ type ldpParams struct {
 	Epsilon      float64 `json:"epsilon"`
 	Delta        float64 `json:"delta"`
 	Episodes     int     `json:"episodes"`
+	// NormBudget (0: the default 80) and PublicRewards (no reward block), omitted when zero.
+	NormBudget    int  `json:"norm_budget,omitempty"`
+	PublicRewards bool `json:"public_rewards,omitempty"`
 }
 
 type ldpTrajectory struct {
@@ -164,9 +167,14 @@ const (
 		"G*S*A*S: x[G*S*A*S + i] += w * clip(r_h), clip(r) = min(max(r, 0), 1) (+Inf -> 1, -Inf -> 0), w = reward_weight " +
 		"(0 means 1), steps in order h = 0..H-1, each addition rounded to float64. Pooled: only the first m visits of " +
 		"each (s,a) in the episode count (both blocks), m = visit_cap if 0 < visit_cap <= H else H; later visits are " +
-		"skipped. Checks before anything, in this order (first failure wins): len(states) == H+1, len(actions) == H, " +
+		"skipped. Norm budget B = norm_budget (absent or 0 means 80): with c the visits kept so far, a visit of a pair " +
+		"kept k times is kept only if sum c^2 + 2k + 1 <= B (pooled; then c(s,a) = k+1), and when B < M2 (M2 = the " +
+		"largest sum c^2 without a budget: cap m, H steps, S*A cells, filled greedily) a repeat visit (k >= 1) only if " +
+		"sum c^2 + 2k + 1 <= floor(B/2); a step only if sum c^2 + 1 <= B (not pooled); a pair dropped once stays dropped. public_rewards true: no R block (dim = G*S*A*S), rewards " +
+		"neither checked nor read. Checks before anything, in this order (first failure wins): len(states) == H+1, len(actions) == H, " +
 		"len(rewards) == H (else error 'trajectory: want H+1 states, H actions and H rewards'); every state in [0, S-1] " +
-		"(h ascending); then for h ascending: action in [0, A-1], reward not NaN. The error strings are in the vectors."
+		"(h ascending); then for h ascending: action in [0, A-1], reward not NaN (unless public_rewards). The error " +
+		"strings are in the vectors."
 	ldpNoiseModel = "report value i = x_i + float64(sigma * z_i): the product sigma*z_i rounded to float64, then the sum " +
 		"rounded (two IEEE-754 round-to-nearest-even operations, no fused multiply-add), z_i = noise[i], one draw per " +
 		"coordinate in order, every coordinate (zero or not) gets one. sigma = 0 would add nothing and consume no draw. " +
@@ -251,12 +259,47 @@ func ldpSpecs() []ldpSpec {
 		{name: "error-nan-after-bad-action", agent: "practical-ldp", params: ldpPractical(6, 2, 4),
 			note:   "actions and rewards are checked step by step: the bad action at h = 1 is reported before the NaN at h = 2",
 			states: []int{0, 1, 2, 2, 1}, actions: []int{1, -1, 1, 0}, rewards: []float64{0, 0.5, math.NaN(), 0}},
+		budgetBlocks("norm-budget-default-binds", ldpPractical(3, 2, 30), 5,
+			"defaults at H = 30 (M₂ = 96 > B = 80, repeats within 40): six pairs visited 5 times each in turn keep 4, 4, 2, 2, 1 "+
+				"and 1 visits (sum c^2 = 42: a repeat that would take the sum above 40 is dropped, first visits go on up to 80)"),
+		{name: "norm-budget-10", agent: "practical-ldp",
+			params: ldpParams{States: 2, Actions: 2, Horizon: 8, Pool: true, VisitCap: 4, RewardWeight: 0.5, BatchEvery: 1, Epsilon: 1, Delta: 1e-5, Episodes: 10, NormBudget: 10},
+			note:   "B = 10 < M2 = 32, repeats within 5: (0,0) kept twice (sum 4; a third would make 9 > 5), (1,0) once (sum 5), its repeat 8 > 5",
+			states: []int{0, 0, 0, 0, 0, 1, 1, 1, 1}, actions: []int{0, 0, 0, 0, 0, 0, 0, 0},
+			rewards: []float64{0.5, 0.25, 1, 0.75, 0.125, 0.5, 0.25, 1}},
+		{name: "norm-budget-not-pooled", agent: "practical-ldp-plugin",
+			params: ldpParams{States: 2, Actions: 2, Horizon: 5, Pool: false, VisitCap: 4, RewardWeight: 1, BatchEvery: 1, Epsilon: 1, Delta: 1e-5, Episodes: 10, NormBudget: 3},
+			note:   "step-dependent with B = 3: the first three steps are kept, the rest dropped",
+			states: []int{0, 1, 0, 1, 0, 1}, actions: []int{0, 1, 1, 0, 0}, rewards: []float64{0.5, 1, 0.25, 1, 1}},
+		{name: "public-rewards", agent: "practical-ldp",
+			params: ldpParams{States: 6, Actions: 2, Horizon: 6, Pool: true, VisitCap: 4, RewardWeight: 0.5, BatchEvery: 1000, Epsilon: 1, Delta: 1e-5, Episodes: 1000, PublicRewards: true},
+			note:   "public rewards: no R block (dim = S*A*S), the rewards (here out of range and NaN) are neither checked nor read",
+			states: []int{0, 1, 1, 2, 3, 3, 4}, actions: []int{1, 1, 0, 1, 1, 0}, rewards: []float64{0.25, math.NaN(), 7, -1, math.Inf(1), 0}},
+		func() ldpSpec {
+			s := budgetBlocks("public-rewards-budget-binds", ldpPractical(4, 2, 40), 5,
+				"public rewards and the default budget at H = 40 (M₂ = 128 > 80, repeats within 40): eight pairs keep 4, 4, 2, 2, 1, 1, 1 and 1 visits; no R block")
+			s.params.PublicRewards = true
+			return s
+		}(),
 	}
+}
+
+// budgetBlocks is a vector of the pooled layout p whose episode visits the pairs (s, a) in
+// order, each `each` times in a row (H/each pairs, next state = the next pair's state).
+func budgetBlocks(name string, p ldpParams, each int, note string) ldpSpec {
+	H := p.Horizon
+	sp := ldpSpec{name: name, agent: "practical-ldp", params: p, note: note, states: make([]int, H+1), actions: make([]int, H), rewards: make([]float64, H)}
+	for h := 0; h < H; h++ {
+		cell := h / each % (p.States * p.Actions)
+		sp.states[h], sp.actions[h], sp.rewards[h] = cell/p.Actions, cell%p.Actions, float64(h%4)/4
+	}
+	sp.states[H] = 0
+	return sp
 }
 
 func (p ldpParams) privacy() PracticalPrivacy {
 	return PracticalPrivacy{Model: LDP, Epsilon: p.Epsilon, Delta: p.Delta, Pool: p.Pool, VisitCap: p.VisitCap,
-		BatchEvery: p.BatchEvery, RewardWeight: p.RewardWeight}
+		BatchEvery: p.BatchEvery, RewardWeight: p.RewardWeight, NormBudget: p.NormBudget, PublicRewards: p.PublicRewards}
 }
 
 // ldpRandomizer builds the randomiser of a vector: through the practical-ldp constructor (σ

@@ -49,13 +49,15 @@ import (
 // The report x_k = (N(s,a,s′), w·R(s,a)) is pooled over h (HomogeneityAssumption), keeps at
 // most m = 4 visits per (s,a) and weights the reward block by w = 0.5, so Δ₂ = √(2(1+w²)·M₂) =
 // √200 on RiverSwim (PracticalSensitivity) and σ_L = 52.8 against 66.7 at w = 1 and 149 with
-// neither cap nor weight. The aggregate noise grows as σ_L·√users, so every pair stays below
-// the noise for 10⁵ users or more; the planner's effective estimator (NoiseBonus) turns the
-// noisy counts into a noise-aware effective sample size and shrinks towards an optimistic prior
-// instead of saturating at H − h, so exploration is directed at the least-known pairs, and a
-// soft threshold of 2σ removes the spurious mass that the positive part of the noise puts on
-// empty next states and on rewards, and only the part of a row above that threshold counts as
-// data on P. Measured alternatives (RiverSwim, 3–4 seeds, K = 10⁶): caps
+// neither cap nor weight. A per-user norm budget (Σ c² ≤ B = 80, NormBudget) keeps Δ₂ at that
+// value at every horizon (it binds only where M₂ > 80, never at H = 20 with m = 4), and a model
+// whose reward table is public drops the reward block altogether (public.go). The aggregate
+// noise grows as σ_L·√users, so every pair stays below the noise for 10⁵ users or more; the
+// planner's effective estimator (NoiseBonus) turns the noisy counts into a noise-aware effective
+// sample size and shrinks towards an optimistic prior instead of saturating at H − h, so
+// exploration is directed at the least-known pairs, and a soft threshold of 2σ removes the
+// spurious mass that the positive part of the noise puts on empty next states and on rewards,
+// and only the part of a row above that threshold counts as data on P. Measured alternatives (RiverSwim, 3–4 seeds, K = 10⁶): caps
 // 1, 2, 8, weights 0.3 and 1, thresholds 0–3, prior weights 0.01–3, a pessimistic count in
 // n_e, a separate reward effective count, an optimistic (best-state) transition prior,
 // RLSVI-style Q perturbations, and the noise-aware PSRL planner (no learning) were no better.
@@ -70,10 +72,13 @@ type Release struct {
 	S, A, H int
 	// Pooled says the statistics are pooled over h (HomogeneityAssumption).
 	Pooled bool
+	// PublicRewards says the rewards are public (PracticalPrivacy.PublicRewards): nothing
+	// about them is released, R is empty and the planners use the public table.
+	PublicRewards bool
 	// Users is the number of users whose data the release contains (public: schedule).
 	Users int
 	// NT is N̂(s,a,s'), R is R̂(s,a): noisy sums (may be negative), R already divided by the
-	// reward weight w (PracticalPrivacy.RewardWeight).
+	// reward weight w (PracticalPrivacy.RewardWeight); R is empty with public rewards.
 	NT, R []float64
 	// Std is the standard deviation of the noise of every coordinate of NT, RStd that of R
 	// (Std/w) (data-independent; 0 for exact counts).
@@ -87,6 +92,9 @@ func (r *Release) groups() int {
 	return r.H
 }
 
+// cells returns the number of (g, s, a) cells of the release.
+func (r *Release) cells() int { return r.groups() * r.S * r.A }
+
 // Clone returns a deep copy.
 func (r *Release) Clone() *Release {
 	c := *r
@@ -95,12 +103,16 @@ func (r *Release) Clone() *Release {
 }
 
 // contribution encodes one user's episode into her vector x (layout of Release: NT block then
-// R block), validating states and actions and clipping rewards to [0, 1] at the boundary, and
-// keeping only the first m visits of each (s,a) when pooled (PracticalSensitivity).
+// R block, none with public rewards), validating states and actions and clipping rewards to
+// [0, 1] at the boundary, keeping only the first m visits of each (s,a) when pooled and only
+// the visits that keep Σ c² within the norm budget B (PracticalSensitivity).
 type contribution struct {
 	S, A, H int
 	pool    bool
 	cap     int
+	budget  int     // norm budget B: the kept counts have Σ_(s,a) c(s,a)² ≤ budget
+	repeat  int     // the part of B repeat visits may use: B/2 when the budget binds (B < M₂), else B
+	public  bool    // public rewards: no reward block, reported rewards never read
 	w       float64 // reward weight (PracticalPrivacy.rewardWeight)
 	seen    []int   // visits of each (s,a) in the current episode (pooled)
 	// term holds the public terminal states (set by NewPractical; none otherwise): a
@@ -112,7 +124,13 @@ type contribution struct {
 }
 
 func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
-	return &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), w: p.rewardWeight(), seen: make([]int, S*A)}
+	c := &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), budget: p.normBudget(), public: p.PublicRewards,
+		w: p.rewardWeight(), seen: make([]int, S*A)}
+	c.repeat = c.budget
+	if float64(c.budget) < maxKeptSquares(S, A, H, p) {
+		c.repeat = c.budget / 2 // the budget binds: keep half of it for first visits of new pairs
+	}
+	return c
 }
 
 func (c *contribution) dim() int {
@@ -120,22 +138,35 @@ func (c *contribution) dim() int {
 	if c.pool {
 		g = 1
 	}
+	if c.public {
+		return g * c.S * c.A * c.S
+	}
 	return g * c.S * c.A * (c.S + 1)
 }
 
 // maxEntry is the largest absolute value an honest contribution vector takes in any entry:
 // a pooled (s,a) keeps at most cap visits (count ≤ cap, weighted reward ≤ w·cap); an unpooled
-// (h,s,a) is visited at most once (1 and w).
+// (h,s,a) is visited at most once (1 and w); no reward block with public rewards.
 func (c *contribution) maxEntry() float64 {
 	k := 1.0
 	if c.pool {
 		k = float64(c.cap)
+	}
+	if c.public {
+		return k
 	}
 	return k * max(1, c.w)
 }
 
 // add adds the episode t to x (len dim). It returns an error naming the bad field. A
 // terminated episode (L < H steps, ending in a terminal state) adds its L transitions only.
+// A visit is kept only if its (s,a) has fewer than m kept visits (pooled) and counting it
+// keeps Σ c² ≤ B: the kept count of (s,a) going from k to k+1 adds 2k+1 to Σ c² (k = 0 for a
+// step-dependent cell, visited at most once). When the budget binds (B < M₂, public) a repeat
+// visit (k ≥ 1) must keep Σ c² ≤ B/2: the other half is left to first visits of new pairs, so
+// that the states reached late in a long episode are not starved by repeats near its start.
+// Every test reads only the episode before the visit's outcome. With public rewards the
+// rewards are neither checked nor read.
 func (c *contribution) add(t *model.Trajectory, x []float64) error {
 	S, A, H := c.S, c.A, c.H
 	L, err := c.term.steps(t, H)
@@ -154,23 +185,36 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 		if t.A[h] < 0 || t.A[h] >= A {
 			return fmt.Errorf("trajectory.A[%d]: action must be in [0, %d], got %d", h, A-1, t.A[h])
 		}
-		if math.IsNaN(t.R[h]) {
+		if !c.public && math.IsNaN(t.R[h]) {
 			return fmt.Errorf("trajectory.R[%d]: reward is NaN", h)
 		}
 	}
 	nt := len(x) / (S + 1) * S // size of the NT block
 	clear(c.seen)
+	sq := 0 // Σ c² of the visits kept so far
 	for h := 0; h < L; h++ {
 		i := t.S[h]*A + t.A[h]
 		if c.pool {
-			if c.seen[i] >= c.cap {
-				continue // only the first m visits of (s,a) are kept
+			k, limit := c.seen[i], c.budget
+			if k > 0 {
+				limit = c.repeat
 			}
-			c.seen[i]++
+			if k >= c.cap || sq+2*k+1 > limit {
+				continue // only the first m visits of (s,a), within the norm budget, are kept
+			}
+			c.seen[i] = k + 1
+			sq += 2*k + 1
 		} else {
+			if sq+1 > c.budget {
+				break // the budget is spent: no later step is kept
+			}
+			sq++
 			i += h * S * A
 		}
 		x[i*S+t.S[h+1]]++
+		if c.public {
+			continue // public rewards: no reward block
+		}
 		if c.noClip {
 			x[nt+i] += c.w * t.R[h]
 			continue
@@ -244,12 +288,17 @@ func (c *PracticalCentral) Release() *Release { return &c.rel }
 // Report returns the ledger's privacy report.
 func (c *PracticalCentral) Report() ledger.Report { return c.report }
 
-func newRelease(S, A, H int, pool bool) Release {
+// newRelease returns the empty release of the setting p (pooling, public rewards: no R).
+func newRelease(S, A, H int, p PracticalPrivacy) Release {
 	g := H
-	if pool {
+	if p.Pool {
 		g = 1
 	}
-	return Release{S: S, A: A, H: H, Pooled: pool, NT: make([]float64, g*S*A*S), R: make([]float64, g*S*A)}
+	r := Release{S: S, A: A, H: H, Pooled: p.Pool, PublicRewards: p.PublicRewards, NT: make([]float64, g*S*A*S)}
+	if !p.PublicRewards {
+		r.R = make([]float64, g*S*A)
+	}
+	return r
 }
 
 // NewPracticalCentral returns the curator for K episodes (K−1 users are ever ingested). With
@@ -268,7 +317,7 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 		return nil, fmt.Errorf("practical curator: privacy model must be jdp or none, got ldp")
 	}
 	enc := newContribution(S, A, H, p)
-	c := &PracticalCentral{enc: enc, b: agentkit.NewBatches(p.BatchEvery), maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	c := &PracticalCentral{enc: enc, b: agentkit.NewBatches(p.BatchEvery), maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p)}
 	led, err := p.ledger(p.Model)
 	if err != nil {
 		return nil, err
@@ -279,7 +328,7 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 		name = DefaultCounter
 	}
 	c.cnt, c.report, err = agentkit.CuratorCounter(led, p.Model != NonPrivate, nil, ledger.Entry{Counter: name,
-		Sensitivity: PracticalSensitivity(S, A, H, p), Releases: capacity, Dim: enc.dim(), Inputs: p.inputs()},
+		Sensitivity: PracticalSensitivity(S, A, H, p), Releases: capacity, Dim: enc.dim(), Inputs: p.inputs(S, A, H)},
 		counter.GaussianConfig{Dim: enc.dim(), Capacity: capacity}, src, 1)
 	if err != nil {
 		return nil, err
@@ -368,7 +417,7 @@ func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*G
 		return nil, nil, rep, err
 	}
 	z := &GaussianRandomizer{enc: enc, sigma: sigma, own: own, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
-	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p.Pool)}
+	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p)}
 	return z, srv, rep, nil
 }
 
@@ -460,6 +509,13 @@ type PracticalConfig struct {
 	// JSON: they come with the environment.
 	Terminal       []bool  `json:"-"`
 	TerminalReward float64 `json:"-"`
+	// Rewards and EntryReward are the environment's public reward function when
+	// Privacy.PublicRewards is set (model.MDP.R, the mean rewards per step without entry
+	// rewards, and model.MDP.EntryReward, nil for none), which the runners copy from a model
+	// whose rewards are public: the planner uses them exactly and the contribution has no
+	// reward block (public.go). Both nil otherwise. Not part of the configuration's JSON.
+	Rewards     [][]float64 `json:"-"`
+	EntryReward []float64   `json:"-"`
 }
 
 // PracticalAgent is a configured practical agent split along its trust boundary.
@@ -470,6 +526,7 @@ type PracticalAgent struct {
 	// Bonus is the resolved bonus (z and ι filled in).
 	Bonus NoiseBonus
 	term  terminal
+	pub   *rewardTable
 }
 
 // checkPracticalSize refuses, before anything is allocated, an (S, A, H) model whose tables a
@@ -497,7 +554,8 @@ type PracticalStreams struct {
 }
 
 // NewPractical builds a practical agent for an (S, A, H) MDP and K episodes. All noise levels
-// are computed here from public parameters only (the terminal states are public too). A model
+// are computed here from public parameters only (the terminal states and a public reward
+// table are public too). A model
 // whose tables the agent cannot hold (checkPracticalSize) is refused before anything is
 // allocated.
 func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*PracticalAgent, error) {
@@ -521,6 +579,10 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	pub, err := newRewardTable("agent", S, A, H, p.PublicRewards, cfg.Rewards, cfg.EntryReward)
+	if err != nil {
+		return nil, err
+	}
 	if st.Tie == nil || st.Posterior == nil {
 		return nil, fmt.Errorf("agent: tie-breaking and posterior streams are required")
 	}
@@ -539,13 +601,13 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 		if err != nil {
 			return nil, err
 		}
-		planner = newNoiseUCB(S, A, H, p.Pool, term, bonus, st.Tie)
+		planner = newNoiseUCB(S, A, H, p.Pool, term, pub, bonus, st.Tie)
 	case "psrl":
-		planner = newNoisePSRL(S, A, H, p.Pool, term, st.Posterior, st.Tie)
+		planner = newNoisePSRL(S, A, H, p.Pool, term, pub, st.Posterior, st.Tie)
 	default:
 		return nil, fmt.Errorf("agent.planner: unknown planner %q (allowed: ucb, psrl)", cfg.Planner)
 	}
-	ag := &PracticalAgent{Bonus: bonus, term: term}
+	ag := &PracticalAgent{Bonus: bonus, term: term, pub: pub}
 	pol := model.NewDeterministic(S, H)
 	switch p.Model {
 	case NonPrivate, JDP:

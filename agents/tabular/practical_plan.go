@@ -60,6 +60,12 @@ import (
 // information (smallest n_e, hence largest prior weight and bonus) wins: exploration is
 // directed to the least explored pairs instead of uniform. No regret proof (labelled
 // practical); the constants are fixed once for every environment and privacy model.
+//
+// Public rewards (public.go). Every estimator and the PSRL planner replace the reward estimate
+// (r̂, r̃, the sampled reward) by the exact R_h(s,a) and V by E + V in the transition term
+// (E the public entry rewards): Q_h = R_h + P̃·(E + V_{h+1}) + bonus, with P̃ and the bonus
+// as above. No reward optimism remains: exploration comes from the transition prior and the
+// bonus only.
 type NoiseBonus struct {
 	// Preset is "practical", "plugin" or "theory".
 	Preset string `json:"preset"`
@@ -172,28 +178,43 @@ type noiseUCB struct {
 }
 
 // newNoiseUCB returns the planner of releases pooled over h (pool) or per step, for the
-// terminal states term.
-func newNoiseUCB(S, A, H int, pool bool, term terminal, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
-	b := newInduction(S, A, H, pool, term, tie)
+// terminal states term and the public rewards pub (nil: estimated from the release).
+func newNoiseUCB(S, A, H int, pool bool, term terminal, pub *rewardTable, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
+	b := newInduction(S, A, H, pool, term, pub, tie)
 	n := b.cells()
 	return &noiseUCB{induction: b, cfg: cfg, version: -1,
 		nt: make([]float64, n), p: make([]float64, n*S), r: make([]float64, n)}
 }
 
 // induction is the backward induction the practical planners share: its sizes, whether the
-// releases it plans from are pooled over h, the public terminal states, its tie-breaking
-// stream and buffers (Q of one step, V of two).
+// releases it plans from are pooled over h, the public terminal states, the public rewards
+// (nil: estimated), its tie-breaking stream and buffers (Q of one step, V of two, E + V).
 type induction struct {
 	S, A, H int
 	pooled  bool
 	term    terminal
+	pub     *rewardTable
 	tie     *rand.Rand
 	ties    []int
 	q, v    []float64
+	ev      []float64
 }
 
-func newInduction(S, A, H int, pool bool, term terminal, tie *rand.Rand) induction {
-	return induction{S: S, A: A, H: H, pooled: pool, term: term, tie: tie, q: make([]float64, S*A), v: make([]float64, 2*S)}
+func newInduction(S, A, H int, pool bool, term terminal, pub *rewardTable, tie *rand.Rand) induction {
+	b := induction{S: S, A: A, H: H, pooled: pool, term: term, pub: pub, tie: tie, q: make([]float64, S*A), v: make([]float64, 2*S)}
+	if pub != nil && pub.entry != nil {
+		b.ev = make([]float64, S)
+	}
+	return b
+}
+
+// reward returns the reward the planner uses for the cell i of (s, a) at step h: the public
+// R_h(s,a) when the rewards are public, else its estimate est[i].
+func (b *induction) reward(h, i int, est []float64) float64 {
+	if b.pub != nil {
+		return b.pub.r[h][i%(b.S*b.A)]
+	}
+	return est[i]
 }
 
 // cells returns the number of (g, s, a) cells of the releases: S·A pooled, H·S·A per step.
@@ -212,16 +233,21 @@ func (b *induction) check(r *Release) error {
 	if r.Pooled != b.pooled {
 		return fmt.Errorf("release pooling (%v) does not match the planner's (%v)", r.Pooled, b.pooled)
 	}
+	if r.PublicRewards != (b.pub != nil) {
+		return fmt.Errorf("release public rewards (%v) do not match the planner's (%v)", r.PublicRewards, b.pub != nil)
+	}
 	return nil
 }
 
-// run computes, for h = H−1, …, 0 and every state s, Q(s,a) = q(i, V_{h+1}, H − h) for the
-// cell i = (g·S+s)·A+a of (s,a) (g = 0 when pooled, h otherwise), V_h(s) = max_a Q (capped at
-// H − h when capped) and pol's action at (h, s): a maximiser of Q, ties within tol broken by
-// the tie stream. A terminal state is not estimated: V_h(s) = TerminalReward·(H − h), its
-// exact value, action 0 (q is not called, no tie drawn). It returns errNoAction when every Q
-// of some (h, s) is NaN.
-func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q func(i int, next []float64, cap float64) float64) error {
+// run computes, for h = H−1, …, 0 and every state s, Q(s,a) = q(h, i, V, H − h) for the
+// cell i = (g·S+s)·A+a of (s,a) (g = 0 when pooled, h otherwise) and V = V_{h+1}, or
+// E + V_{h+1} with public entry rewards E (the reward of entering s' is part of the step's
+// reward: q adds the reward of (s,a), b.reward), V_h(s) = max_a Q (capped at H − h when
+// capped) and pol's action at (h, s): a maximiser of Q, ties within tol broken by the tie
+// stream. A terminal state is not estimated: V_h(s) = TerminalReward·(H − h), its exact value,
+// action 0 (q is not called, no tie drawn). It returns errNoAction when every Q of some (h, s)
+// is NaN.
+func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q func(h, i int, next []float64, cap float64) float64) error {
 	S, A, H := b.S, b.A, b.H
 	next, cur := b.v[:S], b.v[S:]
 	clear(next)
@@ -231,6 +257,13 @@ func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q f
 			g = 0
 		}
 		cap := float64(H - h)
+		nx := next
+		if b.ev != nil {
+			for s2, e := range b.pub.entry {
+				b.ev[s2] = e + next[s2]
+			}
+			nx = b.ev
+		}
 		for s := 0; s < S; s++ {
 			if b.term.is(s) {
 				setTerminal(b.q[s*A:(s+1)*A], cur[s:], pol.Act[h], s, b.term.value(H, h))
@@ -238,7 +271,7 @@ func (b *induction) run(pooled, capped bool, tol float64, pol *model.Policy, q f
 			}
 			best := math.Inf(-1)
 			for a := 0; a < A; a++ {
-				v := q((g*S+s)*A+a, next, cap)
+				v := q(h, (g*S+s)*A+a, nx, cap)
 				b.q[s*A+a] = v
 				best = max(best, v)
 			}
@@ -271,17 +304,22 @@ func moments(pr, v []float64) (m, vr, dev float64) {
 
 func checkRelease(r *Release, S, A, H int) error {
 	g := r.groups()
-	if r.S != S || r.A != A || r.H != H || len(r.NT) != g*S*A*S || len(r.R) != g*S*A {
+	nr := g * S * A
+	if r.PublicRewards {
+		nr = 0
+	}
+	if r.S != S || r.A != A || r.H != H || len(r.NT) != g*S*A*S || len(r.R) != nr {
 		return fmt.Errorf("release shape (S=%d, A=%d, H=%d) does not match the planner's (S=%d, A=%d, H=%d)", r.S, r.A, r.H, S, A, H)
 	}
 	return nil
 }
 
-// estimates computes, for every cell of the release, Ñ (with z), P̂ and r̂.
+// estimates computes, for every cell of the release, Ñ (with z), P̂ and r̂ (not with public
+// rewards).
 func estimates(r *Release, z float64, nt, p, rr []float64) {
 	S := r.S
 	stdN := r.Std * math.Sqrt(float64(S))
-	cells := len(r.R)
+	cells := r.cells()
 	for i := 0; i < cells; i++ {
 		row := r.NT[i*S : (i+1)*S]
 		raw, pos := 0.0, 0.0
@@ -298,7 +336,9 @@ func estimates(r *Release, z float64, nt, p, rr []float64) {
 		} else {
 			clear(pr)
 		}
-		rr[i] = min(max(r.R[i]/max(raw, 1), 0), 1)
+		if !r.PublicRewards {
+			rr[i] = min(max(r.R[i]/max(raw, 1), 0), 1)
+		}
 	}
 }
 
@@ -331,27 +371,27 @@ func (u *noiseUCB) planPlugin(r *Release, pol *model.Policy) error {
 	S := u.S
 	c := &u.cfg
 	estimates(r, c.ZCount, u.nt, u.p, u.r)
-	return u.run(r.Pooled, false, c.TieTol, pol, func(i int, next []float64, cap float64) float64 {
+	return u.run(r.Pooled, false, c.TieTol, pol, func(h, i int, next []float64, cap float64) float64 {
 		q := cap
 		if n := u.nt[i]; n >= 1 {
 			m, vr, dev := moments(u.p[i*S:(i+1)*S], next)
 			bonus := c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n)) +
 				c.Z*r.Std*(math.Sqrt(dev)+1)/n
-			q = min(u.r[i]+m+bonus, cap)
+			q = min(u.reward(h, i, u.r)+m+bonus, cap)
 		}
 		return q
 	})
 }
 
 // effectiveEstimates computes, for every cell, the noise-aware effective count n_e, the
-// shrunk transition estimate P̃ and the shrunk reward r̃ (NoiseBonus, estimator "effective"):
-// alpha = Prior, alphaR = RewardPrior, tau = Threshold.
+// shrunk transition estimate P̃ and the shrunk reward r̃ (NoiseBonus, estimator "effective";
+// no r̃ with public rewards): alpha = Prior, alphaR = RewardPrior, tau = Threshold.
 func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []float64) {
 	S := r.S
 	v := float64(S) * r.Std * r.Std // noise variance of N̂(s,a)
 	thr, thrR := tau*r.Std, tau*r.RStd
 	u := alpha / float64(S)
-	for i := range r.R {
+	for i := range r.cells() {
 		row := r.NT[i*S : (i+1)*S]
 		raw, pos := 0.0, 0.0
 		for _, x := range row {
@@ -386,6 +426,9 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 				pr[j] = 1 / float64(S)
 			}
 		}
+		if r.PublicRewards {
+			continue
+		}
 		rh := min(max(r.R[i]-thrR, 0)/max(raw, 1), 1)
 		if e+alphaR > 0 {
 			rr[i] = (e*rh + alphaR) / (e + alphaR)
@@ -402,10 +445,10 @@ func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) error {
 	S := u.S
 	c := &u.cfg
 	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
-	return u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, _ float64) float64 {
+	return u.run(r.Pooled, true, c.TieTol, pol, func(h, i int, next []float64, _ float64) float64 {
 		m, vr, _ := moments(u.p[i*S:(i+1)*S], next)
 		n := u.nt[i] + 1
-		return u.r[i] + m + c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n))
+		return u.reward(h, i, u.r) + m + c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n))
 	})
 }
 
@@ -428,8 +471,8 @@ type noisePSRL struct {
 	alpha []float64
 }
 
-func newNoisePSRL(S, A, H int, pool bool, term terminal, post, tie *rand.Rand) *noisePSRL {
-	b := newInduction(S, A, H, pool, term, tie)
+func newNoisePSRL(S, A, H int, pool bool, term terminal, pub *rewardTable, post, tie *rand.Rand) *noisePSRL {
+	b := newInduction(S, A, H, pool, term, pub, tie)
 	n := b.cells()
 	return &noisePSRL{induction: b, post: post, p: make([]float64, n*S), r: make([]float64, n),
 		alpha: make([]float64, S)}
@@ -444,7 +487,7 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 	}
 	S := u.S
 	vN, vR := r.Std*r.Std, r.RStd*r.RStd
-	for i := range r.R {
+	for i := range r.cells() {
 		if u.term.is(i / u.A % S) {
 			continue // a terminal state's cells are never used: nothing is sampled there
 		}
@@ -471,6 +514,9 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 		for j := range pr {
 			pr[j] /= tot
 		}
+		if r.PublicRewards {
+			continue // the public reward is exact: nothing is sampled
+		}
 		mean := 0.0
 		if pos > 0 {
 			mean = min(max(r.R[i]/pos, 0), 1)
@@ -478,8 +524,8 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 		prec := 1 + neffR
 		u.r[i] = neffR*mean/prec + u.post.NormFloat64()/math.Sqrt(prec)
 	}
-	return u.run(r.Pooled, false, 1e-12, pol, func(i int, next []float64, _ float64) float64 {
-		q := u.r[i]
+	return u.run(r.Pooled, false, 1e-12, pol, func(h, i int, next []float64, _ float64) float64 {
+		q := u.reward(h, i, u.r)
 		for j, x := range u.p[i*S : (i+1)*S] {
 			q += x * next[j]
 		}

@@ -14,6 +14,22 @@ import (
 const HomogeneityAssumption = "ASSUMPTION: the MDP is time-homogeneous (P_h = P, r_h = r for every h); " +
 	"statistics are pooled over h"
 
+// PublicRewardsStructure is what a practical agent that uses the environment's public reward
+// table (PracticalPrivacy.PublicRewards) states in its privacy report (ledger Config.Public):
+// the guarantee covers the transitions only, because rewards are not data.
+const PublicRewardsStructure = "PUBLIC: the reward function (mean rewards per step, entry rewards, terminal reward) is " +
+	"the environment's published table; the agent plans with it, never reads a user's rewards and releases no reward statistics"
+
+// DefaultNormBudget is the per-user budget B on the squared norm Σ_(s,a) c(s,a)² of the kept
+// visit counts when PracticalPrivacy.NormBudget is 0: M₂ of RiverSwim at H = 20 with the
+// default cap m = 4, so it never binds at H ≤ 20 with m = 4 (M₂ ≤ m·H = 80) and bounds Δ₂ by
+// √(2(1+w²)·80) at every longer horizon (PracticalSensitivity). Where it binds, repeat visits
+// may use only half of it (contribution.add): with the whole budget open to repeats, the
+// visits near the start of a long episode spent it and the states reached later were never
+// kept (FrozenLake 8×8 at H = 200: the noise-off twin's R(10⁵) rose from 1.4·10³–1.9·10³ to
+// 1.7·10⁴–5.3·10⁴ over seeds 1–3; with the half rule 1.8·10³ on average).
+const DefaultNormBudget = 80
+
 // PracticalPrivacy is the privacy setting of dprl's practical agents (practical-privacy spec
 // §2–§5). Every field is public: the noise level is computed from them, and from the counter's
 // sensitivity factor, before any data is seen.
@@ -39,6 +55,26 @@ type PracticalPrivacy struct {
 	// ℓ2 budget is split between transitions and rewards, Δ₂² = 2(1+w²)·M₂
 	// (PracticalSensitivity); the released R̂ is divided by w, so its noise std is σ/w.
 	RewardWeight float64 `json:"reward_weight,omitempty"`
+	// NormBudget B ≥ 0 bounds the squared norm of one user's kept visit counts: a visit of
+	// (s,a) is kept only if, after counting it, Σ_(s,a) c(s,a)² ≤ B (c the kept visits so
+	// far; a decision from the past only) — ≤ ⌊B/2⌋ for a repeat visit when the budget binds
+	// (B < M₂), leaving the rest to first visits of new pairs — so Δ₂² = 2(1+w²)·min(M₂, B)
+	// (PracticalSensitivity). 0 means DefaultNormBudget; a budget ≥ M₂ never binds.
+	NormBudget int `json:"norm_budget,omitempty"`
+	// PublicRewards says the environment's reward function is public structure
+	// (model.MDP.PublicRewards): the contribution has no reward block (Δ₂² = 2·min(M₂, B)),
+	// users' reported rewards are never read, and the planners use the exact public rewards
+	// (PracticalConfig.Rewards, EntryReward). The report states it (PublicRewardsStructure).
+	// It comes with the environment, not with the configuration's JSON.
+	PublicRewards bool `json:"-"`
+}
+
+// normBudget returns the effective norm budget B (DefaultNormBudget for 0).
+func (p PracticalPrivacy) normBudget() int {
+	if p.NormBudget == 0 {
+		return DefaultNormBudget
+	}
+	return p.NormBudget
 }
 
 // rewardWeight returns the effective reward weight w ∈ (0, 1].
@@ -58,6 +94,9 @@ func (p PracticalPrivacy) Validate() error {
 	}
 	if p.VisitCap < 0 {
 		return fmt.Errorf("privacy.visit_cap: must be >= 0 (0 = no cap), got %d", p.VisitCap)
+	}
+	if p.NormBudget < 0 {
+		return fmt.Errorf("privacy.norm_budget: must be >= 0 (0 = %d), got %d", DefaultNormBudget, p.NormBudget)
 	}
 	if !(p.RewardWeight >= 0 && p.RewardWeight <= 1) {
 		return fmt.Errorf("privacy.reward_weight: must be in (0, 1] (0 = 1), got %g", p.RewardWeight)
@@ -94,41 +133,62 @@ func maxSumSquares(H, m, n int) float64 {
 	return s
 }
 
+// maxKeptSquares returns M₂ = max Σ c² of one user's kept counts before the norm budget: pooled,
+// maxSumSquares(H, m, S·A); step-dependent, H (each (h,s,a) is visited at most once).
+func maxKeptSquares(S, A, H int, p PracticalPrivacy) float64 {
+	if p.Pool {
+		return maxSumSquares(H, p.capOf(H), S*A)
+	}
+	return float64(H)
+}
+
 // PracticalSensitivity returns the ℓ2 sensitivity Δ₂ of one user's whole contribution — the
 // vector x = (N(s,a,s'), w·R(s,a)) of her episode, pooled over h or step-dependent, w the
-// reward weight — under replace-one neighbours (practical-privacy spec §2, §4).
+// reward weight, without the reward block when the rewards are public — under replace-one
+// neighbours (practical-privacy spec §2, §4).
 //
 // Claim. Let m = min(VisitCap, H) (pooled; m = H without a cap), n the number of cells (S·A
-// pooled) and w ∈ (0, 1] the reward weight. Then for any two episodes x, x′
+// pooled), w ∈ (0, 1] the reward weight and B the norm budget (NormBudget). Then for any two
+// episodes x, x′
 //
-//	‖x − x′‖₂² ≤ 2(1+w²)·M₂,   M₂ = max{Σ c_i² : c_i ∈ {0..m}, Σ c_i ≤ H, at most n cells}
+//	‖x − x′‖₂² ≤ 2(1+w²)·min(M₂, B),   M₂ = max{Σ c_i² : c_i ∈ {0..m}, Σ c_i ≤ H, at most n cells}
 //
-// so with w = 1 Δ₂ = 2·√M₂ ≤ 2·√(H·m); without a cap Δ₂ = 2H, with m = 1
+// and ‖x − x′‖₂² ≤ 2·min(M₂, B) with public rewards (no reward block). Without the budget
+// binding (B ≥ M₂), with w = 1, Δ₂ = 2·√M₂ ≤ 2·√(H·m); without a cap Δ₂ = 2H, with m = 1
 // Δ₂ = 2·√min(H, S·A). Step-dependent (no pooling): each (h,s,a) is one cell visited at most
-// once, M₂ = H, Δ₂ = √(4H) at w = 1, the spec's value.
+// once, M₂ = H, Δ₂ = √(4H) at w = 1, the spec's value. The default budget (DefaultNormBudget
+// = 80) equals M₂ of the default cap m = 4 at H = 20, so it changes nothing there and makes
+// Δ₂ independent of H beyond (FrozenLake 8×8 at H = 200: 44.7 → 14.1 at w = 0.5).
 //
-// Proof. Let c(s,a) ≤ m be the number of kept visits of (s,a); Σ c ≤ H since an episode has H
-// steps. The transition block has Σ_{s′} N(s,a,s′) = c(s,a), so Σ_{s′} N(s,a,s′)² ≤ c(s,a)²
-// and ‖x_N‖² ≤ Σ c(s,a)² ≤ M₂. The reward block has w·R(s,a) ∈ [0, w·c(s,a)] because rewards
-// are clipped to [0, 1] at the boundary, so ‖x_R‖² ≤ w²·M₂. All coordinates of x and x′ are
-// nonnegative, so ⟨x, x′⟩ ≥ 0 and ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ 2·max‖x‖² ≤
-// 2(1+w²)·M₂. The bound is attained (x and x′ with all visits in distinct cells and rewards
-// 1). M₂ ≤ H·m since Σ c² ≤ m·Σ c. Dividing the released R block by w afterwards is
-// post-processing.
+// Proof. Let c(s,a) be the number of kept visits of (s,a). The contribution keeps a visit of
+// (s,a) only while c(s,a) < m and only if Σ c² stays ≤ B after counting it (≤ ⌊B/2⌋ ≤ B for a
+// repeat visit when B < M₂; contribution.add), so c(s,a) ≤ m, Σ c ≤ H (an episode has at most
+// H steps) and Σ c² ≤ B; hence Σ c² ≤ min(M₂, B). The transition block has Σ_{s′} N(s,a,s′) = c(s,a), so Σ_{s′} N(s,a,s′)² ≤
+// c(s,a)² and ‖x_N‖² ≤ Σ c(s,a)² ≤ min(M₂, B). The reward block has w·R(s,a) ∈ [0, w·c(s,a)]
+// because rewards are clipped to [0, 1] at the boundary, so ‖x_R‖² ≤ w²·min(M₂, B); with public
+// rewards it does not exist. All coordinates of x and x′ are nonnegative, so ⟨x, x′⟩ ≥ 0 and
+// ‖x − x′‖² = ‖x‖² + ‖x′‖² − 2⟨x, x′⟩ ≤ 2·max‖x‖² ≤ 2(1+w²)·min(M₂, B). The bound is attained
+// when some episode keeps Σ c² = min(M₂, B) (x and x′ with all visits in distinct cells and
+// rewards 1), e.g. B = 80 with 80 distinct pairs visited once (H ≥ 80, n ≥ 80), or M₂ ≤ B. M₂ ≤ H·m since
+// Σ c² ≤ m·Σ c. Dividing the released R block by w afterwards is post-processing.
 //
-// Validity of the kept samples (why the cap does not bias the estimates). Imagine, for every
-// (s,a), an i.i.d. stack of next states s′₁, s′₂, … ~ P(·|s,a) and rewards drawn in advance,
-// the j-th visit of (s,a) in the episode consuming the j-th entry (the "stack of rewards"
-// construction; it yields the same law of the trajectory by the strong Markov property, the
-// j-th visit time being a stopping time). Keeping the first m visits keeps exactly the
-// first min(m, visits) entries of each stack, which are i.i.d. draws from P(·|s,a): the
-// decision to keep an entry depends only on the past, never on the entry itself.
+// Validity of the kept samples (why the cap and the budget do not bias the estimates).
+// Imagine, for every (s,a), an i.i.d. stack of next states s′₁, s′₂, … ~ P(·|s,a) and rewards
+// drawn in advance, the j-th visit of (s,a) in the episode consuming the j-th entry (the
+// "stack of rewards" construction; it yields the same law of the trajectory by the strong
+// Markov property, the j-th visit time being a stopping time). The decision to keep the j-th
+// visit depends only on the episode before that visit's outcome (c(s,a) < m and the running
+// Σ c², which only grows, against a limit fixed by whether the visit is the pair's first),
+// never on the entry itself; and once a visit of (s,a) is dropped every later one is (its
+// c(s,a) and so its limit are unchanged and Σ c² has not decreased). So the kept entries of
+// each stack are its first c(s,a) entries, c(s,a) fixed by a stopping rule: i.i.d. draws from
+// P(·|s,a).
 func PracticalSensitivity(S, A, H int, p PracticalPrivacy) float64 {
-	w := p.rewardWeight()
-	m2 := float64(H)
-	if p.Pool {
-		m2 = maxSumSquares(H, p.capOf(H), S*A)
+	m2 := min(maxKeptSquares(S, A, H, p), float64(p.normBudget()))
+	if p.PublicRewards {
+		return math.Sqrt(2 * m2)
 	}
+	w := p.rewardWeight()
 	return math.Sqrt(2 * (1 + w*w) * m2)
 }
 
@@ -141,15 +201,26 @@ func (p PracticalPrivacy) ledger(m Model) (*ledger.Ledger, error) {
 	if p.Pool {
 		cfg.Assumption = HomogeneityAssumption
 	}
+	if p.PublicRewards {
+		cfg.Public = PublicRewardsStructure
+	}
 	return ledger.New(cfg)
 }
 
-// inputs returns the public parameters the sensitivity and the schedule are computed from, as
-// the report echoes them.
-func (p PracticalPrivacy) inputs() map[string]float64 {
+// inputs returns the public parameters the sensitivity and the schedule of an (S, A, H) agent
+// are computed from, as the report echoes them: "norm_budget" when the budget binds (B < M₂;
+// otherwise it changes nothing) and "public_rewards" when the rewards are public.
+func (p PracticalPrivacy) inputs(S, A, H int) map[string]float64 {
 	pool := 0.0
 	if p.Pool {
 		pool = 1
 	}
-	return map[string]float64{"pool": pool, "visit_cap": float64(p.VisitCap), "batch_every": float64(p.BatchEvery), "reward_weight": p.rewardWeight()}
+	in := map[string]float64{"pool": pool, "visit_cap": float64(p.VisitCap), "batch_every": float64(p.BatchEvery), "reward_weight": p.rewardWeight()}
+	if b := float64(p.normBudget()); b < maxKeptSquares(S, A, H, p) {
+		in["norm_budget"] = b
+	}
+	if p.PublicRewards {
+		in["public_rewards"] = 1
+	}
+	return in
 }

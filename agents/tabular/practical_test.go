@@ -103,16 +103,23 @@ func TestPracticalSensitivity(t *testing.T) {
 			t.Errorf("%+v: bound %g far from the largest observed distance %g", c, d, best)
 		}
 	}
-	// Golden values: RiverSwim H=20 pooled without cap 2H = 40, cap 4 → 2√80, cap 1 → 2√12;
-	// reward weight 0.5 with cap 4 → √(2·1.25·80) = √200.
+	// Golden values: RiverSwim H=20 pooled without cap 2H = 40 (with a budget B ≥ M₂ = 400;
+	// the default B = 80 gives 2√80), cap 4 → 2√80, cap 1 → 2√12; reward weight 0.5 with cap
+	// 4 → √(2·1.25·80) = √200, with public rewards √(2·80); FrozenLake 8×8 at H = 200 with the
+	// defaults: M₂ = 800, B = 80, √200 = 14.1 (44.7 without the budget), public √160.
 	for _, g := range []struct {
-		cap  int
-		w    float64
-		want float64
-	}{{0, 0, 40}, {4, 0, 2 * math.Sqrt(80)}, {1, 0, 2 * math.Sqrt(12)}, {4, 1, 2 * math.Sqrt(80)}, {4, 0.5, math.Sqrt(200)}} {
-		got := PracticalSensitivity(6, 2, 20, PracticalPrivacy{Pool: true, VisitCap: g.cap, RewardWeight: g.w})
-		if math.Abs(got-g.want) > 1e-12 {
-			t.Errorf("cap %d: Δ₂ = %g, want %g", g.cap, got, g.want)
+		S, A, H, cap, budget int
+		w                    float64
+		public               bool
+		want                 float64
+	}{{6, 2, 20, 0, 400, 0, false, 40}, {6, 2, 20, 0, 0, 0, false, 2 * math.Sqrt(80)}, {6, 2, 20, 4, 0, 0, false, 2 * math.Sqrt(80)},
+		{6, 2, 20, 1, 0, 0, false, 2 * math.Sqrt(12)}, {6, 2, 20, 4, 0, 1, false, 2 * math.Sqrt(80)}, {6, 2, 20, 4, 0, 0.5, false, math.Sqrt(200)},
+		{6, 2, 20, 4, 0, 0.5, true, math.Sqrt(160)}, {6, 2, 20, 4, 79, 0.5, false, math.Sqrt(2 * 1.25 * 79)},
+		{64, 4, 200, 4, 0, 0.5, false, math.Sqrt(200)}, {64, 4, 200, 4, 1000, 0.5, false, math.Sqrt(2 * 1.25 * 800)},
+		{64, 4, 200, 4, 0, 0.5, true, math.Sqrt(160)}} {
+		p := PracticalPrivacy{Pool: true, VisitCap: g.cap, NormBudget: g.budget, RewardWeight: g.w, PublicRewards: g.public}
+		if got := PracticalSensitivity(g.S, g.A, g.H, p); math.Abs(got-g.want) > 1e-12 {
+			t.Errorf("%+v: Δ₂ = %g, want %g", g, got, g.want)
 		}
 	}
 }
@@ -480,7 +487,7 @@ func TestEffectiveDirected(t *testing.T) {
 		}
 		picked := map[int]bool{}
 		for seed := uint64(0); seed < 64; seed++ {
-			u := newNoiseUCB(S, A, H, true, terminal{}, b, rand.New(rand.NewPCG(seed, 1)))
+			u := newNoiseUCB(S, A, H, true, terminal{}, nil, b, rand.New(rand.NewPCG(seed, 1)))
 			pol := model.NewDeterministic(S, H)
 			if err := u.Plan(r, pol); err != nil {
 				t.Fatal(err)

@@ -91,16 +91,19 @@ type LocalCurator struct {
 func (c *LocalCurator) UserSide() any { return c.user }
 
 // RandomizerParams are the public parameters of practical-ldp's user-side randomiser: the
-// contribution's layout and clipping (S, A, H, pooled, visit cap, reward weight) and the noise
-// σ, all fixed from public parameters before any data.
+// contribution's layout and clipping (S, A, H, pooled, public rewards — no reward block —,
+// visit cap, norm budget, reward weight) and the noise σ, all fixed from public parameters
+// before any data. NormBudget is the effective budget min(B, M₂) (a budget ≥ M₂ never binds).
 type RandomizerParams struct {
-	States       int     `json:"states"`
-	Actions      int     `json:"actions"`
-	Horizon      int     `json:"horizon"`
-	Pool         bool    `json:"pool"`
-	VisitCap     int     `json:"visit_cap"`
-	RewardWeight float64 `json:"reward_weight"`
-	Sigma        float64 `json:"sigma"`
+	States        int     `json:"states"`
+	Actions       int     `json:"actions"`
+	Horizon       int     `json:"horizon"`
+	Pool          bool    `json:"pool"`
+	PublicRewards bool    `json:"public_rewards"`
+	VisitCap      int     `json:"visit_cap"`
+	NormBudget    int     `json:"norm_budget"`
+	RewardWeight  float64 `json:"reward_weight"`
+	Sigma         float64 `json:"sigma"`
 }
 
 // Receive implements protocol.LDPCurator: the blocks are checked against the public lengths
@@ -234,12 +237,16 @@ func (ag *Agent) Session(name string, m *model.MDP, K int) (protocol.Session, *E
 	return protocol.NewSession(cur, trustedUser(m, head), ev), ev, nil
 }
 
-// Session returns the practical agent's contract for K episodes on m (see Agent.Session);
-// practical-ldp's privatised report is one block, its noisy contribution vector.
+// Session returns the practical agent's contract for K episodes on m (see Agent.Session; an
+// agent given a public reward table refuses an environment whose rewards are not that public
+// table); practical-ldp's privatised report is one block, its noisy contribution vector.
 func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Session, *Evaluator, error) {
 	rel := ag.Server.Release()
 	S, A, H := rel.S, rel.A, rel.H
 	if err := checkModel(m, S, A, H, ag.term); err != nil {
+		return nil, nil, err
+	}
+	if err := ag.pub.sameAs(m); err != nil {
 		return nil, nil, err
 	}
 	ev := NewEvaluator(m)

@@ -118,15 +118,15 @@ func TestTerminalContributesItsSteps(t *testing.T) {
 		n, nt, rw := rep.Values()
 		check("local randomizer", n, nt, rw, m.S)
 
-		// The practical agents' contribution vector x (pooled, no visit cap so that every step
-		// counts), through their own curator (JDP: the counter's prefix without noise) and
-		// user side (LDP: the report without noise).
+		// The practical agents' contribution vector x (pooled, no visit cap and a norm budget
+		// that cannot bind, H² ≥ M₂, so that every step counts), through their own curator (JDP:
+		// the counter's prefix without noise) and user side (LDP: the report without noise).
 		for _, name := range []string{"practical-jdp", "practical-ldp"} {
 			cfg, err := DefaultPracticalConfig(name, 1, 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg.Privacy.VisitCap, cfg.Privacy.BatchEvery = 0, 1
+			cfg.Privacy.VisitCap, cfg.Privacy.NormBudget, cfg.Privacy.BatchEvery = 0, H*H, 1
 			cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
 			pa, err := NewPractical(m.S, m.A, H, K, cfg, PracticalStreams{Tie: rand.New(rand.NewPCG(1, 2)), Posterior: rand.New(rand.NewPCG(3, 4)), Noise: identitySource{}})
 			if err != nil {

@@ -28,16 +28,16 @@ func practicalLDPCalibration(S, A, H int, p PracticalPrivacy, secure bool) (floa
 	}
 	enc := newContribution(S, A, H, p)
 	return agentkit.CalibratedReport(led, ledger.Entry{Sensitivity: PracticalSensitivity(S, A, H, p),
-		Dim: enc.dim(), Inputs: p.inputs()}, secure)
+		Dim: enc.dim(), Inputs: p.inputs(S, A, H)}, secure)
 }
 
 // PracticalUserSide returns the randomiser parameters a practical-ldp user computes herself
 // from public parameters — the public (S, A, H) and her own privacy setting p (ε, δ she
-// consents to, pooling, visit cap, reward weight; p.Model must be LDP) — with the curator's
-// arithmetic. Its Sigma is the least σ that makes her one Gaussian report (ε, δ)-LDP with a
-// continuous Gaussian: a curator built with a Secure source publishes a slightly larger σ (the
-// grid rounding), a seeded one exactly this. VisitCap and RewardWeight are the effective ones
-// (m ∈ [1, H], w ∈ (0, 1]).
+// consents to, pooling, public rewards, visit cap, norm budget, reward weight; p.Model must be
+// LDP) — with the curator's arithmetic. Its Sigma is the least σ that makes her one Gaussian
+// report (ε, δ)-LDP with a continuous Gaussian: a curator built with a Secure source publishes
+// a slightly larger σ (the grid rounding), a seeded one exactly this. VisitCap, NormBudget and
+// RewardWeight are the effective ones (m ∈ [1, H], min(B, M₂), w ∈ (0, 1]).
 func PracticalUserSide(S, A, H int, p PracticalPrivacy) (RandomizerParams, error) {
 	if err := checkShape(S, A, H, 2); err != nil {
 		return RandomizerParams{}, err
@@ -59,28 +59,43 @@ func PracticalUserSide(S, A, H int, p PracticalPrivacy) (RandomizerParams, error
 }
 
 // PracticalUserSideFor returns PracticalUserSide for the served practical LDP agent name
-// (practical-ldp, practical-ldp-plugin) with its default setting (DefaultPracticalConfig) at the
-// user's own (eps, delta), pooled when the environment is time-homogeneous (a public property
-// of its model, as the curator decides): everything from what the user knows and consents to.
-func PracticalUserSideFor(name string, S, A, H int, homogeneous bool, eps, delta float64) (RandomizerParams, error) {
+// (practical-ldp, practical-ldp-plugin) with its default setting (DefaultPracticalConfig: visit
+// cap, norm budget, reward weight) at the user's own (eps, delta), pooled when the environment
+// is time-homogeneous and without a reward block when its reward function is public (public
+// properties of its model, as the curator decides): everything from what the user knows and
+// consents to.
+func PracticalUserSideFor(name string, S, A, H int, homogeneous, publicRewards bool, eps, delta float64) (RandomizerParams, error) {
 	cfg, err := DefaultPracticalConfig(name, eps, delta)
 	if err != nil {
 		return RandomizerParams{}, err
 	}
 	cfg.Privacy.Pool = homogeneous
+	cfg.Privacy.PublicRewards = publicRewards
 	return PracticalUserSide(S, A, H, cfg.Privacy)
 }
 
 // userSideOf returns the published form of a contribution layout and σ.
 func userSideOf(e *contribution, sigma float64) RandomizerParams {
-	return RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, VisitCap: e.cap, RewardWeight: e.w, Sigma: sigma}
+	return RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, PublicRewards: e.public, VisitCap: e.cap,
+		NormBudget: e.budget, RewardWeight: e.w, Sigma: sigma}.effective()
 }
 
-// effective returns q with the visit cap and reward weight in their effective form (a cap of 0
-// or more than H is H; a weight of 0 is 1), as the user computes them.
+// effective returns q with the visit cap, norm budget and reward weight in their effective form
+// (a cap of 0 or more than H is H; a budget of 0 is DefaultNormBudget, and one above M₂ is M₂,
+// the largest Σ c² of the layout without a budget; a weight of 0 is 1), as the user computes
+// them.
 func (q RandomizerParams) effective() RandomizerParams {
 	if q.Pool && (q.VisitCap == 0 || q.VisitCap > q.Horizon) {
 		q.VisitCap = q.Horizon
+	}
+	if q.NormBudget == 0 {
+		q.NormBudget = DefaultNormBudget
+	}
+	if q.Horizon >= 1 && q.States >= 1 && q.Actions >= 1 && (!q.Pool || q.VisitCap >= 1) {
+		p := PracticalPrivacy{Pool: q.Pool, VisitCap: q.VisitCap}
+		if m2 := maxKeptSquares(q.States, q.Actions, q.Horizon, p); float64(q.NormBudget) > m2 {
+			q.NormBudget = int(m2)
+		}
 	}
 	if q.RewardWeight == 0 {
 		q.RewardWeight = 1
@@ -89,9 +104,10 @@ func (q RandomizerParams) effective() RandomizerParams {
 }
 
 // CheckPublished checks the randomiser parameters a server published (pub) against the user's
-// own (q, from PracticalUserSide): the layout (states, actions, horizon, pool) and the clipping
-// (visit cap, reward weight) must be hers — another layout or a larger cap or weight would
-// change what her report means or raise its sensitivity — and the published σ must be finite
+// own (q, from PracticalUserSide): the layout (states, actions, horizon, pool, public rewards)
+// and the clipping (visit cap, norm budget, reward weight — the weight only when there is a
+// reward block) must be hers — another layout or a larger cap, budget or weight would change
+// what her report means or raise its sensitivity — and the published σ must be finite
 // and at least hers (σ = 0 or less noise than her own computation is refused). The error names
 // the parameter; a user who gets one sends nothing. A larger published σ is accepted (more
 // noise never weakens her guarantee).
@@ -109,9 +125,13 @@ func (q RandomizerParams) CheckPublished(pub RandomizerParams) error {
 		return refuse("horizon", pub.Horizon, own.Horizon)
 	case p.Pool != own.Pool:
 		return refuse("pool", pub.Pool, own.Pool)
+	case p.PublicRewards != own.PublicRewards:
+		return refuse("public_rewards", pub.PublicRewards, own.PublicRewards)
 	case p.Pool && p.VisitCap != own.VisitCap:
 		return refuse("visit_cap", pub.VisitCap, own.VisitCap)
-	case !(p.RewardWeight == own.RewardWeight):
+	case p.NormBudget != own.NormBudget:
+		return refuse("norm_budget", pub.NormBudget, own.NormBudget)
+	case !p.PublicRewards && !(p.RewardWeight == own.RewardWeight):
 		return refuse("reward_weight", pub.RewardWeight, own.RewardWeight)
 	case !(pub.Sigma >= own.Sigma) || math.IsInf(pub.Sigma, 0):
 		return refuse("sigma", pub.Sigma, fmt.Sprintf("at least %v", own.Sigma))

@@ -44,7 +44,7 @@ func practicalLDPSession(t *testing.T, src noise.Source, eps float64) (*LocalCur
 // user's check, and the check refuses the same curator's σ at a weaker ε.
 func TestCuratorPublishesTheUsersCalibration(t *testing.T) {
 	seeded, _, m := practicalLDPSession(t, noise.NewSeeded(rand.New(rand.NewPCG(5, 6))), 1)
-	own, err := PracticalUserSideFor("practical-ldp", m.S, m.A, m.H, m.Homogeneous(), 1, 1e-5)
+	own, err := PracticalUserSideFor("practical-ldp", m.S, m.A, m.H, m.Homogeneous(), m.PublicRewards, 1, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}

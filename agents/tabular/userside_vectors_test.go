@@ -14,8 +14,8 @@ import (
 
 // This file holds the shared vectors of practical-ldp's user-side calibration (issue 25 item
 // 4): testdata/ldp_calibration_vectors.json maps public parameters (agent, S, A, H, time
-// homogeneity, the user's ε and δ) to every calibration parameter a user computes herself
-// (Δ₂, μ, σ, layout, clipping) and to the check of a few published user_sides (accepted, or
+// homogeneity, public rewards, the user's ε and δ) to every calibration parameter a user
+// computes herself (Δ₂, μ, σ, layout, clipping, norm budget) and to the check of a few published user_sides (accepted, or
 // refused naming a field). Go (PracticalUserSideFor, RandomizerParams.CheckPublished) and
 // Python (python/dprl/ldp.py calibrate and check_published; python/tests/test_ldp_calibration.py)
 // both reproduce the file.
@@ -26,14 +26,16 @@ import (
 const userSideVectorsFile = "testdata/ldp_calibration_vectors.json"
 
 type userSideInput struct {
-	Name        string  `json:"name"`
-	Agent       string  `json:"agent"`
-	States      int     `json:"states"`
-	Actions     int     `json:"actions"`
-	Horizon     int     `json:"horizon"`
-	Homogeneous bool    `json:"homogeneous"`
-	Epsilon     float64 `json:"epsilon"`
-	Delta       float64 `json:"delta"`
+	Name        string `json:"name"`
+	Agent       string `json:"agent"`
+	States      int    `json:"states"`
+	Actions     int    `json:"actions"`
+	Horizon     int    `json:"horizon"`
+	Homogeneous bool   `json:"homogeneous"`
+	// PublicRewards: the environment's reward function is public (no reward block).
+	PublicRewards bool    `json:"public_rewards"`
+	Epsilon       float64 `json:"epsilon"`
+	Delta         float64 `json:"delta"`
 }
 
 type userSideCheckCase struct {
@@ -55,15 +57,20 @@ type userSideVector struct {
 
 func userSideInputs() []userSideInput {
 	return []userSideInput{
-		{"riverswim-defaults", "practical-ldp", 6, 2, 20, true, 1, 1e-5},
-		{"plugin", "practical-ldp-plugin", 6, 2, 20, true, 1, 1e-5},
-		{"small-eps", "practical-ldp", 5, 3, 10, true, 0.1, 1e-6},
-		{"large-eps", "practical-ldp", 4, 2, 8, true, 10, 1e-3},
-		{"eps-0.5-delta-1e-9", "practical-ldp", 16, 4, 30, true, 0.5, 1e-9},
-		{"step-dependent", "practical-ldp", 3, 2, 5, false, 2, 1e-5},
-		{"cap-above-horizon", "practical-ldp", 2, 2, 3, true, 1, 1e-5},
-		{"one-cell", "practical-ldp", 1, 1, 7, true, 3, 1e-4},
-		{"huge-eps", "practical-ldp", 4, 4, 12, true, 60, 0.5},
+		{"riverswim-defaults", "practical-ldp", 6, 2, 20, true, false, 1, 1e-5},
+		{"plugin", "practical-ldp-plugin", 6, 2, 20, true, false, 1, 1e-5},
+		{"small-eps", "practical-ldp", 5, 3, 10, true, false, 0.1, 1e-6},
+		{"large-eps", "practical-ldp", 4, 2, 8, true, false, 10, 1e-3},
+		{"eps-0.5-delta-1e-9", "practical-ldp", 16, 4, 30, true, false, 0.5, 1e-9}, // M₂ = 116: the budget binds
+		{"step-dependent", "practical-ldp", 3, 2, 5, false, false, 2, 1e-5},
+		{"cap-above-horizon", "practical-ldp", 2, 2, 3, true, false, 1, 1e-5},
+		{"one-cell", "practical-ldp", 1, 1, 7, true, false, 3, 1e-4},
+		{"huge-eps", "practical-ldp", 4, 4, 12, true, false, 60, 0.5},
+		{"riverswim-public-rewards", "practical-ldp", 6, 2, 20, true, true, 1, 1e-5},
+		{"frozenlake8-h200", "practical-ldp", 64, 4, 200, true, false, 1, 1e-5},               // budget binds
+		{"frozenlake8-h200-public-rewards", "practical-ldp", 64, 4, 200, true, true, 1, 1e-5}, // both
+		{"step-dependent-budget", "practical-ldp-plugin", 2, 2, 100, false, false, 1, 1e-5},   // M₂ = H = 100 > 80
+		{"one-cell-public-h100", "practical-ldp", 1, 1, 100, true, true, 2, 1e-6},             // M₂ = 4·4·25 = 400 > 80
 	}
 }
 
@@ -83,17 +90,27 @@ func userSideChecks(own RandomizerParams, secure float64) []userSideCheckCase {
 		{"actions", mod(func(p *RandomizerParams) { p.Actions++ }), "actions"},
 		{"horizon", mod(func(p *RandomizerParams) { p.Horizon++ }), "horizon"},
 		{"pool", mod(func(p *RandomizerParams) { p.Pool = !p.Pool }), "pool"},
+		{"public-rewards", mod(func(p *RandomizerParams) { p.PublicRewards = !p.PublicRewards }), "public_rewards"},
 		{"visit-cap-larger", mod(func(p *RandomizerParams) { p.VisitCap = own.VisitCap + 1 }), map[bool]string{true: "visit_cap", false: ""}[own.Pool && own.VisitCap < own.Horizon]},
-		{"reward-weight-larger", mod(func(p *RandomizerParams) { p.RewardWeight = 1 }), map[bool]string{true: "reward_weight", false: ""}[own.RewardWeight != 1]},
-		{"reward-weight-smaller", mod(func(p *RandomizerParams) { p.RewardWeight = own.RewardWeight / 2 }), "reward_weight"},
+		{"norm-budget-larger", mod(func(p *RandomizerParams) { p.NormBudget = own.NormBudget + 1 }), map[bool]string{true: "norm_budget", false: ""}[own.NormBudget < budgetCeiling(own)]},
+		{"norm-budget-zero", mod(func(p *RandomizerParams) { p.NormBudget = 0 }), map[bool]string{true: "norm_budget", false: ""}[own.NormBudget != min(DefaultNormBudget, budgetCeiling(own))]},
+		{"norm-budget-smaller", mod(func(p *RandomizerParams) { p.NormBudget = own.NormBudget - 1 }), "norm_budget"},
+		{"reward-weight-larger", mod(func(p *RandomizerParams) { p.RewardWeight = 1 }), map[bool]string{true: "reward_weight", false: ""}[own.RewardWeight != 1 && !own.PublicRewards]},
+		{"reward-weight-smaller", mod(func(p *RandomizerParams) { p.RewardWeight = own.RewardWeight / 2 }), map[bool]string{true: "reward_weight", false: ""}[!own.PublicRewards]},
 	}
+}
+
+// budgetCeiling returns M₂ of the layout of q (effective cap): the largest Σ c² without a norm
+// budget, the most a published budget can effectively be.
+func budgetCeiling(q RandomizerParams) int {
+	return int(maxKeptSquares(q.States, q.Actions, q.Horizon, PracticalPrivacy{Pool: q.Pool, VisitCap: q.VisitCap}))
 }
 
 func userSideVectors(t *testing.T) []userSideVector {
 	t.Helper()
 	var out []userSideVector
 	for _, in := range userSideInputs() {
-		own, err := PracticalUserSideFor(in.Agent, in.States, in.Actions, in.Horizon, in.Homogeneous, in.Epsilon, in.Delta)
+		own, err := PracticalUserSideFor(in.Agent, in.States, in.Actions, in.Horizon, in.Homogeneous, in.PublicRewards, in.Epsilon, in.Delta)
 		if err != nil {
 			t.Fatalf("%s: %v", in.Name, err)
 		}
@@ -102,6 +119,7 @@ func userSideVectors(t *testing.T) []userSideVector {
 			t.Fatal(err)
 		}
 		cfg.Privacy.Pool = in.Homogeneous
+		cfg.Privacy.PublicRewards = in.PublicRewards
 		secure, _, err := practicalLDPCalibration(in.States, in.Actions, in.Horizon, cfg.Privacy, true)
 		if err != nil {
 			t.Fatal(err)

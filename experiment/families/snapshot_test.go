@@ -32,6 +32,9 @@ var snapshotCases = []snapshotCase{
 	{"tabular", "practical-ucbvi", "riverswim", map[string]float64{"horizon": 10}, 200},
 	{"tabular", "practical-psrl", "riverswim", map[string]float64{"horizon": 10}, 200},
 	{"tabular", "ucbvi", "riverswim", map[string]float64{"horizon": 5}, 120},
+	// Terminal states, entry rewards and a public reward table (the agent's copy is state).
+	{"tabular", "practical-jdp", "frozenlake4x4", nil, 200},
+	{"tabular", "practical-ldp", "frozenlake4x4", nil, 200},
 	{"linmdp", "practical-lsvi", "riverswim", map[string]float64{"horizon": 5}, 120},
 	{"linmdp", "practical-lsvi-batched", "riverswim", map[string]float64{"horizon": 5}, 120},
 	{"linmdp", "ngo", "riverswim", map[string]float64{"horizon": 5}, 120},

@@ -87,7 +87,8 @@ func PaperAgentBytes(S, A, H, K int, algorithm string, privacy agents.Model) int
 // (agents.NewPractical with cfg) for K episodes, at construction and while it runs: the
 // planner's tables (g·S·A·(S+2)), the release, the user's contribution vector and
 // the continual counter (default BLT: 5 buffers and 8 more vectors of the contribution's
-// dimension D = g·S·A·(S+1), g = 1 pooled, H per step).
+// dimension D = g·S·A·(S+1), g = 1 pooled, H per step; a bound with public rewards, whose
+// D is g·S·A·S), and the copy of a public reward table.
 func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
 	p := cfg.Privacy
 	g := int64(H)
@@ -124,7 +125,23 @@ func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
 	default:
 		stats = fD + release
 	}
+	if p.PublicRewards { // the agent's copy of the public reward table (shared steps once)
+		stats = membudget.Add(stats, publicRewardBytes(cfg))
+	}
 	return membudget.Add(membudget.Add(planner, stats), smallTables(S, A, H))
+}
+
+// publicRewardBytes returns the bytes of a practical agent's copy of the public reward
+// function of cfg: each distinct step array of Rewards once, and EntryReward.
+func publicRewardBytes(cfg agents.PracticalConfig) int64 {
+	b := membudget.Floats(int64(len(cfg.EntryReward))) + membudget.Slice(int64(len(cfg.Rewards)), 24)
+	for h, r := range cfg.Rewards {
+		if h > 0 && len(r) > 0 && len(cfg.Rewards[h-1]) == len(r) && &r[0] == &cfg.Rewards[h-1][0] {
+			continue
+		}
+		b = membudget.Add(b, membudget.Floats(int64(len(r))))
+	}
+	return b
 }
 
 // memoryEstimate bounds a practical-suite plan: the environments of every curve (fixed),
@@ -159,6 +176,9 @@ func curveAgentBytes(m *model.MDP, cv *Curve, delta float64) int64 {
 			return 0
 		}
 		cfg.Privacy.Pool = m.Homogeneous()
+		if m.PublicRewards {
+			cfg.Privacy.PublicRewards, cfg.Rewards, cfg.EntryReward = true, m.R, m.EntryReward
+		}
 		return PracticalAgentBytes(m.S, m.A, m.H, cv.Episodes, cfg)
 	}
 	info, err := agents.Lookup(cv.Agent)

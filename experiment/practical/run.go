@@ -204,8 +204,13 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		// Pooling over h is valid only for a time-homogeneous model (a public property of
 		// the environment, declared by its file): otherwise the statistics are per step.
 		cfg.Privacy.Pool = m.Homogeneous()
-		// The terminal states are public structure of the environment too.
+		// The terminal states are public structure of the environment too, and so is its
+		// reward function when the model declares it public (a simulator's published table):
+		// the agent then plans with it and releases no reward statistics.
 		cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
+		if m.PublicRewards {
+			cfg.Privacy.PublicRewards, cfg.Rewards, cfg.EntryReward = true, m.R, m.EntryReward
+		}
 		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
 			Tie: tie, Posterior: st.Agent().Child("posterior").Rand(), Noise: practicalNoise})
 		if err != nil {

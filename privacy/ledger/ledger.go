@@ -274,6 +274,10 @@ type Config struct {
 	Subject string
 	// Assumption is a modelling assumption the agent makes (printed).
 	Assumption string
+	// Public names the public structure of the environment the agent uses instead of
+	// spending privacy budget on it (e.g. a published reward table), printed with the
+	// guarantee: what the report claims is private is only the rest.
+	Public string
 }
 
 // Ledger collects an agent's mechanisms, calibrates them and composes them into its Report. It
@@ -520,7 +524,7 @@ func CounterParams(build counter.Builder, dim, capacity int, secure bool) (facto
 // Compose composes the registered entries into the ledger's Report (see Report). Every entry
 // of a private or noise-off ledger must be calibrated.
 func (l *Ledger) Compose() (Report, error) {
-	r := Report{Model: l.cfg.Model, Subject: l.cfg.Subject, Neighbouring: l.cfg.Neighbouring, Assumption: l.cfg.Assumption}
+	r := Report{Model: l.cfg.Model, Subject: l.cfg.Subject, Neighbouring: l.cfg.Neighbouring, Assumption: l.cfg.Assumption, Public: l.cfg.Public}
 	if l.cfg.Model != None {
 		r.Nominal, r.Delta = l.cfg.Target.Epsilon, l.cfg.Target.Delta
 	}

@@ -366,3 +366,32 @@ func TestLedgerErrors(t *testing.T) {
 		t.Errorf("none: %q %+v %v", r, r, err)
 	}
 }
+
+// TestReportPublic: the public structure an agent uses (Config.Public) is in the report, its
+// JSON and its one-line summary, private or not; without it nothing changes.
+func TestReportPublic(t *testing.T) {
+	for _, model := range []string{JDP, LDP, None} {
+		var lines [2]string
+		for i, pub := range []string{"", "PUBLIC: the reward table"} {
+			l := mustLedger(t, Config{Model: model, Target: target, Assumption: "A", Public: pub})
+			if model != None {
+				_ = l.Register(gauss(EntryCounter, 2, 3, 0))
+				if _, err := l.Calibrate(EntryCounter); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r, err := l.Compose()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(r)
+			if r.Public != pub || strings.Contains(string(b), `"public"`) != (pub != "") {
+				t.Errorf("%s %q: report %+v, JSON %s", model, pub, r, b)
+			}
+			lines[i] = r.String()
+		}
+		if want := lines[0] + "; PUBLIC: the reward table"; lines[1] != want {
+			t.Errorf("%s: summary %q, want %q", model, lines[1], want)
+		}
+	}
+}

@@ -40,6 +40,9 @@ type Report struct {
 	Secure bool `json:"secure_noise"`
 	// Assumption is the modelling assumption the agent makes.
 	Assumption string `json:"assumption,omitempty"`
+	// Public is the public structure the agent uses without spending privacy budget on it
+	// (Config.Public), printed after the guarantee.
+	Public string `json:"public,omitempty"`
 	// Entries are the composed mechanisms, in registration order.
 	Entries []Entry `json:"entries,omitempty"`
 }
@@ -181,7 +184,8 @@ func (r *Report) compose() error {
 
 // String summarises the report in one line: the model, the (ε, δ) it implies, the composed
 // guarantee, and for each entry its sensitivity (with the Secure rounding), noise and counter;
-// a non-private report states its assumption instead.
+// a non-private report states its assumption instead. A report with public structure (Public) ends
+// with it.
 func (r Report) String() string {
 	var b strings.Builder
 	if r.Subject != "" {
@@ -197,6 +201,9 @@ func (r Report) String() string {
 		}
 		if r.Assumption != "" {
 			b.WriteString("; " + r.Assumption)
+		}
+		if r.Public != "" {
+			b.WriteString("; " + r.Public)
 		}
 		return b.String()
 	}
@@ -238,6 +245,9 @@ func (r Report) String() string {
 	}
 	if !r.PrivateAtNominal {
 		fmt.Fprintf(&b, " — NOT (%g, %g)-private", r.Nominal, r.Delta)
+	}
+	if r.Public != "" {
+		b.WriteString("; " + r.Public)
 	}
 	return b.String()
 }

@@ -85,7 +85,7 @@ class Policy:
     ``header`` is the report header to copy into every report; ``rule`` the family's decision
     rule (tabular: ``{"Act": [[a for s] for h], "Prob": None}``); ``user_side`` the randomiser
     parameters the server says it calibrated (practical-ldp: states, actions, horizon, pool,
-    visit_cap, reward_weight, sigma), else None — the server's claim: a locally private user
+    public_rewards, visit_cap, norm_budget, reward_weight, sigma), else None — the server's claim: a locally private user
     computes her own (:func:`dprl.ldp.calibrate`) and only checks these against them
     (:func:`dprl.ldp.check_published`), never builds her noise from them."""
 

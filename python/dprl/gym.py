@@ -144,6 +144,10 @@ class Tables:
         self.terminal = np.zeros(S, dtype=bool)
         self.terminal[term] = True
         self.terminal_reward = float(model.get("terminal_reward", 0.0))
+        # The reward function is public structure (model/tabular MDP.PublicRewards): the
+        # practical agents then release no reward statistics, and the user's contribution has
+        # no reward block.
+        self.public_rewards = model.get("public_rewards", False) is True
         ts = np.flatnonzero(self.terminal)
         self.R[ts] = self.terminal_reward
         self.P: np.ndarray | None = None  # (S, A, S), dense files only
@@ -495,6 +499,7 @@ def run(
     user_prefix: str = "gym-",
     experiment_seed: int | None = None,
     absorbing: bool = False,
+    public_rewards: bool = True,
     **env_kwargs: Any,
 ) -> RunResult:
     """Play ``users`` Gymnasium users of ``env_id`` against a new experiment (module docstring).
@@ -508,7 +513,9 @@ def run(
     --seeds experiment_seed`` does — never for real users. The experiment is created as a
     simulation (the users' regrets go on its public curve); ``epsilon`` ≤ 0 creates a non-private
     baseline (``non_private``, without ε or δ; labelled NON-PRIVATE). ``absorbing=True`` exports
-    and plays the absorbing model (episodes of H steps; module docstring)."""
+    and plays the absorbing model (episodes of H steps; module docstring). ``public_rewards=False``
+    exports the model without declaring its reward table public (the exporter declares it by
+    default): the practical agents then learn the rewards from the users' privatised reports."""
     import gymnasium as gym  # the 'gym' extra
 
     from . import gym_export as gx
@@ -520,14 +527,15 @@ def run(
     if server is None:
         with LocalServer() as srv:
             return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix,
-                       experiment_seed, absorbing, **env_kwargs)
+                       experiment_seed, absorbing, public_rewards, **env_kwargs)
 
     env = gym.make(env_id, **env_kwargs)
     c = _client_of(server)
     try:
         u = env.unwrapped
         H = horizon if horizon is not None else gx.default_horizon(env_id, env_kwargs.get("map_name"), absorbing)
-        model = gx.export_env(env, H, gx._file_name(env_id, env, env_kwargs.get("map_name")), absorbing=absorbing)
+        model = gx.export_env(env, H, gx._file_name(env_id, env, env_kwargs.get("map_name")), absorbing=absorbing,
+                              public_rewards=public_rewards)
         tables = Tables(model)
         rm = model["reward_map"]
         scale, offset = float(rm["scale"]), float(rm["offset"])
@@ -579,12 +587,14 @@ def run(
 
 def _randomizer(pol: Policy, noise: SecureNormal, tables: Tables, epsilon: float, delta: float) -> GaussianRandomizer:
     """The user's randomiser for an LDP policy: everything computed from public parameters she
-    knows (the agent, the exported model's S, A, H — time-homogeneous, so pooled — and her own
-    ε, δ); the server's ``user_side`` and header are only checked (UserSideError, ValueError)."""
+    knows (the agent, the exported model's S, A, H — time-homogeneous, so pooled —, whether it
+    declares its reward table public, and her own ε, δ); the server's ``user_side`` and header
+    are only checked (UserSideError, ValueError)."""
     if pol.user_side is None:
         raise UserSideError("sigma", f"the policy of {pol.experiment} is privatized but the server published no randomiser parameters: refusing to report")
     rz = GaussianRandomizer.for_user(str(pol.header["agent"]), tables.S, tables.A, tables.H, True,
-                                     epsilon, delta, published=pol.user_side, source=noise)
+                                     epsilon, delta, published=pol.user_side, source=noise,
+                                     public_rewards=tables.public_rewards)
     want = json.loads(rz.header.to_json())
     if want != pol.header:
         raise ValueError(f"the randomiser's header {want} differs from the policy's {pol.header}")

@@ -8,15 +8,21 @@ whose JSON and binary encodings are byte for byte the Go ones. The shared test v
 
 Contribution (``contribution.add``). With ``G = 1`` when pooled (else ``H`` groups), the vector
 has ``G·S·A·(S+1)`` entries: first the transition-count block ``NT`` (``G·S·A·S``), then the
-reward block ``R`` (``G·S·A``). For each step ``h`` played, in order — ``L ≤ H`` steps: an
-episode that ended in a terminal state after ``L < H`` steps has ``L + 1`` states, ``L`` actions
-and ``L`` rewards, and contributes those steps only, with the same σ — with ``i = s_h·A + a_h`` (plus
-``h·S·A`` when not pooled): ``x[i·S + s_{h+1}] += 1`` and ``x[G·S·A·S + i] += w·clip(r_h)``,
+reward block ``R`` (``G·S·A``) — no reward block (``G·S·A·S`` entries) when the environment's
+reward function is public (``public_rewards``: the rewards are then neither checked nor read).
+For each step ``h`` played, in order — ``L ≤ H`` steps: an episode that ended in a terminal
+state after ``L < H`` steps has ``L + 1`` states, ``L`` actions and ``L`` rewards, and
+contributes those steps only, with the same σ — with ``i = s_h·A + a_h`` (plus ``h·S·A`` when
+not pooled): ``x[i·S + s_{h+1}] += 1`` and ``x[G·S·A·S + i] += w·clip(r_h)``,
 ``clip(r) = min(max(r, 0), 1)`` (±inf clip to 1 / 0; NaN is refused), ``w`` the reward weight.
 Pooled, only the first ``m`` visits of each ``(s, a)`` count (both blocks), ``m`` the visit cap
-(``0`` or more than ``H`` means ``H``). States, actions and rewards are checked first, with the
-Go error messages (an inconsistent trajectory of fewer than ``H`` actions gets a message of its
-own, which the shared vectors do not pin).
+(``0`` or more than ``H`` means ``H``); and a visit counts only if the kept counts ``c`` keep
+``Σ c² ≤ B`` after counting it (the norm budget ``B``, ``0`` means 80): a pair whose kept count
+goes from ``k`` to ``k + 1`` adds ``2k + 1``, a step-dependent cell ``1``; when the budget binds
+(``B < M₂``, the largest ``Σ c²`` without it) a repeat visit (``k ≥ 1``) must keep
+``Σ c² ≤ ⌊B/2⌋``. States, actions and
+rewards are checked first, with the Go error messages (an inconsistent trajectory of fewer than
+``H`` actions gets a message of its own, which the shared vectors do not pin).
 
 Noise. Every coordinate, zero or not, becomes ``x_i + σ·z_i`` with ``z_i`` a standard normal
 draw: the product rounded to a double, then the sum (two IEEE-754 roundings, as Go's
@@ -24,12 +30,13 @@ draw: the product rounded to a double, then the sum (two IEEE-754 roundings, as 
 
 The user, not the server, decides her noise: :func:`calibrate` computes σ and every calibration
 parameter from public parameters she knows and consents to — the agent, the public (S, A, H),
-whether the environment is time-homogeneous, and her own (ε, δ) — with the Go accountant's
+whether the environment is time-homogeneous, whether its reward function is public, and her
+own (ε, δ) — with the Go accountant's
 arithmetic (``σ = Δ₂/μ``, ``μ`` the largest Gaussian-DP parameter within (ε, δ),
 :func:`practical_sensitivity` gives ``Δ₂``; the shared vectors
 ``agents/tabular/testdata/ldp_calibration_vectors.json`` pin it to Go bit for bit). The
 parameters a server publishes with its policy (``user_side``) are only checked
-(:func:`check_published`): another layout, a larger visit cap or reward weight, or a σ below
+(:func:`check_published`): another layout, another visit cap, norm budget or reward weight, or a σ below
 her own (σ = 0 included) raises :class:`UserSideError` naming the parameter, and she sends
 nothing. :meth:`GaussianRandomizer.for_user` does both. A σ of 0 is accepted only with a
 test-only source (``ReplayNormal``): it then adds nothing and draws nothing.
@@ -85,6 +92,7 @@ AGENT = "practical-ldp"
 
 DEFAULT_VISIT_CAP = 4
 DEFAULT_REWARD_WEIGHT = 0.5
+DEFAULT_NORM_BUDGET = 80  # the per-user budget B on Σ c² of the kept visit counts (Go DefaultNormBudget)
 
 
 class TrajectoryError(ValueError):
@@ -95,8 +103,9 @@ class TrajectoryError(ValueError):
 class LDPParams:
     """The public parameters of the contribution (Go ``PracticalPrivacy`` with S, A, H).
 
-    ``visit_cap`` 0 keeps every visit; ``reward_weight`` 0 means 1. The defaults are
-    practical-ldp's (pooled, m = 4, w = 0.5).
+    ``visit_cap`` 0 keeps every visit; ``reward_weight`` 0 means 1; ``norm_budget`` 0 means
+    :data:`DEFAULT_NORM_BUDGET`; ``public_rewards`` drops the reward block. The defaults are
+    practical-ldp's (pooled, m = 4, w = 0.5, B = 80, rewards private).
     """
 
     states: int
@@ -105,6 +114,8 @@ class LDPParams:
     pool: bool = True
     visit_cap: int = DEFAULT_VISIT_CAP
     reward_weight: float = DEFAULT_REWARD_WEIGHT
+    norm_budget: int = 0
+    public_rewards: bool = False
 
     def __post_init__(self) -> None:
         for name in ("states", "actions", "horizon"):
@@ -116,6 +127,10 @@ class LDPParams:
         w = float(self.reward_weight)
         if not (0 <= w <= 1):
             raise ValueError(f"privacy.reward_weight: must be in (0, 1] (0 = 1), got {self.reward_weight!r}")
+        if isinstance(self.norm_budget, bool) or not isinstance(self.norm_budget, int) or self.norm_budget < 0:
+            raise ValueError(f"privacy.norm_budget: must be >= 0 (0 = {DEFAULT_NORM_BUDGET}), got {self.norm_budget!r}")
+        if not isinstance(self.public_rewards, bool):
+            raise ValueError(f"privacy.public_rewards: must be a bool, got {self.public_rewards!r}")
 
     @property
     def cap(self) -> int:
@@ -130,13 +145,31 @@ class LDPParams:
         return 1.0 if self.reward_weight == 0 else float(self.reward_weight)
 
     @property
+    def budget(self) -> int:
+        """The norm budget B the contribution enforces (0 means :data:`DEFAULT_NORM_BUDGET`)."""
+        return DEFAULT_NORM_BUDGET if self.norm_budget == 0 else self.norm_budget
+
+    @property
+    def max_squares(self) -> float:
+        """M₂, the largest Σ c² of the kept counts without a budget (Go ``maxKeptSquares``)."""
+        if self.pool:
+            return _max_sum_squares(self.horizon, self.cap, self.states * self.actions)
+        return float(self.horizon)
+
+    @property
+    def effective_budget(self) -> int:
+        """min(B, M₂): a budget above M₂ never binds (the published form, Go ``effective``)."""
+        return int(min(float(self.budget), self.max_squares))
+
+    @property
     def groups(self) -> int:
         return 1 if self.pool else self.horizon
 
     @property
     def dim(self) -> int:
-        """Length of the contribution vector, G·S·A·(S+1)."""
-        return self.groups * self.states * self.actions * (self.states + 1)
+        """Length of the contribution vector, G·S·A·(S+1) (G·S·A·S with public rewards)."""
+        per = self.states if self.public_rewards else self.states + 1
+        return self.groups * self.states * self.actions * per
 
     def header(self, agent: str = AGENT) -> Header:
         """The header of this agent's privatised reports (one block of length dim)."""
@@ -158,11 +191,12 @@ def _max_sum_squares(H: int, m: int, n: int) -> float:
 
 
 def practical_sensitivity(p: LDPParams) -> float:
-    """Δ₂ of one user's contribution, Go ``PracticalSensitivity``: √(2(1+w²)·M₂)."""
+    """Δ₂ of one user's contribution, Go ``PracticalSensitivity``: √(2(1+w²)·min(M₂, B)), or
+    √(2·min(M₂, B)) with public rewards (no reward block)."""
+    m2 = min(p.max_squares, float(p.budget))
+    if p.public_rewards:
+        return math.sqrt(2 * m2)
     w = p.weight
-    m2 = float(p.horizon)
-    if p.pool:
-        m2 = _max_sum_squares(p.horizon, p.cap, p.states * p.actions)
     return math.sqrt(2 * (1 + w * w) * m2)
 
 
@@ -216,26 +250,37 @@ def contribution(
     for h, s in enumerate(states):
         if s < 0 or s >= S:
             raise TrajectoryError(f"trajectory.S[{h}]: state must be in [0, {S - 1}], got {s}")
+    public = p.public_rewards
     for h in range(L):
         a = actions[h]
         if a < 0 or a >= A:
             raise TrajectoryError(f"trajectory.A[{h}]: action must be in [0, {A - 1}], got {a}")
-        if math.isnan(float(rewards[h])):
+        if not public and math.isnan(float(rewards[h])):
             raise TrajectoryError(f"trajectory.R[{h}]: reward is NaN")
     x = [0.0] * p.dim
     nt = p.groups * S * A * S
     w = p.weight
+    cap, budget = p.cap, p.budget
+    # When the budget binds (B < M₂) repeat visits may use only half of it (Go contribution.repeat).
+    repeat = budget // 2 if float(budget) < p.max_squares else budget
     seen = [0] * (S * A)
+    sq = 0  # Σ c² of the visits kept so far
     for h in range(L):
         i = states[h] * A + actions[h]
         if p.pool:
-            if seen[i] >= p.cap:
-                continue  # only the first m visits of (s,a) are kept
-            seen[i] += 1
+            k = seen[i]
+            if k >= cap or sq + 2 * k + 1 > (repeat if k > 0 else budget):
+                continue  # only the first m visits of (s,a), within the norm budget, are kept
+            seen[i] = k + 1
+            sq += 2 * k + 1
         else:
+            if sq + 1 > budget:
+                break  # the budget is spent: no later step is kept
+            sq += 1
             i += h * S * A
         x[i * S + states[h + 1]] += 1.0
-        x[nt + i] += w * _clip_reward(float(rewards[h]))
+        if not public:
+            x[nt + i] += w * _clip_reward(float(rewards[h]))
     return x
 
 
@@ -343,7 +388,7 @@ AGENT_DEFAULTS: dict[str, tuple[int, float]] = {
     "practical-ldp-plugin": (DEFAULT_VISIT_CAP, DEFAULT_REWARD_WEIGHT),
 }
 """The served practical LDP agents and their public clipping (visit cap m, reward weight w):
-Go ``DefaultPracticalConfig``."""
+Go ``DefaultPracticalConfig`` (both use the default norm budget :data:`DEFAULT_NORM_BUDGET`)."""
 
 
 class UserSideError(ValueError):
@@ -450,25 +495,29 @@ class Calibration:
     sigma: float
 
     def user_side(self) -> dict[str, Any]:
-        """The parameters in the form a server publishes them (``user_side``), effective cap
-        and weight."""
+        """The parameters in the form a server publishes them (``user_side``), effective cap,
+        norm budget (min(B, M₂)) and weight."""
         p = self.params
         return {"states": p.states, "actions": p.actions, "horizon": p.horizon, "pool": p.pool,
-                "visit_cap": p.cap, "reward_weight": p.weight, "sigma": self.sigma}
+                "public_rewards": p.public_rewards, "visit_cap": p.cap, "norm_budget": p.effective_budget,
+                "reward_weight": p.weight, "sigma": self.sigma}
 
 
 def calibrate(
-    agent: str, states: int, actions: int, horizon: int, homogeneous: bool, epsilon: float, delta: float
+    agent: str, states: int, actions: int, horizon: int, homogeneous: bool, epsilon: float, delta: float,
+    public_rewards: bool = False,
 ) -> Calibration:
     """The user's own calibration from public parameters: the served agent (``practical-ldp``
-    or ``practical-ldp-plugin``: its visit cap and reward weight, :data:`AGENT_DEFAULTS`), the
-    public (S, A, H), whether the environment's model is time-homogeneous (then the statistics
-    are pooled, as the curator decides) and her own (ε, δ). Bit for bit the Go accountant's."""
+    or ``practical-ldp-plugin``: its visit cap and reward weight, :data:`AGENT_DEFAULTS`, and
+    the norm budget :data:`DEFAULT_NORM_BUDGET`), the public (S, A, H), whether the
+    environment's model is time-homogeneous (then the statistics are pooled, as the curator
+    decides), whether its reward function is public (``public_rewards`` in the model: then
+    there is no reward block) and her own (ε, δ). Bit for bit the Go accountant's."""
     if agent not in AGENT_DEFAULTS:
         raise ValueError(f"agent: no user-side calibration for {agent!r} (known: {', '.join(sorted(AGENT_DEFAULTS))})")
     cap, w = AGENT_DEFAULTS[agent]
     params = LDPParams(states=states, actions=actions, horizon=horizon, pool=bool(homogeneous),
-                       visit_cap=cap, reward_weight=w)
+                       visit_cap=cap, reward_weight=w, public_rewards=bool(public_rewards))
     mu = gdp_for(epsilon, delta)
     sens = practical_sensitivity(params)
     return Calibration(agent=agent, params=params, epsilon=float(epsilon), delta=float(delta),
@@ -479,8 +528,9 @@ def check_published(own: Calibration, published: Mapping[str, Any] | None) -> fl
     """Check the server's published ``user_side`` against the user's own calibration (Go
     ``RandomizerParams.CheckPublished``) and return the published σ. Raises
     :class:`UserSideError` naming the parameter when it is missing or malformed, when the layout
-    (states, actions, horizon, pool) or the clipping (visit cap, reward weight) differs from
-    hers, or when σ is not finite or below hers (σ = 0 included)."""
+    (states, actions, horizon, pool, public rewards) or the clipping (visit cap, norm budget,
+    reward weight — the weight only when there is a reward block) differs from hers, or when σ
+    is not finite or below hers (σ = 0 included)."""
     if published is None:
         raise UserSideError("sigma", "the server published no randomiser parameters: refusing to report")
     want = own.user_side()
@@ -500,13 +550,22 @@ def check_published(own: Calibration, published: Mapping[str, Any] | None) -> fl
     pool = get("pool")
     if pool is not want["pool"]:
         raise refuse("pool", pool, want["pool"])
+    public = get("public_rewards")
+    if public is not want["public_rewards"]:
+        raise refuse("public_rewards", public, want["public_rewards"])
     cap = get("visit_cap")
     if pool:
         eff = want["horizon"] if isinstance(cap, (int, float)) and (cap == 0 or cap > want["horizon"]) else cap
         if isinstance(cap, bool) or not isinstance(cap, (int, float)) or eff != want["visit_cap"]:
             raise refuse("visit_cap", cap, want["visit_cap"])
+    budget = get("norm_budget")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+        raise refuse("norm_budget", budget, want["norm_budget"])
+    eff_b = min(float(DEFAULT_NORM_BUDGET if budget == 0 else budget), own.params.max_squares)
+    if eff_b != want["norm_budget"]:
+        raise refuse("norm_budget", budget, want["norm_budget"])
     w = get("reward_weight")
-    if isinstance(w, bool) or not isinstance(w, (int, float)) or (1.0 if w == 0 else float(w)) != want["reward_weight"]:
+    if not public and (isinstance(w, bool) or not isinstance(w, (int, float)) or (1.0 if w == 0 else float(w)) != want["reward_weight"]):
         raise refuse("reward_weight", w, want["reward_weight"])
     sigma = get("sigma")
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (float(sigma) >= own.sigma) or math.isinf(float(sigma)):
@@ -536,13 +595,15 @@ class GaussianRandomizer:
         delta: float,
         published: Mapping[str, Any] | None = None,
         source: NormalSource | None = None,
+        public_rewards: bool = False,
     ) -> GaussianRandomizer:
         """The randomiser of a user who promised (``epsilon``, ``delta``): σ and every parameter
-        from :func:`calibrate`; with ``published`` (the server's ``user_side``), it is checked
+        from :func:`calibrate` (``public_rewards``: the environment's model declares its reward
+        function public); with ``published`` (the server's ``user_side``), it is checked
         (:func:`check_published`, raising :class:`UserSideError`) and the larger of the two σ
         is used (the server's estimator assumes its σ; more noise never weakens her
         guarantee)."""
-        own = calibrate(agent, states, actions, horizon, homogeneous, epsilon, delta)
+        own = calibrate(agent, states, actions, horizon, homogeneous, epsilon, delta, public_rewards)
         sigma = own.sigma
         if published is not None:
             sigma = max(sigma, check_published(own, published))

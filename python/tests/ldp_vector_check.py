@@ -42,6 +42,8 @@ def params_of(v: dict[str, Any]) -> ldp.LDPParams:
         pool=p["pool"],
         visit_cap=p["visit_cap"],
         reward_weight=p["reward_weight"],
+        norm_budget=p.get("norm_budget", 0),
+        public_rewards=p.get("public_rewards", False),
     )
 
 

@@ -165,7 +165,8 @@ def test_ldp_report_from_user_side(dprl_server: LocalServer) -> None:
         p = c.policy(exp)
         assert p.header["kind"] == "privatized" and p.user_side is not None
         us = p.user_side
-        params = ldp.LDPParams(us["states"], us["actions"], us["horizon"], us["pool"], us["visit_cap"], us["reward_weight"])
+        params = ldp.LDPParams(us["states"], us["actions"], us["horizon"], us["pool"], us["visit_cap"], us["reward_weight"],
+                               us["norm_budget"], us["public_rewards"])
         # The user computes her own σ from public parameters and her own (ε, δ); the server's
         # user_side is only checked (it is the secure curator's σ, a little above hers).
         led = c.ledger(exp)

@@ -43,7 +43,8 @@ def bits(x: float) -> str:
 def check_calibration_vector(v: dict[str, Any]) -> None:
     """Raise AssertionError unless the Python calibration and check reproduce vector v exactly."""
     name = v["name"]
-    c = ldp.calibrate(v["agent"], v["states"], v["actions"], v["horizon"], v["homogeneous"], v["epsilon"], v["delta"])
+    c = ldp.calibrate(v["agent"], v["states"], v["actions"], v["horizon"], v["homogeneous"], v["epsilon"], v["delta"],
+                      v["public_rewards"])
     assert bits(c.sensitivity) == bits(v["sensitivity"]), f"{name}: sensitivity {c.sensitivity!r} != {v['sensitivity']!r}"
     assert bits(c.mu) == bits(v["mu"]), f"{name}: mu {c.mu!r} != {v['mu']!r}"
     assert bits(c.sigma) == bits(v["own"]["sigma"]), f"{name}: sigma {c.sigma!r} != {v['own']['sigma']!r}"
@@ -64,8 +65,13 @@ def test_calibration_vector_file_covers_the_cases() -> None:
     vs = load_calibration_vectors()
     assert {v["agent"] for v in vs} == set(ldp.AGENT_DEFAULTS)
     assert any(not v["homogeneous"] for v in vs)
+    assert any(v["public_rewards"] for v in vs)
+    # The norm budget binds (min(B, M₂) = B < M₂) in some vectors, with and without public rewards.
+    binds = [v for v in vs if v["own"]["norm_budget"] == ldp.DEFAULT_NORM_BUDGET and v["horizon"] > 20]
+    assert {v["public_rewards"] for v in binds} == {False, True}
     refused = {c["refused"] for v in vs for c in v["checks"]}
-    assert {"", "sigma", "states", "actions", "horizon", "pool", "visit_cap", "reward_weight"} <= refused
+    assert {"", "sigma", "states", "actions", "horizon", "pool", "public_rewards", "visit_cap", "norm_budget",
+            "reward_weight"} <= refused
 
 
 @pytest.mark.parametrize("v", load_calibration_vectors(), ids=lambda v: v["name"])
@@ -127,7 +133,7 @@ class FakeServer:
     def policy(self, exp: str, refresh: bool = True) -> Policy:
         assert self.model is not None
         S, A, H = int(self.model["states"]), int(self.model["actions"]), int(self.model["horizon"])
-        honest = ldp.calibrate(self.agent, S, A, H, True, self.eps, self.delta)
+        honest = ldp.calibrate(self.agent, S, A, H, True, self.eps, self.delta, self.model.get("public_rewards", False) is True)
         header = json.loads(honest.params.header(self.agent).to_json())
         return Policy(experiment=exp, version=1, header=header, rule={"Act": [[0] * S for _ in range(H)], "Prob": None},
                       user_side=self.tamper(honest.user_side()), etag='"1"')
@@ -147,17 +153,24 @@ TAMPER = {
     "sigma-div-10": (lambda us: dict(us, sigma=us["sigma"] / 10), "sigma"),
     "sigma-zero": (lambda us: dict(us, sigma=0), "sigma"),
     "visit-cap-larger": (lambda us: dict(us, visit_cap=us["visit_cap"] + 1), "visit_cap"),
+    "norm-budget-smaller": (lambda us: dict(us, norm_budget=us["norm_budget"] - 1), "norm_budget"),
+    "reward-block-dropped": (lambda us: dict(us, public_rewards=True), "public_rewards"),
     "reward-weight-1": (lambda us: dict(us, reward_weight=1), "reward_weight"),
     "no-pooling": (lambda us: dict(us, pool=False), "pool"),
     "no-user-side": (lambda us: None, "sigma"),
 }
+# The fake server's model declares its reward table public (the exporter's default) for these:
+PUBLIC = {"sigma-div-10", "norm-budget-smaller"}
 
 
-def test_fake_server_honest_is_served() -> None:
+@pytest.mark.parametrize("public", [False, True])
+def test_fake_server_honest_is_served(public: bool) -> None:
     pytest.importorskip("gymnasium")
     srv = FakeServer(lambda us: us)
-    res = dg.run(srv, "FrozenLake-v1", agent="practical-ldp", users=12, seed=1, horizon=8, batch=5)  # type: ignore[arg-type]
+    res = dg.run(srv, "FrozenLake-v1", agent="practical-ldp", users=12, seed=1, horizon=8, batch=5,  # type: ignore[arg-type]
+                 public_rewards=public)
     assert res.accepted == 12 and sum(len(b) for b in srv.batches) == 12
+    assert srv.model is not None and srv.model.get("public_rewards", False) is public
 
 
 @pytest.mark.parametrize("name", sorted(TAMPER))
@@ -166,7 +179,8 @@ def test_fake_server_publishing_less_noise_is_refused(name: str) -> None:
     tamper, field = TAMPER[name]
     srv = FakeServer(tamper)
     with pytest.raises(ldp.UserSideError) as e:
-        dg.run(srv, "FrozenLake-v1", agent="practical-ldp", users=12, seed=1, horizon=8, batch=5)  # type: ignore[arg-type]
+        dg.run(srv, "FrozenLake-v1", agent="practical-ldp", users=12, seed=1, horizon=8, batch=5,  # type: ignore[arg-type]
+               public_rewards=name in PUBLIC)
     assert e.value.field == field, str(e.value)
     assert srv.batches == [], "a report was sent to a server that published less noise"
 
@@ -176,7 +190,7 @@ def test_fake_server_sigma_of_a_weaker_epsilon_is_refused() -> None:
     pytest.importorskip("gymnasium")
 
     def weaker(us: dict[str, Any]) -> dict[str, Any]:
-        w = ldp.calibrate("practical-ldp", us["states"], us["actions"], us["horizon"], True, 8, 1e-5)
+        w = ldp.calibrate("practical-ldp", us["states"], us["actions"], us["horizon"], True, 8, 1e-5, us["public_rewards"])
         return w.user_side()
 
     srv = FakeServer(weaker)

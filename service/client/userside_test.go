@@ -97,7 +97,8 @@ func set(k string, v any) func(us map[string]any) any {
 }
 
 // TestUserRefusesLessNoise: a server that publishes less noise than the user's own computation
-// (σ/10, σ = 0, one ulp less, a larger visit cap or reward weight, another layout, none) makes
+// (σ/10, σ = 0, one ulp less, a larger visit cap or reward weight, another norm budget, another
+// layout, none) makes
 // the Go user refuse with an error naming the parameter, and she sends no report; an honest
 // server, or one publishing more noise, is served.
 func TestUserRefusesLessNoise(t *testing.T) {
@@ -120,6 +121,8 @@ func TestUserRefusesLessNoise(t *testing.T) {
 		}, "user_side.sigma"},
 		{"sigma-own", "practical-ldp", func(us map[string]any) any { us["sigma"] = ownSigma(t, us); return us }, ""},
 		{"visit-cap-larger", "practical-ldp", set("visit_cap", 5.0), "user_side.visit_cap"},
+		{"norm-budget-smaller", "practical-ldp", set("norm_budget", 19.0), "user_side.norm_budget"}, // M₂ = 20 at H = 6
+		{"public-rewards", "practical-ldp", set("public_rewards", true), "user_side.public_rewards"},
 		{"reward-weight-1", "practical-ldp", set("reward_weight", 1.0), "user_side.reward_weight"},
 		{"unpooled", "practical-ldp", set("pool", false), "user_side.pool"},
 		{"states", "practical-ldp", set("states", 7.0), "user_side.states"},
@@ -153,7 +156,7 @@ func TestUserRefusesLessNoise(t *testing.T) {
 // in the server's handler goroutine: it reports with t.Errorf, never t.Fatal.
 func ownSigma(t *testing.T, us map[string]any) float64 {
 	own, err := tabular.PracticalUserSideFor("practical-ldp", int(us["states"].(float64)), int(us["actions"].(float64)),
-		int(us["horizon"].(float64)), us["pool"].(bool), 1, 1e-5)
+		int(us["horizon"].(float64)), us["pool"].(bool), us["public_rewards"].(bool), 1, 1e-5)
 	if err != nil {
 		t.Errorf("own calibration: %v", err)
 	}
