@@ -1,0 +1,76 @@
+package tabular
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/dprl/dprl/agents/protocol"
+	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/rng"
+)
+
+// taxiFile is Gymnasium's Taxi-v3 as python/dprl/gym_export.py writes it (S = 500, A = 6,
+// H = 200, 2 976 sparse transition entries, terminal states, public reward table):
+//
+//	PYTHONPATH=python python3 -m dprl.gym_export Taxi-v3 agents/tabular/testdata/taxi-v3.json
+const taxiFile = "testdata/taxi-v3.json"
+
+// BenchmarkPracticalJDPTaxi runs whole practical-jdp runs on Taxi-v3 at H = 200, ε = 1,
+// δ = 10⁻⁵, single-threaded, through the runners' episode loop (protocol.Run on the agent's
+// Session: publication, exact regret of every new policy, rollout, curator, counter, planning
+// at every release), setup (loading the file, calibration, counter, planner) included, and
+// reports episodes/s over the whole run. K is 10⁴ by default; DPRL_TAXI_EPISODES sets another
+// (scripts/bench-taxi.sh times the 10⁶-episode run of the CLI with its peak memory).
+//
+//	go test ./agents/tabular -run '^$' -bench '^BenchmarkPracticalJDPTaxi$' -benchtime 1x -cpuprofile /tmp/taxi.prof
+func BenchmarkPracticalJDPTaxi(b *testing.B) {
+	K := 10_000
+	if v := os.Getenv("DPRL_TAXI_EPISODES"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 2 {
+			b.Fatalf("DPRL_TAXI_EPISODES: want an integer >= 2, got %q", v)
+		}
+		K = k
+	}
+	b.Run(fmt.Sprintf("K=%d", K), func(b *testing.B) {
+		for b.Loop() {
+			taxiRun(b, K, 1)
+		}
+		b.ReportMetric(float64(b.N*K)/b.Elapsed().Seconds(), "episodes/s")
+	})
+}
+
+// taxiRun loads Taxi and plays K users with practical-jdp (seed seed) as the runners do; it
+// returns the cumulative exact regret.
+func taxiRun(b testing.TB, K int, seed uint64) float64 {
+	m, err := model.Load(taxiFile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := DefaultPracticalConfig("practical-jdp", 1, 1e-5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Privacy.Pool = m.Homogeneous()
+	cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
+	ag, err := NewPractical(m.S, m.A, m.H, K, cfg, practicalStreams(seed))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sess, _, err := ag.Session("practical-jdp", m, K)
+	if err != nil {
+		b.Fatal(err)
+	}
+	users := rng.NewSeed(seed).Child("users")
+	cum := 0.0
+	if err := protocol.Run(context.Background(), sess, protocol.Options{Episodes: K,
+		Users: func(k int) *rand.Rand { return users.Index(uint64(k)).Rand() },
+		Each:  func(_ int, r float64) { cum += r }}); err != nil {
+		b.Fatal(err)
+	}
+	return cum
+}
