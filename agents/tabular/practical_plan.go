@@ -406,10 +406,17 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 // V = min(max_a Q, H − h), actions chosen by the unclipped Q (so the least explored pair wins
 // when several are optimistic beyond H − h).
 func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) error {
+	if u.sparse() {
+		return u.planEffectiveSparse(r, pol) // S > denseEffectiveMaxStates (practical_sparse.go)
+	}
+	S := u.S
 	c := &u.cfg
-	mom := u.effectiveMoments(r) // dense or sparse P̃ (practical_sparse.go)
-	return u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, cap float64) float64 {
-		m, vr := mom(i, next, cap)
+	if u.p == nil {
+		u.p = make([]float64, u.cells()*S)
+	}
+	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
+	return u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, _ float64) float64 {
+		m, vr, _ := moments(u.p[i*S:(i+1)*S], next)
 		n := u.nt[i] + 1
 		return u.r[i] + m + c.Scale*(c.C1*math.Sqrt(vr*c.Iota/n)+c.C2*math.Sqrt(c.Iota/n))
 	})

@@ -1,5 +1,11 @@
 package tabular
 
+import (
+	"math"
+
+	model "github.com/dprl/dprl/model/tabular"
+)
+
 // The effective estimator's P̃ (NoiseBonus) is a uniform prior plus the part of the released
 // row above the threshold τσ_t:
 //
@@ -46,25 +52,25 @@ func (u *noiseUCB) sparse() bool {
 	return u.S > denseEffectiveMaxStates
 }
 
-// effectiveMoments computes the effective estimates of the release r (n_e into u.nt, r̃ into
-// u.r, P̃ densely into u.p or sparsely into u.rows) and returns the function giving, for the
-// cell i and the next step's values V (the same vector for every cell of a step, cap = H − h
-// identifying the step), m = P̃·V and Var_P̃(V).
-func (u *noiseUCB) effectiveMoments(r *Release) func(i int, next []float64, cap float64) (m, vr float64) {
+// planEffectiveSparse is planEffective from the sparse rows: Q = r̃ + P̃V + bonus(n_e) with
+// the same n_e and r̃ and the same bonus Scale·(C1·√(Var·ι/n) + C2·√(ι/n)), n = n_e + 1,
+// written Scale·√(ι/n)·(C1·√Var + C2) with √(ι/n) computed once per cell and release (equal
+// up to rounding). Keep the formula in step with planEffective's.
+func (u *noiseUCB) planEffectiveSparse(r *Release, pol *model.Policy) error {
 	c := &u.cfg
-	S := u.S
-	if !u.sparse() {
-		if u.p == nil {
-			u.p = make([]float64, u.cells()*S)
-		}
-		effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
-		return func(i int, next []float64, _ float64) (float64, float64) {
-			m, vr, _ := moments(u.p[i*S:(i+1)*S], next)
-			return m, vr
-		}
+	rows := &u.rows
+	effectiveSparse(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.r, rows)
+	if cap(rows.root) < len(u.nt) {
+		rows.root = make([]float64, len(u.nt))
 	}
-	effectiveSparse(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.r, &u.rows)
-	return u.rows.moments
+	rows.root = rows.root[:len(u.nt)]
+	for i, e := range u.nt {
+		rows.root[i] = c.Scale * math.Sqrt(c.Iota/(e+1))
+	}
+	return u.run(r.Pooled, true, c.TieTol, pol, func(i int, next []float64, cap float64) float64 {
+		m, vr := rows.moments(i, next, cap)
+		return u.r[i] + m + rows.root[i]*(c.C1*math.Sqrt(vr)+c.C2)
+	})
 }
 
 // effectiveRows is P̃ of every cell of one release in sparse form: cell i gives every next
@@ -75,6 +81,8 @@ type effectiveRows struct {
 	start []int32
 	next  []int32
 	w     []float64
+	// root is Scale·√(ι/(n_e + 1)) per cell (planEffectiveSparse).
+	root []float64
 	// Statistics of the values of the step being planned (moments): its cap H − h (−1: none
 	// yet in this plan), ΣV, V̄ and M2 = Σ(V − V̄)².
 	step          float64

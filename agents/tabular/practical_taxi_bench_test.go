@@ -37,16 +37,21 @@ func BenchmarkPracticalJDPTaxi(b *testing.B) {
 		K = k
 	}
 	b.Run(fmt.Sprintf("K=%d", K), func(b *testing.B) {
+		var ag *PracticalAgent
 		for b.Loop() {
-			taxiRun(b, K, 1)
+			_, ag = taxiRun(b, K, 1)
 		}
 		b.ReportMetric(float64(b.N*K)/b.Elapsed().Seconds(), "episodes/s")
+		// The sparse planner's kept entries at the last release (of S·A·S = 1.5·10⁶).
+		if u, ok := ag.Server.(*practicalCuratorServer).planner.(*noiseUCB); ok {
+			b.ReportMetric(float64(len(u.rows.next)), "kept-entries")
+		}
 	})
 }
 
 // taxiRun loads Taxi and plays K users with practical-jdp (seed seed) as the runners do; it
-// returns the cumulative exact regret.
-func taxiRun(b testing.TB, K int, seed uint64) float64 {
+// returns the cumulative exact regret and the agent.
+func taxiRun(b testing.TB, K int, seed uint64) (float64, *PracticalAgent) {
 	m, err := model.Load(taxiFile)
 	if err != nil {
 		b.Fatal(err)
@@ -72,5 +77,5 @@ func taxiRun(b testing.TB, K int, seed uint64) float64 {
 		Each:  func(_ int, r float64) { cum += r }}); err != nil {
 		b.Fatal(err)
 	}
-	return cum
+	return cum, ag
 }

@@ -517,26 +517,24 @@ func (c *BLT) variance(t int) float64 {
 	return c.qCum
 }
 
-// step inserts element t.
+// step inserts element t: fused without the grid, else the Secure path below.
 func (c *BLT) step(xr []float64) {
 	b := c.dec.next()
 	c.cumNow += b * b
-	u := c.u
-	c.draw(u)
-	if c.gamma > 0 {
-		// The Secure release is S_t + z_t + round_γ(P_t) with P_t = N_{t−1} − θᵀs_t computed
-		// from the earlier draws alone, before z_t enters any arithmetic (see the type's doc).
-		copy(c.zt, u)
-		copy(c.pred, c.noise)
-		for i, th := range c.p.Theta {
-			for k, sv := range c.s[i] {
-				c.pred[k] -= th * sv
-			}
-		}
-	}
 	if c.gamma == 0 {
 		c.fused(xr)
 		return
+	}
+	u := c.u
+	c.draw(u)
+	// The Secure release is S_t + z_t + round_γ(P_t) with P_t = N_{t−1} − θᵀs_t computed from
+	// the earlier draws alone, before z_t enters any arithmetic (see the type's doc).
+	copy(c.zt, u)
+	copy(c.pred, c.noise)
+	for i, th := range c.p.Theta {
+		for k, sv := range c.s[i] {
+			c.pred[k] -= th * sv
+		}
 	}
 	// u_t = z_t − θᵀ s_t; s ← Ω s + u_t.
 	for i, th := range c.p.Theta {
@@ -554,36 +552,49 @@ func (c *BLT) step(xr []float64) {
 	for k, v := range xr {
 		c.noise[k] += u[k]
 		c.sum[k] += v
-		if c.gamma > 0 {
-			p[k] = c.sum[k] + c.zt[k] + roundGrid(c.pred[k], c.gamma)
-		} else {
-			p[k] = c.sum[k] + c.noise[k]
+		p[k] = c.sum[k] + c.zt[k] + roundGrid(c.pred[k], c.gamma)
+	}
+}
+
+// fused is step's arithmetic without the grid (γ = 0), a block of fusedBlock coordinates at a
+// time: the block's draws z (drawn block after block, in coordinate order: the same draws as
+// one draw of the whole vector), then u = z − Σ_i θ_i·s_i (i in order), s_i ← ω_i·s_i + u,
+// N += u, S += x, prefix = S + N on the block — the same operations in the same order per
+// coordinate as the whole-vector form (bit for bit; TestBLTFusedStep), with the draws and u
+// in cache instead of a Dim-long scratch written and read 2d + 2 times (the buffers are d·Dim
+// numbers: 60 MB on Taxi's release). c.u is the block's scratch.
+func (c *BLT) fused(xr []float64) {
+	n := len(xr)
+	for lo := 0; lo < n; lo += fusedBlock {
+		hi := min(lo+fusedBlock, n)
+		u := c.u[:hi-lo]
+		c.drawAt(u, lo)
+		for i, th := range c.p.Theta {
+			si := c.s[i][lo:hi]
+			si = si[:len(u)]
+			for k, v := range si {
+				u[k] -= th * v
+			}
+		}
+		for i, w := range c.p.Omega {
+			si := c.s[i][lo:hi]
+			si = si[:len(u)]
+			for k, v := range u {
+				si[k] = w*si[k] + v
+			}
+		}
+		x, noise, sum, p := xr[lo:hi], c.noise[lo:hi], c.sum[lo:hi], c.prefix[lo:hi]
+		x, noise, sum, p = x[:len(u)], noise[:len(u)], sum[:len(u)], p[:len(u)]
+		for k, v := range u {
+			noise[k] += v
+			sum[k] += x[k]
+			p[k] = sum[k] + noise[k]
 		}
 	}
 }
 
-// fused is step's arithmetic without the grid (γ = 0) in one pass over the coordinates: for
-// each k, u_k = z_k − Σ_i θ_i·s_i[k] (i in order), s_i[k] ← ω_i·s_i[k] + u_k, N_k += u_k,
-// S_k += x_k, prefix_k = S_k + N_k — the same operations in the same order per coordinate as
-// the loop-per-buffer form (bit for bit; TestBLTFusedStep), reading the d buffers once per
-// insertion instead of 2d times (the buffers are d·Dim numbers: 60 MB on Taxi's release).
-func (c *BLT) fused(xr []float64) {
-	th, om, s := c.p.Theta, c.p.Omega, c.s
-	u, noise, sum, p := c.u[:len(xr)], c.noise[:len(xr)], c.sum[:len(xr)], c.prefix[:len(xr)]
-	for k, v := range xr {
-		uk := u[k]
-		for i, t := range th {
-			uk -= t * s[i][k]
-		}
-		for i, w := range om {
-			s[i][k] = w*s[i][k] + uk
-		}
-		u[k] = uk
-		noise[k] += uk
-		sum[k] += v
-		p[k] = sum[k] + noise[k]
-	}
-}
+// fusedBlock is the number of coordinates fused processes at a time (8 KB of draws).
+const fusedBlock = 1024
 
 // nelderMead minimises f from x0 with the Nelder–Mead simplex method (standard coefficients:
 // reflection 1, expansion 2, contraction 1/2, shrink 1/2; Lagarias et al. 1998), starting from
