@@ -38,10 +38,12 @@ func BenchmarkPracticalJDPTaxi(b *testing.B) {
 	}
 	b.Run(fmt.Sprintf("K=%d", K), func(b *testing.B) {
 		var ag *PracticalAgent
+		cpu := cpuSeconds()
 		for b.Loop() {
 			_, ag = taxiRun(b, K, 1)
 		}
 		b.ReportMetric(float64(b.N*K)/b.Elapsed().Seconds(), "episodes/s")
+		b.ReportMetric(float64(b.N*K)/(cpuSeconds()-cpu), "episodes/cpu-s")
 		// The sparse planner's kept entries at the last release (of S·A·S = 1.5·10⁶).
 		if u, ok := ag.Server.(*practicalCuratorServer).planner.(*noiseUCB); ok {
 			b.ReportMetric(float64(len(u.rows.next)), "kept-entries")
@@ -78,4 +80,35 @@ func taxiRun(b testing.TB, K int, seed uint64) (float64, *PracticalAgent) {
 		b.Fatal(err)
 	}
 	return cum, ag
+}
+
+// BenchmarkPlanTaxi measures one plan of practical-jdp's effective planner from the release of
+// a Taxi run after 20 000 users (S·A·S = 1.5·10⁶ noisy counts), on the sparse path (the
+// default at S = 500) and the dense one (what every release cost before).
+//
+//	go test ./agents/tabular -run '^$' -bench '^BenchmarkPlanTaxi$' -benchtime 20x
+func BenchmarkPlanTaxi(b *testing.B) {
+	_, ag := taxiRun(b, 20_000, 1)
+	srv := ag.Server.(*practicalCuratorServer)
+	rel := srv.Release().Clone()
+	u := srv.planner.(*noiseUCB)
+	for _, path := range []struct {
+		name string
+		p    planPath
+	}{{"sparse", pathSparse}, {"dense", pathDense}} {
+		b.Run(path.name, func(b *testing.B) {
+			p := newNoiseUCB(u.S, u.A, u.H, u.pooled, u.term, u.cfg, rand.New(rand.NewPCG(1, 2)))
+			p.path = path.p
+			pol := model.NewDeterministic(u.S, u.H)
+			cpu := cpuSeconds()
+			for b.Loop() {
+				p.version = -1
+				if err := p.Plan(rel, pol); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/plan")
+			b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/plan")
+		})
+	}
 }
