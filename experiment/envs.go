@@ -3,6 +3,7 @@ package experiment
 import (
 	"github.com/dprl/dprl/experiment/engine"
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
 )
 
 // TabularEnvs is the tabular family's environment registry: environments configured by an
@@ -31,6 +32,11 @@ func Envs() *TabularEnvs {
 			return model.Garnet(model.GarnetConfig{S: e.States, A: e.Actions, H: e.Horizon,
 				Branching: e.Branching, Homogeneous: true, RewardDensity: e.Density, Seed: e.EnvSeed})
 		}})
+	for _, g := range gymenvs.Envs() {
+		name := g.Name
+		r.Register(engine.Env[EnvConfig, *model.MDP]{Name: name, Desc: g.Desc,
+			New: func(EnvConfig) (*model.MDP, error) { return gymenvs.Load(name) }})
+	}
 	r.Register(engine.Env[EnvConfig, *model.MDP]{Name: "file", File: true,
 		Desc: "an MDP loaded from a JSON or YAML file (env.file, dprl run --env-file)",
 		New:  r.LoadFile("env.path %s: %w", model.Load)})

@@ -113,9 +113,15 @@ func (r *Result) used() *Config {
 // episode, so this is V*_1 − V^{uniform}_1 of the stochastic uniform policy.
 func noLearning(m *model.MDP, vstar float64) float64 {
 	return vstar - uniform.Value(m.H, m.S, m.A, m.Init, func(h, s, a int, next []float64) float64 {
+		if m.IsTerminal(s) {
+			return m.TerminalValue(h)
+		}
+		// The sparse row in increasing s' adds exactly what the dense row added (p = 0 terms
+		// add 0), so models given densely keep their historical values bit for bit.
 		q := m.Reward(h, s, a)
-		for s2, p := range m.Trans(h, s, a) {
-			q += p * next[s2]
+		nx, pr := m.Row(h, s, a)
+		for j, s2 := range nx {
+			q += pr[j] * next[s2]
 		}
 		return q
 	})

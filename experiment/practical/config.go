@@ -19,6 +19,7 @@ import (
 	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/internal/strictdecode"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
 )
 
 //go:embed configs/practical-tabular.yaml
@@ -77,6 +78,9 @@ type CurveSpec struct {
 	Agent string `yaml:"agent" json:"agent"`
 	// Epsilon is ε of a private agent (finite, > 0); omitted for a non-private one.
 	Epsilon float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
+	// Episodes, when set, runs this curve for fewer episodes than the configuration's K (an
+	// agent too slow for the whole run, e.g. UCBVI at H = 200); at most episodes.
+	Episodes int `yaml:"episodes,omitempty" json:"episodes,omitempty"`
 }
 
 // MaxCurves bounds Config.Curves.
@@ -236,6 +240,10 @@ func (c *Config) validateCurves() error {
 			if (cv.Env == "file") != (cv.File != "") {
 				return fmt.Errorf("curves[%d].file: an MDP file path for env file, and only for it (env %s, file %q)", i, cv.Env, cv.File)
 			}
+		case "frozenlake4x4", "frozenlake8x8", "cliffwalking", "taxi":
+			if cv.EnvSeed != 0 || cv.File != "" {
+				return fmt.Errorf("curves[%d]: env %s takes neither env_seed nor file", i, cv.Env)
+			}
 		case "garnet":
 			if cv.File != "" {
 				return fmt.Errorf("curves[%d].file: only for env file, got %q", i, cv.File)
@@ -245,7 +253,15 @@ func (c *Config) validateCurves() error {
 			}
 			garnet = true
 		default:
-			return fmt.Errorf("curves[%d].env: unknown environment %q (allowed: riverswim, garnet, file)", i, cv.Env)
+			return fmt.Errorf("curves[%d].env: unknown environment %q (allowed: riverswim, garnet, file, %s)", i, cv.Env, strings.Join(gymenvs.Names(), ", "))
+		}
+		if cv.Episodes != 0 {
+			if err := checkEpisodes(fmt.Sprintf("curves[%d].episodes", i), cv.Episodes); err != nil {
+				return err
+			}
+			if cv.Episodes > c.Episodes {
+				return fmt.Errorf("curves[%d].episodes: at most the configuration's episodes %d, got %d", i, c.Episodes, cv.Episodes)
+			}
 		}
 		private, ok := agentPrivate(cv.Agent)
 		switch {

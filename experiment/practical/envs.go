@@ -3,6 +3,7 @@ package practical
 import (
 	"github.com/dprl/dprl/experiment/engine"
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
 )
 
 // SpecEnvConfig is the environment of a RunSpec of the suite: its parameters (env.params, by
@@ -39,6 +40,11 @@ func SpecEnvs() *engine.Envs[SpecEnvConfig, *model.MDP] {
 			return model.Garnet(model.GarnetConfig{S: e.States, A: e.Actions, H: e.Horizon, Branching: e.Branching,
 				Homogeneous: true, RewardDensity: e.RewardDensity, Seed: e.EnvSeed})
 		}})
+	for _, g := range gymenvs.Envs() {
+		name := g.Name
+		r.Register(engine.Env[SpecEnvConfig, *model.MDP]{Name: name, Desc: g.Desc,
+			New: func(SpecEnvConfig) (*model.MDP, error) { return gymenvs.Load(name) }})
+	}
 	r.Register(engine.Env[SpecEnvConfig, *model.MDP]{Name: "file", File: true, New: r.LoadFile("env.file: %s: %w", model.Load)})
 	return r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
@@ -11,6 +12,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -102,7 +104,11 @@ func (c *Config) curves() []*Curve {
 			if cv.Env == "garnet" {
 				group = fmt.Sprintf("garnet-%d", cv.EnvSeed)
 			}
-			add(group, cv.Agent, cv.Epsilon, K, cv.EnvSeed).File = cv.File
+			k := K
+			if cv.Episodes != 0 {
+				k = cv.Episodes
+			}
+			add(group, cv.Agent, cv.Epsilon, k, cv.EnvSeed).File = cv.File
 		}
 		return cs
 	}
@@ -145,6 +151,9 @@ func (c *Config) env(cv *Curve) (*model.MDP, error) {
 			return nil, fmt.Errorf("file %s: %w", cv.File, err)
 		}
 		return m, nil
+	}
+	if slices.Contains(gymenvs.Names(), cv.Group) {
+		return gymenvs.Load(cv.Group)
 	}
 	if cv.EnvSeed == 0 {
 		return model.RiverSwim(c.Horizon)

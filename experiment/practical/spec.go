@@ -1,7 +1,10 @@
 package practical
 
 import (
+	"slices"
+
 	"fmt"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
 
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
@@ -61,7 +64,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 		return nil, err
 	}
 	cfg.Horizon = ec.Horizon
-	if e.File {
+	if e.File || slices.Contains(gymenvs.Names(), env) { // a model with its own H
 		m, err := e.New(ec)
 		if err != nil {
 			return nil, err

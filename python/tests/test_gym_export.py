@@ -116,8 +116,20 @@ def dense_of_sparse(f: dict[str, Any]) -> np.ndarray:
 
 
 def arrays(f: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """P, the mean reward of every (s, a) (entry rewards folded in on live rows) and init."""
     P = dense_of_sparse(f) if "transitions_sparse" in f else np.array(f["transitions"])
-    return P, np.array(f["reward"]), np.array(f["init"])
+    return P, mean_reward(f, P), np.array(f["init"])
+
+
+def mean_reward(f: dict[str, Any], P: np.ndarray) -> np.ndarray:
+    """reward + Σ P(s'|s,a)·entry_reward[s'] on the rows of live states (model/tabular
+    MDP.Reward); the file's reward elsewhere."""
+    R = np.array(f["reward"], dtype=np.float64)
+    if "entry_reward" in f:
+        live = np.ones(f["states"], dtype=bool)
+        live[f.get("terminal", [])] = False
+        R[live] += (P @ np.array(f["entry_reward"]))[live]
+    return R
 
 
 def v_star(f: dict[str, Any], horizon: int | None = None) -> tuple[float, list[np.ndarray]]:
@@ -287,7 +299,8 @@ def test_sparse_is_the_absorbing_mdp(key: str) -> None:
     for t in f["terminal"]:
         assert np.all(Pa[t, :, t] == 1) and np.all(Pa[t].sum(1) == 1)
         assert fa["reward"][t] == [f["terminal_reward"]] * f["actions"]
-    assert fa["reward"] == f["reward"] and fa["init"] == f["init"] and fa["reward_map"] == f["reward_map"]
+    assert np.array_equal(np.array(fa["reward"])[~T], mean_reward(f, Ps)[~T])
+    assert fa["init"] == f["init"] and fa["reward_map"] == f["reward_map"]
     for H in sorted({1, 5, fa["horizon"]}):
         assert v_star(f, H)[0] == pytest.approx(v_star(fa, H)[0], rel=1e-12, abs=1e-12), H
 
@@ -502,3 +515,19 @@ def test_dprl_refuses_a_bad_reward_map(dprl_binary: Path, tmp_path: Path) -> Non
     env_file.write_text(json.dumps(f))
     r = _run(dprl_binary, env_file, tmp_path / "run", episodes=10)
     assert r.returncode == 2 and 'unknown field "note"' in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("env_id,name", [("FrozenLake-v1", "frozenlake4x4"), ("FrozenLake8x8-v1", "frozenlake8x8"),
+                                         ("CliffWalking-v1", "cliffwalking"), ("Taxi-v3", "taxi")])
+def test_embedded_benchmark_files_are_the_exporters(env_id: str, name: str, tmp_path: Any) -> None:
+    """model/tabular/gymenvs embeds the benchmark environments (dprl run --env taxi, dprl
+    reproduce benchmarks): each file is byte for byte what ``python -m dprl.gym_export ENV_ID``
+    writes under the pinned gymnasium (Taxi-v3 there; Taxi-v4 of 1.4.0 has the same table)."""
+    import gymnasium
+
+    if gymnasium.__version__ != "1.2.3":
+        pytest.skip("the embedded files are those of the pinned gymnasium 1.2.3")
+    out = tmp_path / f"{name}.json"
+    assert gx.main([env_id, str(out)]) == 0
+    repo = Path(__file__).resolve().parents[2]
+    assert out.read_bytes() == (repo / "model" / "tabular" / "gymenvs" / f"{name}.json").read_bytes()
