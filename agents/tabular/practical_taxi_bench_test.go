@@ -10,20 +10,17 @@ import (
 
 	"github.com/dprl/dprl/agents/protocol"
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
 	"github.com/dprl/dprl/rng"
 )
 
-// taxiFile is Gymnasium's Taxi-v3 as python/dprl/gym_export.py writes it (S = 500, A = 6,
-// H = 200, 2 976 sparse transition entries, terminal states, public reward table):
-//
-//	PYTHONPATH=python python3 -m dprl.gym_export Taxi-v3 agents/tabular/testdata/taxi-v3.json
-const taxiFile = "testdata/taxi-v3.json"
-
 // BenchmarkPracticalJDPTaxi runs whole practical-jdp runs on Taxi-v3 at H = 200, ε = 1,
-// δ = 10⁻⁵, single-threaded, through the runners' episode loop (protocol.Run on the agent's
-// Session: publication, exact regret of every new policy, rollout, curator, counter, planning
-// at every release), setup (loading the file, calibration, counter, planner) included, and
-// reports episodes/s over the whole run. K is 10⁴ by default; DPRL_TAXI_EPISODES sets another
+// δ = 10⁻⁵ (model/tabular/gymenvs: S = 500, A = 6, 2 976 sparse transitions, terminal states,
+// public reward table), single-threaded, through the runners' episode loop (protocol.Run on
+// the agent's Session: publication, exact regret of every new policy, rollout, curator,
+// counter, planning at every release), setup (loading the model, calibration, counter,
+// planner) included, and reports episodes/s over the whole run (and per CPU second: the
+// development machine is shared). K is 10⁴ by default; DPRL_TAXI_EPISODES sets another
 // (scripts/bench-taxi.sh times the 10⁶-episode run of the CLI with its peak memory).
 //
 //	go test ./agents/tabular -run '^$' -bench '^BenchmarkPracticalJDPTaxi$' -benchtime 1x -cpuprofile /tmp/taxi.prof
@@ -54,7 +51,7 @@ func BenchmarkPracticalJDPTaxi(b *testing.B) {
 // taxiRun loads Taxi and plays K users with practical-jdp (seed seed) as the runners do; it
 // returns the cumulative exact regret and the agent.
 func taxiRun(b testing.TB, K int, seed uint64) (float64, *PracticalAgent) {
-	m, err := model.Load(taxiFile)
+	m, err := gymenvs.Load("taxi")
 	if err != nil {
 		b.Fatal(err)
 	}
