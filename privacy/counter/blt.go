@@ -431,8 +431,8 @@ type BLT struct {
 	query  bltImpulse  // decoder impulse response for StdAt at other t (monotone queries: O(d) amortised)
 	qCum   float64     // Σ_{k<query.m} b_k²
 	s      [][]float64 // buffers of C⁻¹, d × Dim
-	u      []float64
-	noise  []float64 // N_t
+	u      []float64   // scratch: Dim long on the Secure path, one block of fused otherwise
+	noise  []float64   // N_t
 	sum    []float64
 	zt     []float64 // Secure path: the draws z_t of the current insertion
 	pred   []float64 // Secure path: P_t = N_{t−1} − θᵀs_t, a function of z_1, …, z_{t−1}
@@ -460,11 +460,13 @@ func NewBLT(cfg GaussianConfig, p BLTParams, src noise.Source) (*BLT, error) {
 	for i := range c.s {
 		c.s[i] = make([]float64, cfg.Dim)
 	}
-	for _, q := range []*[]float64{&c.u, &c.noise, &c.sum} {
+	for _, q := range []*[]float64{&c.noise, &c.sum} {
 		*q = make([]float64, cfg.Dim)
 	}
 	if c.gamma > 0 {
-		c.zt, c.pred = make([]float64, cfg.Dim), make([]float64, cfg.Dim)
+		c.u, c.zt, c.pred = make([]float64, cfg.Dim), make([]float64, cfg.Dim), make([]float64, cfg.Dim)
+	} else {
+		c.u = make([]float64, min(cfg.Dim, fusedBlock)) // fused's block scratch
 	}
 	return c, nil
 }

@@ -9,11 +9,11 @@ import (
 )
 
 // referenceStep is BLT.step's arithmetic without the grid as it was written before the fused
-// pass (one loop per buffer): the reference TestBLTFusedStep compares with.
-func referenceStep(c *BLT, xr []float64) {
+// pass (one loop per buffer; u is a Dim-long scratch): the reference TestBLTFusedStep
+// compares with.
+func referenceStep(c *BLT, xr, u []float64) {
 	b := c.dec.next()
 	c.cumNow += b * b
-	u := c.u
 	c.draw(u)
 	for i, th := range c.p.Theta {
 		for k, v := range c.s[i] {
@@ -61,7 +61,7 @@ func TestBLTFusedStep(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := rand.New(rand.NewPCG(9, 9))
-			x := make([]float64, dim)
+			x, scratch := make([]float64, dim), make([]float64, dim)
 			for step := range T {
 				for k := range x {
 					x[k] = math.Floor(10 * r.Float64())
@@ -74,7 +74,7 @@ func TestBLTFusedStep(t *testing.T) {
 					t.Fatal(err)
 				}
 				ref.t++
-				referenceStep(ref, xr)
+				referenceStep(ref, xr, scratch)
 				for k := range dim {
 					if math.Float64bits(a.Prefix()[k]) != math.Float64bits(ref.Prefix()[k]) {
 						t.Fatalf("d=%d scaled=%v insertion %d coordinate %d: fused %v, reference %v", d, scaled, step, k, a.Prefix()[k], ref.Prefix()[k])
@@ -106,7 +106,7 @@ func BenchmarkBLTStepForms(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	x := make([]float64, dim)
+	x, u := make([]float64, dim), make([]float64, dim)
 	for _, form := range []string{"fused", "reference", "draw"} {
 		b.Run(form, func(b *testing.B) {
 			c, err := NewBLT(GaussianConfig{Dim: dim, Capacity: 5008, Sigma: 1}, p, noise.NewSeeded(rand.New(rand.NewPCG(1, 2))))
@@ -119,9 +119,9 @@ func BenchmarkBLTStepForms(b *testing.B) {
 				case "fused":
 					c.step(x)
 				case "draw":
-					c.draw(c.u)
+					c.draw(u)
 				default:
-					referenceStep(c, x)
+					referenceStep(c, x, u)
 				}
 			}
 		})
