@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 
@@ -79,24 +80,35 @@ func taxiRun(b testing.TB, K int, seed uint64) (float64, *PracticalAgent) {
 	return cum, ag
 }
 
-// BenchmarkPlanTaxi measures one plan of practical-jdp's effective planner from the release of
-// a Taxi run after 20 000 users (S·A·S = 1.5·10⁶ noisy counts), on the sparse path (the
-// default at S = 500) and the dense one (what every release cost before).
+// BenchmarkPlanTaxi measures one plan of practical-jdp's effective planner on Taxi from a
+// release of the size and sparsity of a real one (taxiRelease: 1.5·10⁶ counts, noise on every
+// coordinate), on the sparse path (the default at S = 500) and the dense one (what every
+// release cost before), in wall and CPU milliseconds per plan.
 //
 //	go test ./agents/tabular -run '^$' -bench '^BenchmarkPlanTaxi$' -benchtime 20x
 func BenchmarkPlanTaxi(b *testing.B) {
-	_, ag := taxiRun(b, 20_000, 1)
-	srv := ag.Server.(*practicalCuratorServer)
-	rel := srv.Release().Clone()
-	u := srv.planner.(*noiseUCB)
+	m, err := gymenvs.Load("taxi")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rel := taxiRelease(m, 600, 7)
+	bonus, err := PracticalNoiseBonus().resolve(m.S, m.A, m.H, 1_000_000, PracticalPrivacy{Pool: true}, 0.1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	term, err := newTerminal("taxi", m.S, m.Terminal, m.TerminalReward)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, path := range []struct {
 		name string
 		p    planPath
 	}{{"sparse", pathSparse}, {"dense", pathDense}} {
 		b.Run(path.name, func(b *testing.B) {
-			p := newNoiseUCB(u.S, u.A, u.H, u.pooled, u.term, u.cfg, rand.New(rand.NewPCG(1, 2)))
+			p := newNoiseUCB(m.S, m.A, m.H, true, term, bonus, rand.New(rand.NewPCG(1, 2)))
 			p.path = path.p
-			pol := model.NewDeterministic(u.S, u.H)
+			pol := model.NewDeterministic(m.S, m.H)
+			runtime.GC()
 			cpu := cpuSeconds()
 			for b.Loop() {
 				p.version = -1
@@ -106,6 +118,35 @@ func BenchmarkPlanTaxi(b *testing.B) {
 			}
 			b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/plan")
 			b.ReportMetric((cpuSeconds()-cpu)*1e3/float64(b.N), "cpu-ms/plan")
+			b.ReportMetric(float64(len(p.rows.next)), "kept-entries")
 		})
 	}
+}
+
+// taxiRelease returns a pooled release of the model m (homogeneous, sparse) shaped like
+// practical-jdp's after ≈ 10⁵ users: every non-terminal (s,a) seen n ∈ [0, 2·10⁴) times, its
+// counts n·P(·|s,a) and rewards n·R(s,a), plus N(0, std²) noise on every coordinate
+// (RStd = 2·std, the reward weight 0.5).
+func taxiRelease(m *model.MDP, std float64, seed uint64) *Release {
+	r := rand.New(rand.NewPCG(seed, 26))
+	rel := newRelease(m.S, m.A, m.H, true)
+	rel.Users, rel.Std, rel.RStd = 100_000, std, 2*std
+	for s := range m.S {
+		for a := range m.A {
+			i := s*m.A + a
+			n := 0.0
+			if !m.IsTerminal(s) {
+				n = float64(r.IntN(20_000))
+				next, prob := m.Row(0, s, a)
+				for k, j := range next {
+					rel.NT[i*m.S+int(j)] = n * prob[k]
+				}
+			}
+			rel.R[i] = n*m.Reward(0, s, a) + rel.RStd*r.NormFloat64()
+			for j := range m.S {
+				rel.NT[i*m.S+j] += std * r.NormFloat64()
+			}
+		}
+	}
+	return &rel
 }
