@@ -154,24 +154,14 @@ func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, r
 }
 
 // moments returns P̃·V and Var_P̃(V) for the cell i; V (next) is the same vector for every
-// cell of the step cap, whose statistics are computed at the step's first call.
+// cell of the step cap, whose statistics are computed at the step's first call (prepare).
 func (rows *effectiveRows) moments(i int, next []float64, cap float64) (m, vr float64) {
 	if cap != rows.step {
-		rows.step = cap
-		sum := 0.0
-		for _, x := range next {
-			sum += x
-		}
-		mean := sum / float64(len(next))
-		m2 := 0.0
-		for _, x := range next {
-			d := x - mean
-			m2 += d * d
-		}
-		rows.sum, rows.mean, rows.m2 = sum, mean, m2
+		rows.prepare(next, cap)
 	}
 	lo, hi := rows.start[i], rows.start[i+1]
 	idx, w := rows.next[lo:hi], rows.w[lo:hi]
+	w = w[:len(idx)]
 	c := rows.base[i]
 	kept := 0.0
 	for k, j := range idx {
@@ -186,4 +176,20 @@ func (rows *effectiveRows) moments(i int, next []float64, cap float64) (m, vr fl
 	}
 	vr = c*(rows.m2+float64(len(next))*d*d) + tail
 	return m, vr
+}
+
+// prepare computes ΣV, V̄ and M2 of the values of the step cap.
+func (rows *effectiveRows) prepare(next []float64, cap float64) {
+	rows.step = cap
+	sum := 0.0
+	for _, x := range next {
+		sum += x
+	}
+	mean := sum / float64(len(next))
+	m2 := 0.0
+	for _, x := range next {
+		d := x - mean
+		m2 += d * d
+	}
+	rows.sum, rows.mean, rows.m2 = sum, mean, m2
 }
