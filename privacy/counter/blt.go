@@ -581,8 +581,8 @@ func (c *BLT) fused(xr []float64) {
 		for i, w := range c.p.Omega {
 			si := c.s[i][lo:hi]
 			si = si[:len(u)]
-			for k, v := range u {
-				si[k] = w*si[k] + v
+			for k, uk := range u {
+				si[k] = w*si[k] + uk
 			}
 		}
 		x, noise, sum, p := xr[lo:hi], c.noise[lo:hi], c.sum[lo:hi], c.prefix[lo:hi]
