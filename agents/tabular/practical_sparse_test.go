@@ -9,11 +9,27 @@ import (
 	model "github.com/dprl/dprl/model/tabular"
 )
 
+// emptyRelease returns a zero release of an (S, A, H) model with the estimated-reward layout
+// (NT and R blocks; pooled or per step).
+func emptyRelease(S, A, H int, pooled bool) Release {
+	g := H
+	if pooled {
+		g = 1
+	}
+	return Release{S: S, A: A, H: H, Pooled: pooled, NT: make([]float64, g*S*A*S), R: make([]float64, g*S*A)}
+}
+
+// effectivePlanner returns a practical UCB planner (estimated rewards) for these tests and
+// benchmarks.
+func effectivePlanner(S, A, H int, pooled bool, term terminal, b NoiseBonus, tie *rand.Rand) *noiseUCB {
+	return newNoiseUCB(S, A, H, pooled, term, b, tie)
+}
+
 // randomRelease returns a release of an (S, A, H) model (pooled or per step) whose counts
 // look like a noisy sparse release: a few large counts per row plus N(0, std²) noise on every
 // coordinate (std = 0: exact counts), and negative or zero rows now and then.
 func randomRelease(r *rand.Rand, S, A, H int, pooled bool, std float64) *Release {
-	rel := newRelease(S, A, H, pooled)
+	rel := emptyRelease(S, A, H, pooled)
 	rel.Users, rel.Std, rel.RStd = 1+r.IntN(1000), std, 2*std
 	for i := range rel.R {
 		row := rel.NT[i*S : (i+1)*S]
@@ -99,7 +115,7 @@ func planValues(t *testing.T, rel *Release, term terminal, path planPath, seed u
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := newNoiseUCB(rel.S, rel.A, rel.H, rel.Pooled, term, b, rand.New(rand.NewPCG(seed, 1)))
+	u := effectivePlanner(rel.S, rel.A, rel.H, rel.Pooled, term, b, rand.New(rand.NewPCG(seed, 1)))
 	u.path = path
 	pol := model.NewDeterministic(rel.S, rel.H)
 	if err := u.Plan(rel, pol); err != nil {
@@ -172,7 +188,7 @@ func TestEffectivePathSwitch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := newNoiseUCB(tc.S, 2, 3, true, terminal{}, b, rand.New(rand.NewPCG(1, 1)))
+		u := effectivePlanner(tc.S, 2, 3, true, terminal{}, b, rand.New(rand.NewPCG(1, 1)))
 		if err := u.Plan(rel, model.NewDeterministic(tc.S, 3)); err != nil {
 			t.Fatal(err)
 		}

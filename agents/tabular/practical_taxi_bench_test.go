@@ -105,7 +105,7 @@ func BenchmarkPlanTaxi(b *testing.B) {
 		p    planPath
 	}{{"sparse", pathSparse}, {"dense", pathDense}} {
 		b.Run(path.name, func(b *testing.B) {
-			p := newNoiseUCB(m.S, m.A, m.H, true, term, bonus, rand.New(rand.NewPCG(1, 2)))
+			p := effectivePlanner(m.S, m.A, m.H, true, term, bonus, rand.New(rand.NewPCG(1, 2)))
 			p.path = path.p
 			pol := model.NewDeterministic(m.S, m.H)
 			runtime.GC()
@@ -129,7 +129,7 @@ func BenchmarkPlanTaxi(b *testing.B) {
 // (RStd = 2·std, the reward weight 0.5).
 func taxiRelease(m *model.MDP, std float64, seed uint64) *Release {
 	r := rand.New(rand.NewPCG(seed, 26))
-	rel := newRelease(m.S, m.A, m.H, true)
+	rel := emptyRelease(m.S, m.A, m.H, true)
 	rel.Users, rel.Std, rel.RStd = 100_000, std, 2*std
 	for s := range m.S {
 		for a := range m.A {
