@@ -173,8 +173,12 @@ type noiseUCB struct {
 	induction
 	cfg     NoiseBonus
 	version int
-	// per cell: pessimistic count Ñ, plug-in P̂ (S per cell), r̂
+	// per cell: pessimistic count Ñ, plug-in P̂ (S per cell; allocated by the dense paths
+	// only), r̂
 	nt, p, r []float64
+	// rows is the effective estimator's sparse P̃ (practical_sparse.go); path selects it.
+	rows effectiveRows
+	path planPath
 }
 
 // newNoiseUCB returns the planner of releases pooled over h (pool) or per step, for the
@@ -183,7 +187,7 @@ func newNoiseUCB(S, A, H int, pool bool, term terminal, pub *rewardTable, cfg No
 	b := newInduction(S, A, H, pool, term, pub, tie)
 	n := b.cells()
 	return &noiseUCB{induction: b, cfg: cfg, version: -1,
-		nt: make([]float64, n), p: make([]float64, n*S), r: make([]float64, n)}
+		nt: make([]float64, n), r: make([]float64, n)}
 }
 
 // induction is the backward induction the practical planners share: its sizes, whether the
@@ -370,6 +374,9 @@ func (u *noiseUCB) Plan(r *Release, pol *model.Policy) error {
 func (u *noiseUCB) planPlugin(r *Release, pol *model.Policy) error {
 	S := u.S
 	c := &u.cfg
+	if u.p == nil {
+		u.p = make([]float64, u.cells()*S)
+	}
 	estimates(r, c.ZCount, u.nt, u.p, u.r)
 	return u.run(r.Pooled, false, c.TieTol, pol, func(h, i int, next []float64, cap float64) float64 {
 		q := cap
@@ -442,8 +449,14 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 // V = min(max_a Q, H − h), actions chosen by the unclipped Q (so the least explored pair wins
 // when several are optimistic beyond H − h).
 func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) error {
+	if u.sparse() {
+		return u.planEffectiveSparse(r, pol) // S > denseEffectiveMaxStates (practical_sparse.go)
+	}
 	S := u.S
 	c := &u.cfg
+	if u.p == nil {
+		u.p = make([]float64, u.cells()*S)
+	}
 	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
 	return u.run(r.Pooled, true, c.TieTol, pol, func(h, i int, next []float64, _ float64) float64 {
 		m, vr, _ := moments(u.p[i*S:(i+1)*S], next)

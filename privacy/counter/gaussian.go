@@ -271,7 +271,11 @@ func (b *gaussBase) element(x []float64) ([]float64, error) {
 
 // draw overwrites out with one i.i.d. draw per coordinate, N(0, (σ·s_k)²), on the grid when the
 // source is Secure; zeros when σ = 0.
-func (b *gaussBase) draw(out []float64) {
+func (b *gaussBase) draw(out []float64) { b.drawAt(out, 0) }
+
+// drawAt is draw for the coordinates lo, …, lo+len(out)−1: calls for consecutive ranges in
+// increasing order draw exactly what one call for their union draws.
+func (b *gaussBase) drawAt(out []float64, lo int) {
 	if b.scales == nil {
 		clear(out)
 		return
@@ -287,12 +291,12 @@ func (b *gaussBase) draw(out []float64) {
 		// the smallest std). A coordinate with a larger std drawing on its own, coarser grid
 		// (γ·2^j) would release the element's residue modulo that grid exactly: with scales 1
 		// and √2 the parity of x/γ showed in every release.
-		for k, s := range b.scales {
+		for k, s := range b.scales[lo : lo+len(out)] {
 			out[k] = g.GaussianOnGrid(s, b.gamma)
 		}
 		return
 	}
-	for k, s := range b.scales {
+	for k, s := range b.scales[lo : lo+len(out)] {
 		out[k] = b.src.AddGaussian(0, s)
 	}
 }

@@ -72,3 +72,35 @@ func BenchmarkGaussianInsertPrefix(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBLTInsertTaxi measures one BLT Insert + Prefix (5 buffers, seeded noise) at the
+// dimension of practical-jdp's pooled release on Taxi-v3, S·A·(S+1) = 1 503 000: the draws
+// (one Gaussian per coordinate) and the buffers' update, once per release (≈ 5 000 releases
+// at K = 10⁶; at most 5 008 iterations). Run:
+//
+//	go test ./privacy/counter -run '^$' -bench BLTInsertTaxi -benchtime 20x
+func BenchmarkBLTInsertTaxi(b *testing.B) {
+	const dim = 500 * 6 * 501
+	p, err := counter.FitSqrtBLT(5008, counter.DefaultBLTBuffers)
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := make([]float64, dim)
+	for i := range x {
+		x[i] = float64(i % 3)
+	}
+	src := noise.NewSeeded(rand.New(rand.NewPCG(1, 2)))
+	c, err := counter.NewBLT(counter.GaussianConfig{Dim: dim, Capacity: 5008, Sigma: 1}, p, src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sink := 0.0
+	for b.Loop() {
+		if err := c.Insert(x); err != nil {
+			b.Fatal(err)
+		}
+		sink += c.Prefix()[0]
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/insert")
+	_ = sink
+}
