@@ -2,7 +2,9 @@
 # Load benchmark of dprl serve (issue 19): 64 concurrent simulated users against one server
 # with durable group commits, on loopback, bounded in count (USERS, default 200000) and time
 # (TIMEOUT seconds, default 600). Prints accepted reports/s and p50/p99 latency (from the
-# client), and the server's resident memory sampled every 2 s (flat = bounded state).
+# client), the group commits (reports per fsync), and the server's resident memory sampled
+# every 2 s (flat = bounded state). PROFILE=DIR also writes the CPU profiles of the server and
+# of the simulator (DIR/serve.pprof, DIR/client.pprof; go tool pprof -top DIR/serve.pprof).
 #   AGENT=practical-jdp USERS=1000000 scripts/bench-serve.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +16,12 @@ tmp=$(mktemp -d)
 trap 'kill $srv 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
 go build -o "$tmp/dprl" ./cmd/dprl
 export DPRL_ADMIN_TOKEN=bench-admin-token-0123456789 DPRL_CLIENT_TOKEN=bench-client-token-0123456789
-"$tmp/dprl" serve --data "$tmp/data" --addr 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+prof_srv=() prof_cli=()
+if [ -n "${PROFILE:-}" ]; then
+	mkdir -p "$PROFILE"
+	prof_srv=(--cpu-profile "$PROFILE/serve.pprof") prof_cli=(--cpu-profile "$PROFILE/client.pprof")
+fi
+"$tmp/dprl" serve --data "$tmp/data" --addr 127.0.0.1:0 ${prof_srv[@]+"${prof_srv[@]}"} >"$tmp/serve.out" 2>"$tmp/serve.err" &
 srv=$!
 for _ in $(seq 100); do grep -q "listening on" "$tmp/serve.out" 2>/dev/null && break; sleep 0.1; done
 url=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$tmp/serve.out")
@@ -25,7 +32,9 @@ url=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$tmp/serve.out")
 done) &
 echo "dprl serve at $url: $USERS users of tabular $AGENT (RiverSwim H = 20, ε = 1, δ = 1e-5), concurrency $CONC, durable commits"
 timeout "$TIMEOUT" "$tmp/dprl" client simulate --server "$url" --family tabular --agent "$AGENT" --env riverswim \
-	--epsilon 1 --delta 1e-5 --capacity "$USERS" --users "$USERS" --concurrency "$CONC"
+	--epsilon 1 --delta 1e-5 --capacity "$USERS" --users "$USERS" --concurrency "$CONC" ${prof_cli[@]+"${prof_cli[@]}"}
+curl -s "$url/metrics" | awk '/^dprl_commit_batches_total/{n=$2} /^dprl_committed_reports_total/{r=$2}
+	END {if (n > 0) printf "group commits: %d (%.1f reports per commit and fsync)\n", n, r/n}'
 sleep 2
 for f in heap rss; do
 	awk -v what="$f" 'NR==1{first=$1} {a[NR]=$1; if ($1>max) max=$1} END {

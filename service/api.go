@@ -552,7 +552,7 @@ func (s *Server) prepare(x *experiment, user, cred, idem, regretText string, fie
 
 // decode decodes and validates a report's bytes (JSON or binary) into sub.
 func (s *Server) decode(x *experiment, sub *submission, body []byte) *result {
-	rep, err := protocol.Decode(body, x.head)
+	rep, err := x.dec.Decode(body)
 	if err != nil {
 		x.count(func(c *counters) { c.invalid++ })
 		r := refusal(err)

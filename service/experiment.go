@@ -30,6 +30,8 @@ type experiment struct {
 	spec   engine.RunSpec
 	served engine.Served
 	head   protocol.Header
+	// dec decodes the reports of head (protocol.Decode, without re-parsing the usual header).
+	dec *protocol.Decoder
 	// maxBytes bounds a report's body (protocol.MaxBytes of the header).
 	maxBytes int64
 
@@ -134,6 +136,7 @@ func newExperiment(reg *engine.Registry, st *store.Store, def *store.Experiment,
 		return nil, err
 	}
 	x.head = x.served.Session.Expect()
+	x.dec = protocol.NewDecoder(x.head)
 	x.maxBytes = int64(protocol.MaxBytes(x.head))
 	if err := x.publish(); err != nil {
 		return nil, err
@@ -199,7 +202,7 @@ func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool)
 				}
 				return nil
 			}
-			rep, err := protocol.Decode(r.Report, x.head)
+			rep, err := x.dec.Decode(r.Report)
 			if err == nil {
 				var panicked bool
 				if panicked, err = safeReceive(x.served.Session, rep); panicked {
@@ -389,6 +392,9 @@ func (x *experiment) stage(st *staged) error {
 		return fmt.Errorf("experiment %s: publish: %w", x.def.ID, err)
 	}
 	last := x.pub
+	if st.base.body != nil {
+		last = st.base
+	}
 	if st.pub.body != nil {
 		last = st.pub
 	}
@@ -408,7 +414,7 @@ func (x *experiment) stage(st *staged) error {
 		return err
 	}
 	st.pub = published{version: v, body: body, etag: `"` + strconv.FormatUint(v, 10) + `"`}
-	st.versions = append(st.versions, versionAt{Version: v, Users: x.users + st.received})
+	st.versions = append(st.versions, versionAt{Version: v, Users: x.users + st.ahead + st.received})
 	return nil
 }
 
@@ -423,6 +429,11 @@ type staged struct {
 	received int // reports received into the curator since the last apply
 	pub      published
 	versions []versionAt
+	// ahead and base describe the group being appended when these reports were received on
+	// top of it (committer.go): its reports and the policy it staged (body nil: none), which
+	// precede these reports' in the log and in publication.
+	ahead int
+	base  published
 }
 
 // apply publishes what was staged (its reports are durable) and resets st.
@@ -470,140 +481,6 @@ func (x *experiment) addRegret(r float64) {
 	step := max(x.served.Session.Capacity()/200, 1)
 	if x.simUsers&(x.simUsers-1) == 0 || x.simUsers%step == 0 {
 		x.curve = append(x.curve, curvePoint{Users: x.simUsers, Cum: x.cum})
-	}
-}
-
-// run is the committer: it takes the submissions in arrival order, in batches, checks
-// participation and capacity, hands each to the curator (which validates and clips it as its
-// sensitivity proof requires; a refused report changes no state), publishes after each accepted
-// one, appends the batch to the durable log in one transaction, and only then answers. If the
-// commit fails, the curator's state is ahead of the log: the experiment stops accepting (a
-// restart replays the log).
-func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
-	var pending staged
-	batch := make([]*submission, 0, maxBatch)
-	accepted := make([]*submission, 0, maxBatch)
-	recs := make([]*store.Record, 0, maxBatch)
-	inBatch := make(map[[32]byte]*submission, maxBatch)
-	for {
-		batch = batch[:0]
-		select {
-		case s, ok := <-x.queue:
-			if !ok {
-				x.maybeSnapshot(st, true) // stopping: a restart then replays nothing
-				return
-			}
-			batch = append(batch, s)
-		case <-ctx.Done():
-			return
-		}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case s, ok := <-x.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, s)
-			default:
-				break fill
-			}
-		}
-		accepted, recs = accepted[:0], recs[:0]
-		clear(inBatch)
-		if x.stale != nil && !x.recover(st) {
-			for _, s := range batch {
-				s.done <- unavailable(x.stale)
-			}
-			continue
-		}
-		for _, s := range batch {
-			if r, ok := x.admit(st, s, inBatch); !ok {
-				s.done <- r
-				continue
-			}
-			panicked, err := safeReceive(x.served.Session, s.rep)
-			if err == nil {
-				pending.received++
-				if herr := x.hooks.at(hookAfterReceive); herr != nil {
-					x.logf("experiment %s: %v", x.def.ID, herr)
-				}
-				err = x.stage(&pending)
-				if herr := x.hooks.at(hookAfterStage); herr != nil {
-					x.logf("experiment %s: %v", x.def.ID, herr)
-				}
-				var pp *planPanic
-				if panicked = errors.As(err, &pp); !panicked && err != nil {
-					// The planner could not plan on the released statistics: the report is
-					// kept, the last policy stays published.
-					x.logf("experiment %s: %v (the last policy stays published)", x.def.ID, err)
-					err = nil
-				}
-			}
-			if panicked {
-				// A bug the boundary should have excluded: refuse the report and rebuild the
-				// curator from the durable log and this batch's accepted reports.
-				x.count(func(c *counters) { c.invalid++ })
-				x.logf("experiment %s: %v; the report is refused and the curator rebuilt", x.def.ID, err)
-				s.done <- result{http.StatusBadRequest, apiError{Code: "invalid_report", Field: "report", Message: "the curator cannot use this report; nothing was stored"}}
-				if err := x.rebuild(st, accepted, &pending); err != nil {
-					x.stale = fmt.Errorf("rebuilding the curator: %w", err)
-					for _, s := range accepted {
-						s.done <- unavailable(x.stale)
-					}
-					accepted = accepted[:0]
-					break
-				}
-				continue
-			}
-			if err != nil {
-				x.count(func(c *counters) { c.invalid++ })
-				s.done <- refusal(err)
-				continue
-			}
-			inBatch[s.user] = s
-			accepted = append(accepted, s)
-			recs = append(recs, &store.Record{User: s.user, Idem: s.idem, Regret: s.regret, Report: s.raw})
-		}
-		if len(accepted) == 0 {
-			pending = staged{versions: pending.versions[:0]}
-			continue
-		}
-		x.mu.RLock()
-		next := uint64(x.users) + 1
-		x.mu.RUnlock()
-		if err := x.hooks.at(hookBeforeAppend); err != nil {
-			x.commitFailed(err, accepted, &pending)
-			continue
-		}
-		if err := st.Append(x.def.ID, next, recs); err != nil {
-			x.commitFailed(err, accepted, &pending)
-			continue
-		}
-		x.health.commitOK()
-		if err := x.hooks.at(hookAfterAppend); err != nil {
-			x.commitFailed(err, accepted, &pending)
-			continue
-		}
-		// Durable: publish what these reports produced, then acknowledge.
-		x.mu.Lock()
-		x.applyLocked(&pending)
-		first := x.users + 1
-		x.users += len(accepted)
-		x.stats.accepted += uint64(len(accepted))
-		x.stats.batches++
-		x.stats.batched += uint64(len(accepted))
-		v := x.pub.version
-		x.mu.Unlock()
-		if err := x.hooks.at(hookAfterPublish); err != nil {
-			x.logf("experiment %s: %v", x.def.ID, err)
-		}
-		for i, s := range accepted {
-			x.addRegret(s.regret)
-			s.done <- result{http.StatusCreated, ack{Experiment: x.def.ID, Sequence: uint64(first + i), IdempotencyKey: s.idem, PolicyVersion: v}}
-		}
-		x.sinceSnap += len(accepted)
-		x.maybeSnapshot(st, false)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dprl/dprl/internal/strictdecode"
 )
@@ -144,20 +145,58 @@ func appendRows(b []byte, rows [][]float64) []byte {
 // payload is decoded into a report — unknown or duplicate fields, trailing data, and every
 // size, range or non-finite number that Validate refuses.
 func Decode(data []byte, want Header) (Report, error) {
-	if max := MaxBytes(want); len(data) > max {
+	return (&Decoder{want: want}).Decode(data)
+}
+
+// Decoder decodes the reports of one curator, whose header is want, exactly as Decode does,
+// but faster for the usual binary report: it holds want's encoding as EncodeBinary writes it
+// (json.Marshal) and the header that encoding strictly decodes to, checked once against want
+// (NewDecoder). A binary report whose header bytes are exactly that encoding therefore needs
+// no parse of its header: the strict decoder would return that same header and Check would
+// accept it. Any other header bytes are decoded strictly and checked, as by Decode.
+type Decoder struct {
+	want  Header
+	canon []byte // want's JSON encoding (nil: no shortcut)
+	head  Header // what canon strictly decodes to
+}
+
+// NewDecoder returns the decoder of the reports a curator with header want accepts.
+func NewDecoder(want Header) *Decoder {
+	d := &Decoder{want: want}
+	canon, err := json.Marshal(want)
+	if err != nil {
+		return d
+	}
+	var h Header
+	if strictdecode.Decode(canon, "json", &h) != nil || h.Check(want) != nil {
+		return d // never for a header a curator gives; the strict path then decodes every report
+	}
+	d.canon, d.head = canon, h
+	return d
+}
+
+// clone returns a copy of h that shares no slice with it.
+func (h Header) clone() Header {
+	h.Dims.Regressors, h.Dims.Blocks = slices.Clone(h.Dims.Regressors), slices.Clone(h.Dims.Blocks)
+	return h
+}
+
+// Decode decodes and validates one report (Decode's contract).
+func (d *Decoder) Decode(data []byte) (Report, error) {
+	if max := MaxBytes(d.want); len(data) > max {
 		return nil, fieldf("size", "%d bytes, more than the %d a report of these dimensions can take", len(data), max)
 	}
 	var r Report
 	var err error
 	if bytes.HasPrefix(data, []byte(Magic)) {
-		r, err = decodeBinary(data, want)
+		r, err = d.decodeBinary(data)
 	} else {
-		r, err = decodeJSON(data, want)
+		r, err = decodeJSON(data, d.want)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := r.Validate(want); err != nil {
+	if err := r.Validate(d.want); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -327,7 +366,8 @@ func (d *reader) rows() [][]float64 {
 	return out
 }
 
-func decodeBinary(data []byte, want Header) (Report, error) {
+func (dec *Decoder) decodeBinary(data []byte) (Report, error) {
+	want := dec.want
 	d := &reader{b: data[len(Magic):], field: "binary"}
 	if len(d.b) == 0 {
 		return nil, fieldf("header.schema", "truncated binary report")
@@ -341,13 +381,17 @@ func decodeBinary(data []byte, want Header) (Report, error) {
 		return nil, d.err
 	}
 	var h Header
-	if err := strictdecode.Decode(d.b[:n], "json", &h); err != nil {
-		return nil, jsonError("header", err)
+	if dec.canon != nil && bytes.Equal(d.b[:n], dec.canon) {
+		h = dec.head.clone() // the strict decoding of these bytes, checked by NewDecoder
+	} else {
+		if err := strictdecode.Decode(d.b[:n], "json", &h); err != nil {
+			return nil, jsonError("header", err)
+		}
+		if err := h.Check(want); err != nil {
+			return nil, err
+		}
 	}
 	d.b = d.b[n:]
-	if err := h.Check(want); err != nil {
-		return nil, err
-	}
 	r, err := newReport(want)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package protocol_test
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -158,7 +160,8 @@ func TestBinaryPays(t *testing.T) {
 	}
 }
 
-// BenchmarkCodec measures encoding and decoding (with validation) of the typical reports.
+// BenchmarkCodec measures encoding and decoding (with validation) of the typical reports, by
+// Decode and by a curator's Decoder.
 func BenchmarkCodec(b *testing.B) {
 	for name, r := range typical() {
 		for enc, f := range map[string]func(protocol.Report) ([]byte, error){"json": protocol.EncodeJSON, "binary": protocol.EncodeBinary} {
@@ -177,6 +180,15 @@ func BenchmarkCodec(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				for i := 0; i < b.N; i++ {
 					if _, err := protocol.Decode(data, r.Head()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			dec := protocol.NewDecoder(r.Head())
+			b.Run(name+"/"+enc+"/decoder", func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for i := 0; i < b.N; i++ {
+					if _, err := dec.Decode(data); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -224,6 +236,76 @@ func TestDecodeRefusesNullAndCase(t *testing.T) {
 	} {
 		if _, err := protocol.Decode([]byte(c.doc), c.want); fieldOf(err) != c.field {
 			t.Errorf("%.90s…: got %v, want an error naming %s", c.doc, err, c.field)
+		}
+	}
+}
+
+// TestDecoderAgreesWithDecode: the Decoder's shortcut (a binary header byte for byte the
+// curator's own encoding is not parsed again) changes nothing. For every report type and
+// header bytes that are the canonical encoding, the same header written otherwise (spaces,
+// another key order), or a header that must be refused (another agent or dimension, a key in
+// another case, a duplicate key, a null, trailing data, the canonical bytes truncated or
+// extended), Decoder.Decode returns exactly what Decode returns: the same report or the same
+// error.
+func TestDecoderAgreesWithDecode(t *testing.T) {
+	for _, r := range sample(5, 4, 3, 3, 4, []int{7, 1, 12}) {
+		want := r.Head()
+		bin, err := protocol.EncodeBinary(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// bin = Magic, version, uvarint len, header JSON, payload.
+		rest := bin[len(protocol.Magic)+1:]
+		n, k := binary.Uvarint(rest)
+		canon, payload := string(rest[k:k+int(n)]), rest[k+int(n):]
+		with := func(hd string) []byte {
+			b := append([]byte(protocol.Magic), protocol.SchemaVersion)
+			b = binary.AppendUvarint(b, uint64(len(hd)))
+			return append(append(b, hd...), payload...)
+		}
+		other := want
+		other.Agent = "other-agent"
+		otherJSON, _ := json.Marshal(other)
+		reordered := strings.Replace(canon, `{"schema":1,`, `{`, 1)
+		reordered = reordered[:len(reordered)-1] + `,"schema":1}`
+		variants := map[string]string{
+			"canonical":     canon,
+			"spaced":        strings.ReplaceAll(canon, ",", ", "),
+			"reordered":     reordered,
+			"other agent":   string(otherJSON),
+			"other horizon": strings.Replace(canon, `"horizon":5`, `"horizon":6`, 1),
+			"key case":      strings.Replace(canon, `"agent"`, `"Agent"`, 1),
+			"duplicate key": strings.Replace(canon, `{"schema":1,`, `{"schema":1,"schema":1,`, 1),
+			"null":          strings.Replace(canon, `"agent":"test-agent"`, `"agent":null`, 1),
+			"trailing":      canon + " {}",
+			"truncated":     canon[:len(canon)-1],
+			"extended":      canon + " ",
+			"empty":         "",
+		}
+		dec := protocol.NewDecoder(want)
+		for name, hd := range variants {
+			data := with(hd)
+			got, gerr := dec.Decode(data)
+			exp, eerr := protocol.Decode(data, want)
+			if (gerr == nil) != (eerr == nil) || (gerr != nil && gerr.Error() != eerr.Error()) {
+				t.Fatalf("%T, header %s: Decoder: %v; Decode: %v", r, name, gerr, eerr)
+			}
+			if !reflect.DeepEqual(got, exp) {
+				t.Fatalf("%T, header %s: Decoder and Decode return different reports", r, name)
+			}
+			if ok := name == "canonical" || name == "spaced" || name == "reordered" || name == "extended"; ok != (eerr == nil) {
+				t.Fatalf("%T, header %s: accepted %v, error %v", r, name, ok, eerr)
+			}
+		}
+		// The decoded header shares nothing with the decoder's: a curator changing one report
+		// changes no other.
+		a, _ := dec.Decode(bin)
+		b, _ := dec.Decode(bin)
+		if h := a.Head(); len(h.Dims.Blocks) > 0 {
+			a.(*protocol.Privatized).Header.Dims.Blocks[0]++
+			if b.Head().Dims.Blocks[0] != want.Dims.Blocks[0] {
+				t.Fatal("two decoded reports share their header's blocks")
+			}
 		}
 	}
 }

@@ -40,13 +40,22 @@ type cachedPolicy struct {
 }
 
 // New returns a client of the server at base (http://127.0.0.1:8080). admin may be empty for a
-// client that only submits; token is the client token.
+// client that only submits; token is the client token. hc nil is an HTTP client with a 60 s
+// timeout that keeps up to MaxIdleConns connections to the server open between requests
+// (Go's default transport keeps 2 per host, so concurrent users beyond that would open a new
+// connection for most of their requests).
 func New(base, admin, token string, hc *http.Client) *Client {
 	if hc == nil {
-		hc = &http.Client{Timeout: 60 * time.Second}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns, t.MaxIdleConnsPerHost = MaxIdleConns, MaxIdleConns
+		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
 	}
 	return &Client{base: strings.TrimSuffix(base, "/"), http: hc, admin: admin, auth: token, cache: map[string]cachedPolicy{}}
 }
+
+// MaxIdleConns is the number of idle connections to the server a default client keeps open:
+// at least the concurrency of a simulation (dprl client simulate --concurrency).
+const MaxIdleConns = 256
 
 // Error is an error response of the server.
 type Error struct {
