@@ -87,7 +87,8 @@ type CurveSpec struct {
 	// Epsilon is ε of a private agent (finite, > 0); omitted for a non-private one.
 	Epsilon float64 `yaml:"epsilon,omitempty" json:"epsilon,omitempty"`
 	// Episodes, when set, runs this curve for fewer episodes than the configuration's K (an
-	// agent too slow for the whole run, e.g. UCBVI at H = 200); at most episodes.
+	// agent too slow for the whole run, e.g. UCBVI at H = 200); a value above the
+	// configuration's episodes (after --episodes) is clamped to it.
 	Episodes int `yaml:"episodes,omitempty" json:"episodes,omitempty"`
 }
 
@@ -269,9 +270,6 @@ func (c *Config) validateCurves() error {
 		if cv.Episodes != 0 {
 			if err := checkEpisodes(fmt.Sprintf("curves[%d].episodes", i), cv.Episodes); err != nil {
 				return err
-			}
-			if cv.Episodes > c.Episodes {
-				return fmt.Errorf("curves[%d].episodes: at most the configuration's episodes %d, got %d", i, c.Episodes, cv.Episodes)
 			}
 		}
 		private, ok := agentPrivate(cv.Agent)

@@ -106,7 +106,7 @@ func (c *Config) curves() []*Curve {
 			}
 			k := K
 			if cv.Episodes != 0 {
-				k = cv.Episodes
+				k = min(cv.Episodes, K)
 			}
 			add(group, cv.Agent, cv.Epsilon, k, cv.EnvSeed).File = cv.File
 		}
