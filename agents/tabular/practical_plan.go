@@ -390,6 +390,30 @@ func (u *noiseUCB) planPlugin(r *Release, pol *model.Policy) error {
 	})
 }
 
+// effectiveCount returns, for one released row N̂(s,a,·), its noisy sum raw, the mass pos
+// above the threshold thr, and the noise-aware effective count n_e = n²/(n + v)·min(1, pos/n),
+// n = max(raw, 0) (v = S·σ_t², the noise variance of the sum; n_e = n when v = 0). Only the
+// part of the row above the threshold carries information on P: the data weight is n_e times
+// the kept fraction (0 if nothing is above τσ_t). The dense and the sparse planners share it,
+// so both compute n_e with the same operations in the same order.
+func effectiveCount(row []float64, thr, v float64) (raw, pos, e float64) {
+	for _, x := range row {
+		raw += x
+		pos += max(x-thr, 0)
+	}
+	n := max(raw, 0)
+	e = n
+	if v > 0 {
+		e = n * n / (n + v)
+		if pos <= 0 {
+			e = 0
+		} else if pos < n {
+			e *= pos / n
+		}
+	}
+	return raw, pos, e
+}
+
 // effectiveEstimates computes, for every cell, the noise-aware effective count n_e, the
 // shrunk transition estimate P̃ and the shrunk reward r̃ (NoiseBonus, estimator "effective";
 // no r̃ with public rewards): alpha = Prior, alphaR = RewardPrior, tau = Threshold.
@@ -400,23 +424,7 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 	u := alpha / float64(S)
 	for i := range r.cells() {
 		row := r.NT[i*S : (i+1)*S]
-		raw, pos := 0.0, 0.0
-		for _, x := range row {
-			raw += x
-			pos += max(x-thr, 0)
-		}
-		n := max(raw, 0)
-		e := n
-		if v > 0 {
-			e = n * n / (n + v)
-			// Only the part of the row above the threshold carries information on P: the
-			// data weight is n_e times the kept fraction (0 if nothing is above τσ_t).
-			if pos <= 0 {
-				e = 0
-			} else if pos < n {
-				e *= pos / n
-			}
-		}
+		raw, pos, e := effectiveCount(row, thr, v)
 		ne[i] = e
 		pr := p[i*S : (i+1)*S]
 		den := e + alpha

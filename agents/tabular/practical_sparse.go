@@ -108,21 +108,7 @@ func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, r
 	rows.step = -1
 	for i := 0; i < cells; i++ {
 		row := r.NT[i*S : (i+1)*S]
-		raw, pos := 0.0, 0.0
-		for _, x := range row {
-			raw += x
-			pos += max(x-thr, 0)
-		}
-		n := max(raw, 0)
-		e := n
-		if v > 0 {
-			e = n * n / (n + v)
-			if pos <= 0 {
-				e = 0
-			} else if pos < n {
-				e *= pos / n
-			}
-		}
+		raw, pos, e := effectiveCount(row, thr, v)
 		ne[i] = e
 		rows.start = append(rows.start, int32(len(rows.next)))
 		den := e + alpha
