@@ -390,6 +390,17 @@ func (u *noiseUCB) planPlugin(r *Release, pol *model.Policy) error {
 	})
 }
 
+// shrunkReward is the effective estimator's reward r̃ = (n_e·r̂_τ + α_R)/(n_e + α_R) of a cell
+// with released reward sum R̂ and noisy count sum raw, r̂_τ = clip((R̂ − thrR)₊/max(raw, 1), 0, 1)
+// (1 when n_e + α_R = 0). The dense and the sparse planners share it.
+func shrunkReward(R, raw, e, thrR, alphaR float64) float64 {
+	rh := min(max(R-thrR, 0)/max(raw, 1), 1)
+	if e+alphaR > 0 {
+		return (e*rh + alphaR) / (e + alphaR)
+	}
+	return 1
+}
+
 // effectiveCount returns, for one released row N̂(s,a,·), its noisy sum raw, the mass pos
 // above the threshold thr, and the noise-aware effective count n_e = n²/(n + v)·min(1, pos/n),
 // n = max(raw, 0) (v = S·σ_t², the noise variance of the sum; n_e = n when v = 0). Only the
@@ -444,12 +455,7 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 		if r.PublicRewards {
 			continue
 		}
-		rh := min(max(r.R[i]-thrR, 0)/max(raw, 1), 1)
-		if e+alphaR > 0 {
-			rr[i] = (e*rh + alphaR) / (e + alphaR)
-		} else {
-			rr[i] = 1
-		}
+		rr[i] = shrunkReward(r.R[i], raw, e, thrR, alphaR)
 	}
 }
 

@@ -129,12 +129,7 @@ func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, r
 		if i >= len(r.R) {
 			continue
 		}
-		rh := min(max(r.R[i]-thrR, 0)/max(raw, 1), 1)
-		if e+alphaR > 0 {
-			rr[i] = (e*rh + alphaR) / (e + alphaR)
-		} else {
-			rr[i] = 1
-		}
+		rr[i] = shrunkReward(r.R[i], raw, e, thrR, alphaR)
 	}
 	rows.start = append(rows.start, int32(len(rows.next)))
 }
