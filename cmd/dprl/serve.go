@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -43,7 +44,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer stopProfile(&err)
-			defer tuneGC()()
+			defer tuneGC(cfg.MaxInflightBytes + 32<<20)()
 			// The address and the TLS files first: a busy port or a bad certificate fails
 			// before the data directory is created and before "listening" is printed.
 			given, err := tokensFrom(cmd, tokensFile)
@@ -170,7 +171,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			defer stopProfile(&err)
-			defer tuneGC()()
+			defer tuneGC(128 << 20)()
 			if t.Admin == "" && t.Client == "" && dataDir != "" {
 				if t, err = service.ReadTokens(dataDir); err != nil {
 					return inputerr.New("--data: %v", err)
@@ -286,16 +287,62 @@ func startCPUProfile(path string) (stop func(err *error), err error) {
 // simulate unless GOGC is set in the environment. Both keep a small live heap (a few MiB) and
 // allocate per request, so at Go's default of 100 the collector ran many times a second: 13 %
 // of the server's CPU under scripts/bench-serve.sh. At 400 the server takes 20 % less CPU and
-// the simulator 7 % less; the heap is a few times larger (tens of MiB), and the soft memory
-// limit every dprl command sets (--memory) still bounds it.
+// the simulator 7 % less.
+//
+// GOGC 400 alone lets the heap grow to five times what is live: 300 clients sending
+// maximum-size batch bodies at once took dprl serve to 800–900 MiB of RSS (TestServeInflightRSS,
+// 360 MiB at GOGC 100). So tuneGC also keeps the runtime's soft memory limit at
+// 2 × the live heap + headroom (never above the --memory budget), re-read every
+// gcRetune: a small heap gets GOGC 400's savings, a burst of bodies cannot pile up garbage
+// beyond the headroom, and a large live heap (many big experiments) is never held below twice
+// its size, so the collector cannot thrash.
 const serveGCPercent = 400
 
-// tuneGC sets serveGCPercent unless the environment sets GOGC, and returns the function that
-// restores the previous target (the command ends; tests run commands in one process).
-func tuneGC() (restore func()) {
+// gcRetune is how often tuneGC re-reads the live heap.
+const gcRetune = 250 * time.Millisecond
+
+// tuneGC sets serveGCPercent and the adaptive soft memory limit (see serveGCPercent) unless
+// the environment sets GOGC, and returns the function that restores both (the command ends;
+// tests run commands in one process). headroom is the garbage a burst may leave above twice
+// the live heap: the bytes of bodies in flight it allows, plus a margin.
+func tuneGC(headroom int64) (restore func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	old := debug.SetGCPercent(serveGCPercent)
-	return func() { debug.SetGCPercent(old) }
+	budget := debug.SetMemoryLimit(-1)
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	retune := func() {
+		metrics.Read(sample)
+		limit := budget
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			live := int64(sample[0].Value.Uint64())
+			if l := 2*live + headroom; l < limit {
+				limit = l
+			}
+		}
+		debug.SetMemoryLimit(limit)
+	}
+	retune()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(gcRetune)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				retune()
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		debug.SetGCPercent(old)
+		debug.SetMemoryLimit(budget)
+	}
 }
