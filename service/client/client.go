@@ -30,8 +30,16 @@ type Client struct {
 	http        *http.Client
 	admin, auth string
 
-	mu    sync.Mutex
-	cache map[string]cachedPolicy // experiment → last policy (ETag)
+	mu      sync.Mutex
+	cache   map[string]cachedPolicy // experiment → last policy (ETag)
+	fetches map[string]*fetch       // experiment → its policy fetch in flight (SharedPolicy)
+}
+
+// fetch is a policy fetch in flight: done is closed once p, err are set.
+type fetch struct {
+	done chan struct{}
+	p    *Policy
+	err  error
 }
 
 type cachedPolicy struct {
@@ -50,7 +58,7 @@ func New(base, admin, token string, hc *http.Client) *Client {
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = MaxIdleConns, MaxIdleConns
 		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
 	}
-	return &Client{base: strings.TrimSuffix(base, "/"), http: hc, admin: admin, auth: token, cache: map[string]cachedPolicy{}}
+	return &Client{base: strings.TrimSuffix(base, "/"), http: hc, admin: admin, auth: token, cache: map[string]cachedPolicy{}, fetches: map[string]*fetch{}}
 }
 
 // MaxIdleConns is the number of idle connections to the server a default client keeps open:
@@ -247,6 +255,37 @@ func (c *Client) Policy(ctx context.Context, exp string) (*Policy, error) {
 	c.cache[exp] = cachedPolicy{etag: resp.Header.Get("ETag"), p: p}
 	c.mu.Unlock()
 	return p, nil
+}
+
+// cached returns the policy of exp this client fetched last (nil: none).
+func (c *Client) cached(exp string) *Policy {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cache[exp].p
+}
+
+// SharedPolicy is Policy for many concurrent users of one client: while a fetch of exp's
+// policy is in flight, the others wait for its answer instead of sending the same request.
+func (c *Client) SharedPolicy(ctx context.Context, exp string) (*Policy, error) {
+	c.mu.Lock()
+	if f := c.fetches[exp]; f != nil {
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+			return f.p, f.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	f := &fetch{done: make(chan struct{})}
+	c.fetches[exp] = f
+	c.mu.Unlock()
+	f.p, f.err = c.Policy(ctx, exp)
+	c.mu.Lock()
+	delete(c.fetches, exp)
+	c.mu.Unlock()
+	close(f.done)
+	return f.p, f.err
 }
 
 // Submission is one user's report and her identity.

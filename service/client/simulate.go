@@ -294,17 +294,28 @@ type remote struct {
 }
 
 // Policy returns the published policy. The worker's last acknowledgement named the version
-// published after its report: while the cached policy has that version it is current as of
-// then, and no request is made (half the requests of a user under load); otherwise it is
-// fetched (revalidated with If-None-Match).
+// published after its report: a policy of that version or a later one is current as of then.
+// So no request is made while the worker's cached policy has that version (half the requests
+// of a user under load), nor when the client's cache (another worker's fetch) holds it or a
+// later one — the server never shows two contents under one version (ETag). Otherwise the
+// policy is fetched (revalidated with If-None-Match), once for the workers that need it at
+// the same time (Client.SharedPolicy); a shared answer older than the acknowledged version
+// (fetched before it was published) is fetched again.
 func (r *remote) Policy(ctx context.Context) (uint64, []byte, error) {
 	if r.cached != nil && r.acked == r.cached.Version {
 		return r.cached.Version, r.cached.Rule, nil
 	}
 	var p *Policy
-	err := retry(ctx, func() (err error) { p, err = r.c.Policy(ctx, r.exp); return err })
-	if err != nil {
-		return 0, nil, err
+	if q := r.c.cached(r.exp); r.cached != nil && q != nil && q.Version >= r.acked {
+		p = q
+	} else {
+		err := retry(ctx, func() (err error) { p, err = r.c.SharedPolicy(ctx, r.exp); return err })
+		if err == nil && p.Version < r.acked {
+			err = retry(ctx, func() (err error) { p, err = r.c.Policy(ctx, r.exp); return err })
+		}
+		if err != nil {
+			return 0, nil, err
+		}
 	}
 	if r.check != nil {
 		if err := r.check(p.UserSide); err != nil {
