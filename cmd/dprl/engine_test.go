@@ -268,7 +268,7 @@ func TestKill9Resume(t *testing.T) {
 		episodes string
 		killAt   int // units completed when the process is killed
 	}{
-		{"qiao-fig1", "1000", 3},
+		{"qiao-fig1", "200", 3},
 		{"lq", "1000", 1},            // OFU-RL's units come first and take seconds each
 		{"linear-mixture", "300", 3}, // 193 units of three algorithm families
 	} {

@@ -234,7 +234,7 @@ func metaWallSeconds(t *testing.T, dir string) float64 {
 // the killed invocation too.
 func TestOneRunPerDirectory(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	args := []string{"run", "--episodes", "60000", "--seeds", "1-4", "--workers", "1", "--quiet", "--out", out}
+	args := []string{"run", "--episodes", "40000", "--seeds", "1-4", "--workers", "1", "--quiet", "--out", out}
 	first := startCLI(t, args...)
 	start := time.Now()
 	waitUnits(t, out, 1)
@@ -267,7 +267,7 @@ func TestOneRunPerDirectory(t *testing.T) {
 // merge's.
 func TestMergeWallTime(t *testing.T) {
 	dir := t.TempDir()
-	cfgPath := qiaoConfigFile(t, dir, "q.yaml", "1500", "1-2")
+	cfgPath := qiaoConfigFile(t, dir, "q.yaml", "400", "1-2")
 	out := filepath.Join(dir, "out")
 	var shards time.Duration
 	for _, s := range []string{"0/2", "1/2"} {
