@@ -121,6 +121,18 @@ func TestServeSameAsRun(t *testing.T) {
 	})
 }
 
+// TestServeSameAsRunBenchmarks is TestServeSameAsRun on the episodic Gymnasium benchmarks,
+// whose episodes end at terminal states (issue 26 item 6): CliffWalking and Taxi at H = 200
+// through dprl serve give dprl run's regret bit for bit. A long check, ≈ 10 s.
+func TestServeSameAsRunBenchmarks(t *testing.T) {
+	longtest.Skip(t, "served = dprl run on CliffWalking and Taxi, ≈ 10 s")
+	serveSameAsRun(t, []servedCase{
+		{"tabular", "practical-jdp", "2000", []string{"--env", "cliffwalking"}},
+		{"tabular", "practical-ldp", "1000", []string{"--env", "frozenlake8x8"}},
+		{"tabular", "practical-jdp", "300", []string{"--env", "taxi"}},
+	})
+}
+
 // TestServeSameAsRunLinear is TestServeSameAsRun for one practical agent of each other family
 // (both kinds of linmix's practical-vtr): a long check, ≈ 6 s.
 func TestServeSameAsRunLinear(t *testing.T) {
@@ -144,6 +156,9 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 	for _, c := range cases {
 		t.Run(c.family+"/"+c.agent, func(t *testing.T) {
 			name := strings.ReplaceAll(c.agent, "/", "-")
+			if len(c.env) == 2 && c.env[0] == "--env" {
+				name += "-" + c.env[1]
+			}
 			run := filepath.Join(dir, c.family+"-"+name+"-run")
 			args := append([]string{"run", "--family", c.family, "--agent", c.agent, "--epsilon", "1", "--delta", "1e-5", "--episodes", c.K, "--seeds", "7", "--out", run, "--quiet"}, c.env...)
 			if code, _, stderr := runCLI(t, args...); code != 0 {
