@@ -5,12 +5,15 @@
 #    amd64 → x86_64, arm64 → aarch64): a static executable, checked to have no ELF interpreter;
 #    run natively, its `dprl --version` must be the package's version (pyproject.toml and
 #    dprl.__version__), which is how dprl.server checks it at run time;
-# 2. pip wheel of a copy of python/ (the source tree is left untouched): the pure wheel
-#    dprl-VERSION-py3-none-any.whl that `pip install ./python` builds too;
-# 3. the standard `wheel` tool (pinned, in a throw-away venv): unpack, add the binary as
-#    dprl/bin/dprl (mode 755), mark the wheel Root-Is-Purelib: false with the platform tags
-#    above, pack (RECORD rewritten with the binary's hash). Why these tags: docs/python.md.
-# Needs Go and Python ≥ 3.10 with venv; pip fetches setuptools and wheel. Prints the wheel's path.
+# 2. pip wheel of a copy of python/ (the source tree is left untouched) with setuptools and wheel
+#    pinned in a throw-away venv: the pure wheel dprl-VERSION-py3-none-any.whl that
+#    `pip install ./python` builds too;
+# 3. the standard `wheel` tool: unpack, add the binary as dprl/bin/dprl (mode 755), mark the
+#    wheel Root-Is-Purelib: false with the platform tags above, pack (RECORD rewritten with the
+#    binary's hash). Why these tags: docs/python.md.
+# The zip entries carry the last commit's time: two builds of one clean commit with one Go
+# toolchain give the same file. Needs Go and Python ≥ 3.10 with venv; pip fetches setuptools and
+# wheel. Prints the wheel's path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -69,8 +72,8 @@ if [ -e "$work/src/dprl/bin" ]; then
 	exit 1
 fi
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install -q wheel==0.45.1
-"$work/venv/bin/pip" wheel -q --no-deps -w "$work/pure" "$work/src"
+"$work/venv/bin/pip" install -q setuptools==84.2.1 wheel==0.45.1
+"$work/venv/bin/pip" wheel -q --no-deps --no-build-isolation -w "$work/pure" "$work/src"
 pure=$(ls "$work"/pure/dprl-"$version"-py3-none-any.whl)
 
 # 3. Into a platform wheel with the binary.
