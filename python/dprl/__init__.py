@@ -3,9 +3,9 @@
 * :mod:`dprl.client` — a client of ``dprl serve``'s HTTP API (create, credentials, policy with
   an ETag cache, single and batch reports, ledger) on one keep-alive connection; errors are
   :class:`dprl.client.APIError` (status, code, field, message).
-* :mod:`dprl.server` — start a local ``dprl serve`` (the binary on PATH, or built from the
-  checkout) with a temporary data directory, random tokens and a free port; and run
-  ``dprl client simulate``.
+* :mod:`dprl.server` — start a local ``dprl serve`` (the binary a platform wheel carries, else
+  the one on PATH, or built from the checkout) with a temporary data directory, random tokens and
+  a free port; and run ``dprl client simulate``.
 * :mod:`dprl.gym` — Gymnasium users of a served tabular experiment (``dprl.gym.run``): exported
   model, batched reports, exact regret per policy version, and ``dprl run``'s run directory;
   needs the ``gym`` extra.

@@ -6,15 +6,19 @@
         ...
     # stopped with SIGTERM (the server drains: reports in flight are committed), data dir removed
 
-The binary: ``binary=`` if given, else ``$DPRL_BINARY``, else ``dprl`` on ``PATH``, else it is
-built with ``go build ./cmd/dprl`` from the dprl checkout the package sits in (found by walking
-up from this file, then from the working directory and the running script, for a ``go.mod``
-declaring ``module github.com/dprl/dprl``; ``$DPRL_REPO`` names it explicitly) into a cache
-directory (``$DPRL_CACHE``, else ``$XDG_CACHE_HOME/dprl``, else ``~/.cache/dprl``). The build
-runs once per process (Go's build cache makes a rebuild of an unchanged tree quick), so the
-binary follows the checkout; if it fails, :class:`ServerError` says why (an earlier build in the
-cache is never used in its place: it would be stale). Whichever binary is found, its version
-(``dprl --version``) must be this package's (``dprl.__version__``), else :class:`ServerError`.
+The binary: ``binary=`` if given, else ``$DPRL_BINARY``, else the one a platform wheel carries
+(``dprl/bin/dprl`` inside this package, :func:`bundled_binary`; built by scripts/build-wheel.sh),
+else ``dprl`` on ``PATH``, else it is built with ``go build ./cmd/dprl`` from the dprl checkout
+the package sits in (found by walking up from this file, then from the working directory and the
+running script, for a ``go.mod`` declaring ``module github.com/dprl/dprl``; ``$DPRL_REPO`` names
+it explicitly) into a cache directory (``$DPRL_CACHE``, else ``$XDG_CACHE_HOME/dprl``, else
+``~/.cache/dprl``). The build runs once per process (Go's build cache makes a rebuild of an
+unchanged tree quick), so the binary follows the checkout; if it fails, :class:`ServerError` says
+why (an earlier build in the cache is never used in its place: it would be stale). Whichever
+binary is found, its version (``dprl --version``) must be this package's
+(``dprl.__version__``), else :class:`ServerError`; an installed wheel whose bundled binary is
+missing its executable bit or of another version raises it too, and never falls back to a binary
+on PATH or in the cache.
 """
 
 from __future__ import annotations
@@ -33,7 +37,10 @@ from pathlib import Path
 
 from .client import Client
 
-__all__ = ["LocalServer", "ServerError", "find_repo", "find_binary", "build_binary", "binary_version", "simulate", "MODULE"]
+__all__ = [
+    "LocalServer", "ServerError", "find_repo", "find_binary", "bundled_binary", "build_binary", "binary_version",
+    "simulate", "MODULE",
+]
 
 MODULE = "github.com/dprl/dprl"
 _LISTENING = "dprl serve: listening on "
@@ -132,39 +139,63 @@ def binary_version(binary: str | os.PathLike[str]) -> str:
     return _versions[key]
 
 
-def _checked(binary: Path, source: str) -> Path:
+def _checked(binary: Path, source: str, remedy: str = "") -> Path:
     """binary when its version is this package's, else :class:`ServerError` naming both."""
     from . import __version__
 
     v = binary_version(binary)
     if v != __version__:
+        remedy = remedy or (
+            f"rebuild it, e.g. go build ./cmd/dprl in the checkout, or name a dprl {__version__} with binary= or "
+            "$DPRL_BINARY"
+        )
         raise ServerError(
             f"{binary} ({source}) is dprl {v}, but this Python package is dprl {__version__}: a stale or "
-            f"foreign binary is not used (rebuild it, e.g. go build ./cmd/dprl in the checkout, or name a dprl "
-            f"{__version__} with binary= or $DPRL_BINARY)"
+            f"foreign binary is not used ({remedy})"
         )
     return binary
 
 
+def bundled_binary() -> Path | None:
+    """The dprl binary a platform wheel carries (``bin/dprl`` in this package's directory, put
+    there by scripts/build-wheel.sh), or None when there is none (a source install or checkout)."""
+    p = Path(__file__).resolve().parent / "bin" / "dprl"
+    return p if os.path.lexists(p) else None
+
+
+_BUNDLED_REMEDY = (
+    "the wheel's binary and Python package are built together by scripts/build-wheel.sh: reinstall the wheel, "
+    "or name another binary with binary= or $DPRL_BINARY"
+)
+
+
 def find_binary(binary: str | os.PathLike[str] | None = None) -> Path:
-    """The dprl binary: ``binary``, ``$DPRL_BINARY``, ``dprl`` on PATH, else built from the
-    checkout (:func:`find_repo`, :func:`build_binary`). Its version must be this package's
-    (:func:`binary_version`), else :class:`ServerError`; an earlier build in the cache is never
-    used in place of the checkout's."""
+    """The dprl binary: ``binary``, ``$DPRL_BINARY``, the one this package carries when it was
+    installed from a platform wheel (:func:`bundled_binary`), ``dprl`` on PATH, else built from
+    the checkout (:func:`find_repo`, :func:`build_binary`). Its version must be this package's
+    (:func:`binary_version`), else :class:`ServerError`; a bundled binary that is not executable
+    or of another version raises it too (nothing else is tried in its place), and an earlier
+    build in the cache is never used in place of the checkout's."""
     for cand, source in ((binary, "binary="), (os.environ.get("DPRL_BINARY"), "$DPRL_BINARY")):
         if cand:
             p = Path(cand)
             if not p.is_file() or not os.access(p, os.X_OK):
                 raise ServerError(f"{p}: not an executable file")
             return _checked(p, source)
+    b = bundled_binary()
+    if b is not None:
+        if not b.is_file() or not os.access(b, os.X_OK):
+            raise ServerError(f"{b} (bundled with this package): not an executable file ({_BUNDLED_REMEDY})")
+        return _checked(b, "bundled with this package", _BUNDLED_REMEDY)
     w = shutil.which("dprl")
     if w:
         return _checked(Path(w), "dprl on PATH")
     repo = find_repo()
     if repo is None:
         raise ServerError(
-            "no dprl binary: not on PATH, $DPRL_BINARY unset, and no dprl checkout (go.mod of module "
-            f"{MODULE}) above {Path(__file__).resolve().parent} or the working directory (set $DPRL_REPO)"
+            "no dprl binary: not bundled (install the platform wheel built by scripts/build-wheel.sh), not on PATH, "
+            f"$DPRL_BINARY unset, and no dprl checkout (go.mod of module {MODULE}) above "
+            f"{Path(__file__).resolve().parent} or the working directory (set $DPRL_REPO)"
         )
     return _checked(build_binary(repo), f"built from {repo}")
 

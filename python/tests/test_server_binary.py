@@ -81,3 +81,65 @@ def test_server_examples_leave_no_temporary_directory(dprl_server: LocalServer, 
     assert p.returncode == 0, p.stdout + p.stderr
     assert "20 users" in p.stdout
     assert sorted(os.listdir(tmp)) == [], f"left behind in TMPDIR: {os.listdir(tmp)}"
+
+
+def _installed(tmp_path: Path, bundled: str | None) -> Path:
+    """A copy of the package as a platform wheel installs it (site/dprl/…), with bin/dprl the
+    shell script ``bundled`` standing in for the binary (None: no bin/dprl, a source install)."""
+    site = tmp_path / "site"
+    shutil.copytree(PKG / "dprl", site / "dprl", ignore=shutil.ignore_patterns("__pycache__", "bin"))
+    if bundled is not None:
+        (site / "dprl" / "bin").mkdir()
+        _fake(site / "dprl" / "bin", "dprl", bundled)
+    return site
+
+
+def _find_in(site: Path, tmp_path: Path, code: str = "print(find_binary())") -> subprocess.CompletedProcess[str]:
+    """Run code importing dprl from site, with a dprl of the package's version first on PATH, the
+    real checkout as $DPRL_REPO (Go may be on PATH too) and an empty cache: everything a fallback
+    could take."""
+    other = tmp_path / "path-bin"
+    other.mkdir(exist_ok=True)
+    _fake(other, "dprl", f'echo "dprl version {dprl.__version__}"')
+    cache = tmp_path / "cache"
+    env = {k: v for k, v in os.environ.items() if k not in ("DPRL_BINARY", "PYTHONPATH")}
+    env.update(PYTHONPATH=str(site), PATH=os.pathsep.join([str(other), env.get("PATH", "")]),
+               DPRL_REPO=str(PKG.parent), DPRL_CACHE=str(cache))
+    p = subprocess.run([sys.executable, "-c", "from dprl.server import *\n" + code], capture_output=True,
+                       text=True, env=env, cwd=tmp_path, timeout=120)
+    assert not cache.exists(), "a build into the cache was attempted"
+    return p
+
+
+def test_server_bundled_binary_comes_first(tmp_path: Path) -> None:
+    site = _installed(tmp_path, f'echo "dprl version {dprl.__version__}"')
+    p = _find_in(site, tmp_path, "print(find_binary()); print(bundled_binary())")
+    assert p.returncode == 0, p.stderr
+    want = str((site / "dprl" / "bin" / "dprl").resolve())
+    assert p.stdout.split() == [want, want]
+
+
+def test_server_bundled_binary_of_another_version_is_refused(tmp_path: Path) -> None:
+    site = _installed(tmp_path, 'echo "dprl version 0.0.1"')
+    for code in ("find_binary()", "LocalServer()", "simulate('http://127.0.0.1:1', 'e', 1, 'o.csv')"):
+        p = _find_in(site, tmp_path, code)
+        assert p.returncode != 0, p.stdout
+        err = p.stderr.strip().splitlines()[-1]
+        assert err.startswith("dprl.server.ServerError: "), p.stderr
+        assert f"bin/dprl (bundled with this package) is dprl 0.0.1, but this Python package is dprl {dprl.__version__}" in err
+        assert "reinstall the wheel" in err
+
+
+def test_server_bundled_binary_not_executable_is_refused(tmp_path: Path) -> None:
+    site = _installed(tmp_path, f'echo "dprl version {dprl.__version__}"')
+    (site / "dprl" / "bin" / "dprl").chmod(0o644)
+    p = _find_in(site, tmp_path, "LocalServer()")
+    assert p.returncode != 0 and "(bundled with this package): not an executable file" in p.stderr, p.stderr
+
+
+def test_server_source_install_finds_path_binary(tmp_path: Path) -> None:
+    # Without bin/dprl (pip install ./python) the order is as before: dprl on PATH.
+    site = _installed(tmp_path, None)
+    p = _find_in(site, tmp_path, "print(find_binary()); print(bundled_binary())")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [str(tmp_path / "path-bin" / "dprl"), "None"]
