@@ -387,6 +387,11 @@ class _Retry:
         raise AssertionError("unreachable")
 
 
+def _in_progress(r: BatchResult) -> bool:
+    """Whether a batch item was answered 409 in_progress (retry to get its acknowledgement)."""
+    return r.status == 409 and r.error is not None and r.error.code == "in_progress"
+
+
 class _Player:
     """The users' side of :func:`run`: the cached policy, credentials, episodes, reports."""
 
@@ -461,7 +466,19 @@ class _Player:
         return items
 
     def submit(self, items: list[BatchItem]) -> list[BatchResult]:
+        """Submit the batch; items answered 409 in_progress (a retried batch whose first
+        attempt is still being committed: a busy server) are resubmitted alone, with the same
+        idempotency keys, backing off like :class:`_Retry`, until acknowledged."""
         out: list[BatchResult] = _Retry.call(lambda: self.c.submit_batch(self.exp, items))
+        for attempt in range(8):
+            pending = [i for i, r in enumerate(out) if _in_progress(r)]
+            if not pending:
+                break
+            time.sleep(0.05 * (1 << attempt))
+            again: list[BatchResult] = _Retry.call(
+                lambda: self.c.submit_batch(self.exp, [items[i] for i in pending]))
+            for i, r in zip(pending, again):
+                out[i] = r
         return out
 
     def handle(self, items: list[BatchItem], results: list[BatchResult]) -> None:
