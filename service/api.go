@@ -44,6 +44,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/experiments/{id}/ledger", s.getExperiment},
 		{"POST /v1/experiments/{id}/credentials", s.mintCredentials},
 		{"POST /v1/experiments/{id}/credentials/revoke", s.revokeCredentials},
+		{"GET /v1/backup", s.backup},
 		{"GET /v1/openapi.json", s.openAPI},
 		{"GET /metrics", s.serveMetrics},
 		{"GET /healthz", s.health},
