@@ -44,6 +44,7 @@ func (s *Server) routes() []route {
 		{"GET /v1/experiments/{id}/ledger", s.getExperiment},
 		{"POST /v1/experiments/{id}/credentials", s.mintCredentials},
 		{"POST /v1/experiments/{id}/credentials/revoke", s.revokeCredentials},
+		{"GET /v1/backup", s.backup},
 		{"GET /v1/openapi.json", s.openAPI},
 		{"GET /metrics", s.serveMetrics},
 		{"GET /healthz", s.health},
@@ -525,12 +526,14 @@ func (s *Server) prepare(x *experiment, user, cred, idem, regretText string, fie
 	copy(ud[:], s.userMAC("dprl/user/v1", x.def.ID, user))
 	// A revoked credential is refused exactly as a wrong one, before any participation
 	// state is read (credentials.go).
-	revoked, err := s.st.Revoked(x.def.ID, ud)
-	if err != nil {
-		return bad(http.StatusServiceUnavailable, "storage", "", "reading the revocations: %v", err)
-	}
-	if revoked {
-		return bad(http.StatusForbidden, "forbidden", "Dprl-User-Credential", "%s", wrongCredential)
+	if x.mayRevoke.Load() {
+		revoked, err := s.st.Revoked(x.def.ID, ud)
+		if err != nil {
+			return bad(http.StatusServiceUnavailable, "storage", "", "reading the revocations: %v", err)
+		}
+		if revoked {
+			return bad(http.StatusForbidden, "forbidden", "Dprl-User-Credential", "%s", wrongCredential)
+		}
 	}
 	if !printable(idem, MaxIdemKey) {
 		return bad(http.StatusBadRequest, "invalid_request", "Idempotency-Key", "the idempotency key (header Idempotency-Key): required, 1 to %d printable ASCII characters (retry a report with the same key)", MaxIdemKey)

@@ -89,6 +89,7 @@ func (s *Server) revokeCredentials(w http.ResponseWriter, r *http.Request) {
 	for i, u := range users {
 		copy(ds[i][:], s.userMAC("dprl/user/v1", x.def.ID, u))
 	}
+	x.mayRevoke.Store(true) // before the commit: from then on every submission reads the revocations
 	n, err := s.st.Revoke(x.def.ID, ds)
 	if err != nil {
 		fail(w, http.StatusServiceUnavailable, "storage", "", "storing the revocations: %v", err)

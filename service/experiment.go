@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
@@ -34,6 +35,12 @@ type experiment struct {
 	dec *protocol.Decoder
 	// maxBytes bounds a report's body (protocol.MaxBytes of the header).
 	maxBytes int64
+
+	// mayRevoke is set when a credential of the experiment may be revoked (one was revoked
+	// before the start, or a revocation began since; set on any doubt): only then does a
+	// submission read the revocations (prepare). Whether an experiment has revocations says
+	// nothing about whether a user contributed.
+	mayRevoke atomic.Bool
 
 	queue  chan *submission
 	qmu    sync.RWMutex // guards closed: no send on a closed queue

@@ -190,6 +190,9 @@ func New(cfg Config) (*Server, error) {
 
 func (s *Server) add(x *experiment) {
 	x.hooks = s.cfg.hooks
+	if r, err := s.st.HasRevocations(x.def.ID); r || err != nil {
+		x.mayRevoke.Store(true)
+	}
 	s.mu.Lock()
 	s.exps[x.def.ID] = x
 	s.order = append(s.order, x.def.ID)

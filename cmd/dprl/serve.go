@@ -93,7 +93,7 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", service.DefaultSnapshotInterval, "snapshot each experiment with new reports at least this often (-1s: only by count and at shutdown)")
 	f.BoolVar(&cfg.RetainReports, "retain-reports", false, "keep the raw reports a snapshot covers (audit); by default they are deleted with the snapshot (data minimisation)")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write the server's CPU profile (runtime/pprof) to this file when it stops (performance work)")
-	cmd.AddCommand(newRotateKeyCmd(stdout))
+	cmd.AddCommand(newRotateKeyCmd(stdout), newBackupCmd(stdout))
 	return cmd
 }
 
@@ -141,6 +141,56 @@ func newRotateKeyCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "data", "dprl-data", "data directory of the stopped server (its lock is taken)")
+	return cmd
+}
+
+// newBackupCmd is `dprl serve backup --data DIR --out FILE [--server URL]`: a consistent copy
+// of the database, through the running server (it holds the lock) or from a stopped server's
+// directory (docs/serve.md, "Backups").
+func newBackupCmd(stdout io.Writer) *cobra.Command {
+	var (
+		o          service.BackupOptions
+		tok        service.Tokens
+		tokensFile string
+	)
+	cmd := &cobra.Command{
+		Use:   "backup",
+		Short: "Write a consistent copy of a data directory's database (through the running server with --server, else from the stopped server's directory)",
+		Long: "Write a consistent copy of the database: one commit's state, checked, written atomically, never replacing a file unless --replace.\n" +
+			"A running server holds the database's lock: back it up through it with --server URL (admin token from --tokens-file,\n" +
+			"$DPRL_ADMIN_TOKEN or <data>/tokens.json). Restore: copy the file to <new data dir>/dprl.db with the same tokens.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Server != "" {
+				t, err := tokensFrom(cmd, tokensFile)
+				if err != nil {
+					return err
+				}
+				if t.Admin == "" {
+					if t, err = service.ReadTokens(o.Dir); err != nil {
+						return inputerr.New("--data: %v (a backup through --server needs the admin token: --tokens-file, $DPRL_ADMIN_TOKEN or DIR/tokens.json)", err)
+					}
+				}
+				o.AdminToken = t.Admin
+			}
+			n, err := service.Backup(cmd.Context(), o)
+			if err != nil {
+				var ce *client.Error
+				if errors.As(err, &ce) && ce.Status >= 500 {
+					return err
+				}
+				return inputerr.Wrap(err)
+			}
+			fmt.Fprintf(stdout, "dprl serve backup: %s: %d bytes (checked); restore: copy it to <new data dir>/%s\n", o.Out, n, "dprl.db")
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Dir, "data", "dprl-data", "data directory (without --server: of a stopped server, whose lock is taken; with --server: where tokens.json is read)")
+	f.StringVar(&o.Server, "server", "", "base URL of the running server holding the data directory (the backup goes through it: GET /v1/backup, admin token)")
+	f.StringVar(&o.Out, "out", "", "the backup file (required; an existing file is refused unless --replace)")
+	f.BoolVar(&o.Replace, "replace", false, "replace an existing --out file")
+	tokenFlags(cmd, &tok, &tokensFile, "the admin token")
 	return cmd
 }
 

@@ -142,3 +142,52 @@ func mustLedger(t *testing.T, c *client.Client, id string) *client.Ledger {
 	}
 	return l
 }
+
+// TestServeBackup: `dprl serve backup` through the running server (--server; the admin token
+// from the environment) and from a stopped server's directory; an existing file is refused
+// unless --replace, and the restored directory serves the same ledger (service's
+// TestBackupRestore checks a backup taken under load).
+func TestServeBackup(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	p := startServe(t, data, "127.0.0.1:0")
+	ctx := context.Background()
+	c := client.New(p.url, testAdmin, testClient, nil)
+	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
+		Epsilon: 1, Delta: 1e-5, Capacity: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "backup.db")
+	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--out", out); code != 2 || !strings.Contains(stderr, "--server") {
+		t.Errorf("offline backup while served: exit %d %s", code, stderr)
+	}
+	if code, stdout, stderr := runCLI(t, "serve", "backup", "--data", data, "--server", p.url, "--out", out); code != 0 || !strings.Contains(stdout, "checked") {
+		t.Fatalf("backup through the server: exit %d %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--server", p.url, "--out", out); code != 2 || !strings.Contains(stderr, "--replace") {
+		t.Errorf("backup over an existing file: exit %d %s", code, stderr)
+	}
+	led1, _ := json.Marshal(mustLedger(t, c, l.Experiment))
+	p.stop(t)
+	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--out", out, "--replace"); code != 0 {
+		t.Fatalf("offline backup with --replace: exit %d %s", code, stderr)
+	}
+	restored := filepath.Join(dir, "restored")
+	if err := os.MkdirAll(restored, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(restored, "dprl.db"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p = startServe(t, restored, "127.0.0.1:0")
+	c = client.New(p.url, testAdmin, testClient, nil)
+	if led2, _ := json.Marshal(mustLedger(t, c, l.Experiment)); string(led2) != string(led1) {
+		t.Errorf("the restored ledger differs:\n%s\n%s", led1, led2)
+	}
+	p.stop(t)
+}

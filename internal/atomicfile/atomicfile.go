@@ -66,6 +66,23 @@ func WriteFile(path string, write func(w io.Writer) error, perm os.FileMode) err
 	return writeFile(path, write, perm, true)
 }
 
+// WriteFileVerified is WriteFile with verify called on the complete, fsynced temporary file
+// before it replaces path (an error refuses it: path is left untouched), as in CreateFile.
+func WriteFileVerified(path string, write func(w io.Writer) error, verify func(tmp string) error, perm os.FileMode) error {
+	return writeFileMode(path, write, perm, true, false, verify)
+}
+
+// CreateFile writes a new file at path like WriteFile (temporary file, fsync, then into place,
+// then the directory fsynced) but never replaces an existing file: the complete temporary file
+// is hard-linked to path, which fails with an error wrapping fs.ErrExist when path exists (also
+// when it appeared while the data were written), and the temporary file is removed in every
+// case. verify, if non-nil, is called with the complete, fsynced temporary file's path before
+// it is linked: an error refuses it (returned unchanged, nothing created). The file system
+// must support hard links.
+func CreateFile(path string, write func(w io.Writer) error, verify func(tmp string) error, perm os.FileMode) error {
+	return writeFileMode(path, write, perm, true, true, verify)
+}
+
 // WriteBytesNoSync atomically replaces the file at path with data like WriteBytes, but
 // without flushing it to stable storage: the temporary file is neither fsynced before the
 // rename nor is the directory fsynced after it. The replacement is still atomic for every
@@ -82,7 +99,13 @@ func WriteBytesNoSync(path string, data []byte, perm os.FileMode) error {
 }
 
 // writeFile is WriteFile; sync selects the fsyncs of the file and of its directory.
-func writeFile(path string, write func(w io.Writer) error, perm os.FileMode, sync bool) (err error) {
+func writeFile(path string, write func(w io.Writer) error, perm os.FileMode, sync bool) error {
+	return writeFileMode(path, write, perm, sync, false, nil)
+}
+
+// writeFileMode is WriteFile (noReplace false: renamed over path) and CreateFile (noReplace:
+// linked to path, never replacing it).
+func writeFileMode(path string, write func(w io.Writer) error, perm os.FileMode, sync, noReplace bool, verify func(string) error) (err error) {
 	if write == nil {
 		return errors.New("atomicfile: nil write function")
 	}
@@ -134,7 +157,19 @@ func writeFile(path string, write func(w io.Writer) error, perm os.FileMode, syn
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("atomicfile: close %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if verify != nil {
+		if err := verify(tmp); err != nil {
+			return err
+		}
+	}
+	if noReplace {
+		if err := os.Link(tmp, path); err != nil {
+			_ = os.Remove(tmp)
+			committed = true
+			return fmt.Errorf("atomicfile: %w", err)
+		}
+		_ = os.Remove(tmp)
+	} else if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("atomicfile: rename %s to %s: %w", tmp, path, err)
 	}
 	committed = true

@@ -3,6 +3,7 @@ package atomicfile
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -236,3 +237,56 @@ func TestWriteBytes(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// TestCreateFileNeverReplaces: CreateFile writes a new file, refuses an existing one with
+// fs.ErrExist leaving it untouched, and leaves no temporary file either way.
+func TestCreateFileNeverReplaces(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		existing *string
+		write    func(w io.Writer) error
+		verify   func(tmp string) error
+		wantErr  error
+		want     string
+	}{
+		{name: "new file", write: writeThen("backup", nil), want: "backup"},
+		{name: "existing file kept", existing: ptr("old"), write: writeThen("new", nil), wantErr: fs.ErrExist, want: "old"},
+		{name: "failing write", write: writeThen("partial", errors.New("boom")), wantErr: errors.New("boom")},
+		{name: "refused by verify", write: writeThen("bad", nil), verify: func(tmp string) error {
+			if b, _ := os.ReadFile(tmp); string(b) == "bad" {
+				return errors.New("verify: bad contents")
+			}
+			return nil
+		}, wantErr: errors.New("verify")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out")
+			if tc.existing != nil {
+				if err := os.WriteFile(path, []byte(*tc.existing), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			err := CreateFile(path, tc.write, tc.verify, 0o600)
+			switch {
+			case tc.wantErr == nil && err != nil:
+				t.Fatal(err)
+			case tc.wantErr != nil && err == nil:
+				t.Fatalf("no error, want %v", tc.wantErr)
+			case errors.Is(tc.wantErr, fs.ErrExist) && !errors.Is(err, fs.ErrExist):
+				t.Fatalf("error %v, want fs.ErrExist", err)
+			}
+			got, rerr := os.ReadFile(path)
+			if tc.want == "" {
+				if rerr == nil {
+					t.Fatalf("a failed write left %q", got)
+				}
+			} else if string(got) != tc.want {
+				t.Fatalf("file holds %q, want %q", got, tc.want)
+			}
+			if names := listDir(t, dir); len(names) != 1 && tc.want != "" || len(names) != 0 && tc.want == "" {
+				t.Fatalf("directory holds %v", names)
+			}
+		})
+	}
+}

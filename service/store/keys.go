@@ -136,6 +136,20 @@ func (s *Store) Revoke(id string, users [][32]byte) (int, error) {
 	return n, err
 }
 
+// HasRevocations reports whether any credential of experiment id was ever revoked (a server
+// skips the per-report revocation lookup of an experiment that has none).
+func (s *Store) HasRevocations(id string) (bool, error) {
+	var r bool
+	err := s.view(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(revokedBucket(id)); b != nil {
+			k, _ := b.Cursor().First()
+			r = k != nil
+		}
+		return nil
+	})
+	return r, err
+}
+
 // Revoked reports whether the user of participation digest user is revoked for experiment id.
 func (s *Store) Revoked(id string, user [32]byte) (bool, error) {
 	var r bool
