@@ -35,8 +35,8 @@ var errUnknownReport = errors.New("its privacy report states no guarantee the se
 //
 //   - privacy/ledger.Report (dprl's practical agents): a JDP or LDP model, PrivateAtNominal,
 //     and the composed ε at the report's δ at most eps with that δ at most delta;
-//   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): a JDP or LDP
-//     model, PrivateAtNominal, and the replace-one ε at most eps (any δ);
+//   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): its ledger
+//     report (PrivacyReport.Ledger, δ = 0), as above;
 //   - agents/lq.Constants (Private-OFU-RL): Private, and the accountant's (Epsilon, DeltaDP)
 //     at most (eps, delta) — the paper's calibration overspends ε and is refused;
 //   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and the
@@ -73,13 +73,8 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		}
 		return nil
 	case tabularagents.PrivacyReport:
-		switch {
-		case r.Model != tabularagents.JDP.String() && r.Model != tabularagents.LDP.String():
-			return ErrNonPrivate
-		case !r.PrivateAtNominal || above(r.EpsilonReplaceOne, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g under replace-one neighbours (asked ε = %g)", r.EpsilonReplaceOne, eps)
-		}
-		return nil
+		// The papers' agents' pure ε-DP guarantee, as the ledger composes it (δ = 0).
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case lqagents.Constants:
 		switch {
 		case !r.Private:

@@ -395,3 +395,32 @@ func TestReportPublic(t *testing.T) {
 		}
 	}
 }
+
+// TestPureTarget: δ = 0 is a pure ε-DP target: Laplace entries calibrate and compose at it,
+// a Gaussian entry cannot (no finite σ gives δ = 0), and a non-positive ε is refused.
+func TestPureTarget(t *testing.T) {
+	l := mustLedger(t, Config{Model: JDP, Target: accounting.ApproxDP{Epsilon: 2}})
+	if err := l.Register(Entry{Name: "a", Mechanism: Laplace, Sensitivity: 1, Dim: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Calibrate("a"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Guarantee != accounting.KindPureDP || math.Abs(r.Epsilon-2) > 1e-12 || !r.PrivateAtNominal || r.Delta != 0 {
+		t.Errorf("pure report %+v", r)
+	}
+	g := mustLedger(t, Config{Model: JDP, Target: accounting.ApproxDP{Epsilon: 2}})
+	if err := g.Register(Entry{Name: "g", Mechanism: Gaussian, Sensitivity: 1, Dim: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Calibrate("g"); err == nil {
+		t.Error("a Gaussian entry calibrated at δ = 0")
+	}
+	if _, err := New(Config{Model: JDP, Target: accounting.ApproxDP{Epsilon: 0}}); err == nil {
+		t.Error("ε = 0 accepted")
+	}
+}
