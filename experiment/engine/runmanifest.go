@@ -102,8 +102,8 @@ type RunManifest struct {
 	// Config is the family's resolved configuration (what the run actually used).
 	Config any `json:"config"`
 	// Workers and WallSeconds describe this invocation (meta.json has the whole history).
-	Workers     int     `json:"workers"`
-	WallSeconds float64 `json:"wall_seconds"`
+	Workers     int           `json:"workers"`
+	WallSeconds float64       `json:"wall_seconds"`
 	Curves      []CurveRecord `json:"curves"`
 	// Figures are the figures (each as .png and .svg): regret-<env> for every environment,
 	// then the family's own.
@@ -322,7 +322,7 @@ func writeCurve(dir string, c *CurveOutput) (CurveRecord, error) {
 	rec.LastDecile = rundir.Number(LastDecile(c.Steps, c.Band.Mean))
 	for _, u := range []struct {
 		field, why string
-		v         rundir.Number
+		v          rundir.Number
 	}{{"epsilon", "non-private curve", rec.Epsilon}, {"delta", "no δ: non-private or pure ε-DP", rec.Delta},
 		{"episodes_per_second", "the family does not time its seeds", rec.EpisodesPerSecond},
 		{"reference.regret_per_episode", "no no-learning reference", rec.Reference.RegretPerEpisode}} {
