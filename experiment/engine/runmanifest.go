@@ -155,6 +155,12 @@ type RunOutput struct {
 	// FigureTitle titles the regret figure of environment env (default "<experiment>: <env>:
 	// cumulative regret, mean ± 95% CI").
 	FigureTitle func(env string) string
+	// References are reference curves drawn in an environment's figure (by Dir) besides the
+	// constant no-learning line, e.g. LQ's zero-policy line Z(k).
+	References map[string][]report.Curve
+	// PlotOptions, if set, gives the options of an environment's figure from the curves'
+	// final means (default: 11 × 6 in, y axis per Output.LogY).
+	PlotOptions func(env string, finals []float64) report.PlotOptions
 	// Output holds the output options: LogY of the figures; BeforeManifest (the engine's
 	// meta.json, config.resolved.yaml and regret_long.csv).
 	Output rundir.Options
@@ -230,6 +236,7 @@ func WriteRun(dir string, out *RunOutput) (*RunManifest, error) {
 		if f.ref > 0 && len(f.refX) > 0 {
 			curves = append(curves, report.NoLearningCurve(f.refX, f.ref))
 		}
+		curves = append(curves, out.References[d]...)
 		title := fmt.Sprintf("%s: %s: cumulative regret, mean ± 95%% CI", out.Experiment, d)
 		if out.FigureTitle != nil {
 			title = out.FigureTitle(d)
@@ -239,8 +246,11 @@ func WriteRun(dir string, out *RunOutput) (*RunManifest, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := report.PlotCurves(path, title, "episode", "cumulative regret", curves,
-			report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: out.Output.UseLogY(f.finals)}); err != nil {
+		opts := report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: out.Output.UseLogY(f.finals)}
+		if out.PlotOptions != nil {
+			opts = out.PlotOptions(d, f.finals)
+		}
+		if err := report.PlotCurves(path, title, "episode", "cumulative regret", curves, opts); err != nil {
 			return nil, err
 		}
 		man.Figures = append(man.Figures, name+".png", name+".svg")
