@@ -14,9 +14,9 @@ import (
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/privacy/ledger"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // PracticalSuiteName is the practical suite's name in an LQ configuration block
