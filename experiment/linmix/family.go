@@ -310,7 +310,7 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 // Collect implements engine.Plan: curves, figures, summary, claims and the manifest last
 // (Write).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	return engine.CollectWritten(c, p.result, (*Result).Write, func(man *Manifest) string {
+	return engine.CollectWritten(c, p.result, (*Result).Write, func(man *engine.RunManifest) string {
 		return fmt.Sprintf("manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv", len(man.Figures))
 	})
 }
