@@ -277,6 +277,65 @@ func WriteRun(dir string, out *RunOutput) (*RunManifest, error) {
 	return man, nil
 }
 
+// Block is one block of a suite written into its own run directory (Dir, relative to the
+// suite's directory) with its manifest.
+type Block struct {
+	Dir      string
+	Manifest *RunManifest
+}
+
+// WriteSuite writes the manifest of a suite whose blocks WriteRun wrote into subdirectories of
+// dir (a reproduction with several blocks): the same schema, with every block's curves (their
+// CSV paths prefixed by the block's directory, <block>/curves/<env>/<curve>.csv), figures
+// and files, and each block's manifest listed; summary.md is out.Summary then every curve's
+// row. out.Curves must be empty: the curves are the blocks'. The blocks' extras are under
+// extras.blocks.<dir>.
+func WriteSuite(dir string, out *RunOutput, blocks []Block) (*RunManifest, error) {
+	if len(out.Curves) > 0 {
+		return nil, fmt.Errorf("suite %s: curves belong to its blocks", out.Experiment)
+	}
+	man := &RunManifest{Schema: RunSchema, Provenance: out.Provenance, Family: out.Family, Experiment: out.Experiment,
+		Command: out.Command, Config: out.Config, Workers: out.Workers, WallSeconds: out.WallSeconds,
+		Curves: []CurveRecord{}, Figures: []string{}, Extras: map[string]any{}}
+	if man.Command == nil {
+		man.Command = []string{}
+	}
+	if man.Provenance.Inputs == nil {
+		man.Provenance.Inputs = []rundir.Input{}
+	}
+	for k, v := range out.Extras {
+		man.Extras[k] = v
+	}
+	be := map[string]any{}
+	for _, b := range blocks {
+		pre := func(f string) string { return filepath.ToSlash(filepath.Join(b.Dir, f)) }
+		for _, c := range b.Manifest.Curves {
+			c.CSV = pre(c.CSV)
+			man.Curves = append(man.Curves, c)
+		}
+		for _, f := range b.Manifest.Figures {
+			man.Figures = append(man.Figures, pre(f))
+		}
+		for _, f := range append(b.Manifest.Files, ManifestFile) {
+			man.Files = append(man.Files, pre(f))
+		}
+		be[b.Dir] = b.Manifest.Extras
+	}
+	man.Extras["blocks"] = be
+	sum, err := summary(out, man)
+	if err != nil {
+		return nil, err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(dir, SummaryFile), sum, 0o644); err != nil {
+		return nil, err
+	}
+	man.Files = append(man.Files, SummaryFile)
+	if err := rundir.WriteManifest(dir, out.Output, man); err != nil {
+		return nil, err
+	}
+	return man, nil
+}
+
 func (c *CurveOutput) dir() string {
 	if c.Dir != "" {
 		return c.Dir
