@@ -9,6 +9,7 @@ import (
 	linmixagents "github.com/dprl/dprl/agents/linmix"
 	lqagents "github.com/dprl/dprl/agents/lq"
 	tabularagents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 )
 
@@ -109,4 +110,57 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		return nil
 	}
 	return fmt.Errorf("%w (%T)", errUnknownReport, s.Privacy)
+}
+
+// Guarantee returns a privacy report of any family's agent (Served.Privacy) in the one report
+// type, ledger.Report: a ledger report as it is (dprl's practical agents); the papers' tabular
+// agents' PrivacyReport.Ledger, which the ledger composes; for the linear-MDP, linear-mixture
+// and LQ papers' agents, whose own accountants compute (ε, δ), ledger.Declare of that
+// guarantee for the nominal target (eps, delta) under the trust model model (ledger.JDP or
+// ledger.LDP); a non-private agent's report is ledger.None's. A report of any other type is an
+// error.
+func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
+	none := func() (ledger.Report, error) { return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "") }
+	target := ledger.Config{Model: model, Target: accountingTarget(eps, delta)}
+	switch r := p.(type) {
+	case ledger.Report:
+		return r, nil
+	case *ledger.Report:
+		if r == nil {
+			return ledger.Report{}, errUnknownReport
+		}
+		return *r, nil
+	case tabularagents.PrivacyReport:
+		return r.Ledger, nil
+	case lqagents.Constants:
+		if !r.Private {
+			return none()
+		}
+		target.Neighbouring = r.Neighbouring
+		return ledger.Declare(target, r.Epsilon, r.DeltaDP, true, r.Guarantee)
+	case linmdpagents.Info:
+		if !r.Private || r.NoiseOff || !(r.EffectiveEp > 0) {
+			return none()
+		}
+		target.Target.Delta = r.Delta
+		return ledger.Declare(target, r.EffectiveEp, r.Delta, true, r.Note)
+	case linmixagents.Constants:
+		if r.NoiseKind == "none" || r.NoiseKind == "" {
+			return none()
+		}
+		d := delta
+		if r.NoiseKind == "laplace" {
+			d, target.Target.Delta = 0, 0
+		}
+		e := r.EffectiveEpsilon
+		if r.EpsilonReplaceOne > 0 {
+			e = r.EpsilonReplaceOne
+		}
+		return ledger.Declare(target, e, d, r.Covered, r.Privacy)
+	}
+	return ledger.Report{}, fmt.Errorf("%w (%T)", errUnknownReport, p)
+}
+
+func accountingTarget(eps, delta float64) accounting.ApproxDP {
+	return accounting.ApproxDP{Epsilon: eps, Delta: delta}
 }

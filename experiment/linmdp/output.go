@@ -12,7 +12,6 @@ import (
 	agents "github.com/dprl/dprl/agents/linmdp"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
@@ -306,16 +305,11 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 	return rm, summary, nil
 }
 
-// guarantee states a cell's guarantee in the one privacy report type: the (ε, δ) the agent's
-// own zCDP accountant certifies (agents/linmdp.Info.EffectiveEp; not yet composed by the
-// privacy ledger, ledger.Declare), or the non-private report (non-private agents, noise-off
-// twins).
+// guarantee states a cell's guarantee in the one privacy report type (engine.Guarantee: the
+// (ε, δ) the agent's own zCDP accountant certifies, ledger.Declare; non-private agents and
+// noise-off twins the non-private report).
 func guarantee(c Cell, in agents.Info) (ledger.Report, error) {
-	if !in.Private || in.NoiseOff || !(in.EffectiveEp > 0) {
-		return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "")
-	}
-	return ledger.Declare(ledger.Config{Model: ledger.JDP, Target: accounting.ApproxDP{Epsilon: c.Epsilon, Delta: in.Delta}},
-		in.EffectiveEp, in.Delta, true, in.Note)
+	return engine.Guarantee(in, ledger.JDP, c.Epsilon, in.Delta)
 }
 
 func fmtF(x rundir.Number) string {

@@ -12,7 +12,6 @@ import (
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
@@ -365,28 +364,20 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 }
 
 // guarantee states a curve's guarantee in the one privacy report type: the practical agent's
-// privacy ledger report, or for the papers' agents the (ε, δ) their own analysis states
-// (agents/linmix.Constants: Zhou's replace-one ε, otherwise the effective ε, covered or not;
-// not yet composed by the ledger, ledger.Declare). A Laplace calibration is pure ε-DP (δ = 0).
+// privacy ledger report, or for the papers' agents engine.Guarantee of their constants (the
+// (ε, δ) their own analysis states, ledger.Declare; a Laplace calibration is pure ε-DP).
 func guarantee(c *Curve, delta float64) (ledger.Report, error) {
 	if c.Guarantee != nil {
 		return *c.Guarantee, nil
 	}
-	if c.Mode == "none" || c.Constants.NoiseKind == "none" || c.Constants.NoiseKind == "" {
-		return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "")
+	if c.Mode == "none" {
+		return engine.Guarantee(agents.Constants{NoiseKind: "none"}, ledger.None, 0, 0)
 	}
 	model := ledger.JDP
 	if c.Mode == "ldp" {
 		model = ledger.LDP
 	}
-	if c.Constants.NoiseKind == "laplace" {
-		delta = 0
-	}
-	eps := c.Constants.EffectiveEpsilon
-	if c.Constants.EpsilonReplaceOne > 0 {
-		eps = c.Constants.EpsilonReplaceOne
-	}
-	return ledger.Declare(ledger.Config{Model: model, Target: accounting.ApproxDP{Epsilon: c.Epsilon, Delta: delta}}, eps, delta, c.Constants.Covered, c.Constants.Privacy)
+	return engine.Guarantee(c.Constants, model, c.Epsilon, delta)
 }
 
 func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {

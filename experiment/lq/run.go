@@ -14,7 +14,6 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
@@ -260,13 +259,8 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 	return summary, nil
 }
 
-// guarantee states a curve's guarantee in the one privacy report type: the (ε, δ) that the
-// paper's agent's own accountant recomputes from its two counters' σ (agents/lq.Constants;
-// not yet composed by the privacy ledger, ledger.Declare), or the non-private report.
+// guarantee states a curve's guarantee in the one privacy report type (engine.Guarantee: the
+// (ε, δ) the paper's agent's own accountant recomputes from its counters' σ, ledger.Declare).
 func guarantee(c agents.Constants, eps, delta float64) (ledger.Report, error) {
-	if !c.Private {
-		return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "")
-	}
-	return ledger.Declare(ledger.Config{Model: ledger.JDP, Target: accounting.ApproxDP{Epsilon: eps, Delta: delta}, Neighbouring: c.Neighbouring},
-		c.Epsilon, c.DeltaDP, true, c.Guarantee)
+	return engine.Guarantee(c, ledger.JDP, eps, delta)
 }
