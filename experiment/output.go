@@ -209,8 +209,8 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*eng
 		out.Summary, ex.Claims = text, claims
 		out.Files = append(out.Files, "summary.claims.json")
 	} else {
-		out.Summary = fmt.Sprintf("# %s: %s on %s\n\nK = %d, seeds %v, H = %d, V*_1(s_1) = %.6g; the uniformly random policy loses %.6g per episode (the dashed line of the figures). Wall time %.1f s on %d workers.\n",
-			r.Config.Name, curveNames(r.Curves), r.Env, K, r.Config.Seeds, r.Horizon, r.VStar, r.NoLearning, r.Seconds, r.Workers)
+		out.Summary = fmt.Sprintf("# %s: %s on %s\n\nK = %d, seeds %v, H = %d, V*_1(s_1) = %.6g; the uniformly random policy loses %.6g per episode (the dashed line of the figures).\n",
+			r.Config.Name, curveNames(r.Curves), r.Env, K, r.Config.Seeds, r.Horizon, r.VStar, r.NoLearning)
 	}
 	out.Extras = map[string]any{"tabular": ex}
 	return engine.WriteRun(dir, out)

@@ -435,7 +435,8 @@ func LastDecile(steps []int, cum []float64) float64 {
 }
 
 // summary renders summary.md: the family's text, then one table of every curve per
-// environment with the same columns in every family.
+// environment with the same columns in every family. The table holds no timing (episodes/s is
+// in the manifest), so it is byte-deterministic for a given seed.
 func summary(out *RunOutput, man *RunManifest) ([]byte, error) {
 	var b bytes.Buffer
 	if s := strings.TrimRight(out.Summary, "\n"); s != "" {
@@ -452,7 +453,7 @@ func summary(out *RunOutput, man *RunManifest) ([]byte, error) {
 			return nil
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n", env)
-		err := report.WriteMarkdownTable(&b, []string{"curve", "agent", "ε", "K", "seeds", "R(K) mean [95% CI]", "last-decile regret/episode", "episodes/s", "privacy (ledger)"}, rows)
+		err := report.WriteMarkdownTable(&b, []string{"curve", "agent", "ε", "K", "seeds", "R(K) mean [95% CI]", "last-decile regret/episode", "privacy (ledger)"}, rows)
 		rows = rows[:0]
 		return err
 	}
@@ -473,12 +474,8 @@ func summary(out *RunOutput, man *RunManifest) ([]byte, error) {
 		} else {
 			r += " (" + rundir.NoCI + ")"
 		}
-		speed := "—"
-		if c.EpisodesPerSecond.Defined() {
-			speed = fmt.Sprintf("%.0f", float64(c.EpisodesPerSecond))
-		}
 		rows = append(rows, []string{c.Label, c.Agent, eps, fmt.Sprint(c.Episodes), fmt.Sprint(len(c.Seeds)), r,
-			fmt.Sprintf("%.4g", float64(c.LastDecile)), speed, c.Privacy.String()})
+			fmt.Sprintf("%.4g", float64(c.LastDecile)), c.Privacy.String()})
 	}
 	if err := flush(); err != nil {
 		return nil, err

@@ -63,11 +63,21 @@ func Load(dirs []string, opt Options) ([]*Curve, error) {
 		if err != nil {
 			return nil, err
 		}
+		envs, err := runEnvs(dir)
 		if envKnown {
+			// A run of the one schema: the resolved configuration's description (with its
+			// parameters) where it gives one, else the manifest's environment.
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				if e := envs.of(c.Curve); e != "" {
+					c.Env = e
+				}
+			}
 			curves = append(curves, cs...)
 			continue
 		}
-		envs, err := runEnvs(dir)
 		if err != nil {
 			return nil, err
 		}
@@ -175,30 +185,55 @@ func loadRun(dir, label string, globs []string) (curves []*Curve, envKnown bool,
 	return curves, envKnown, nil
 }
 
-// loadSchema reads the curves a manifest of the one schema lists (named as in regret_long.csv:
-// the CSV's path without "curves" and ".csv").
+// loadSchema reads the curves a manifest of the one schema lists, named as in
+// regret_long.csv (the CSV's path without "curves" and ".csv"), each with the manifest's
+// environment: their values from regret_long.csv (every curve's last episode is in it), or,
+// without it, from each curve's CSV.
 func loadSchema(dir, label string, globs []string, m *schemaManifest) ([]*Curve, error) {
-	var curves []*Curve
+	mp := filepath.Join(dir, ManifestFile)
+	envOf := map[string]string{}
+	var names []string
 	for i, rec := range m.Curves {
 		if !filepath.IsLocal(filepath.FromSlash(rec.CSV)) || path.Ext(rec.CSV) != ".csv" {
-			return nil, bad("compare: %s: curves[%d].csv: %q is not a CSV file inside the run directory", filepath.Join(dir, ManifestFile), i, rec.CSV)
+			return nil, bad("compare: %s: curves[%d].csv: %q is not a CSV file inside the run directory", mp, i, rec.CSV)
 		}
 		name := curvefiles.Name(rec.CSV)
-		if !matchAny(globs, name) {
-			continue
-		}
-		c, err := readWide(filepath.Join(dir, filepath.FromSlash(rec.CSV)), label, name)
+		envOf[name] = rec.Env
+		names = append(names, name)
+	}
+	var curves []*Curve
+	long := filepath.Join(dir, LongFile)
+	if _, err := os.Lstat(long); err == nil {
+		cs, err := readLong(long, label, globs)
 		if err != nil {
 			return nil, err
 		}
-		if c == nil {
-			return nil, bad("compare: %s: curve %s has no per-seed columns", filepath.Join(dir, rec.CSV), rec.Label)
+		for _, c := range cs {
+			env, ok := envOf[c.Curve]
+			if !ok {
+				continue // a reference line (the zero policy), not a curve of the manifest
+			}
+			c.Env = env
+			curves = append(curves, c)
 		}
-		c.Env = rec.Env
-		curves = append(curves, c)
+	} else {
+		for i, rec := range m.Curves {
+			if !matchAny(globs, names[i]) {
+				continue
+			}
+			c, err := readWide(filepath.Join(dir, filepath.FromSlash(rec.CSV)), label, names[i])
+			if err != nil {
+				return nil, err
+			}
+			if c == nil {
+				return nil, bad("compare: %s: curve %s has no per-seed columns", filepath.Join(dir, rec.CSV), rec.Label)
+			}
+			c.Env = rec.Env
+			curves = append(curves, c)
+		}
 	}
 	if len(curves) == 0 {
-		return nil, bad("compare: %s lists no curve%s", filepath.Join(dir, ManifestFile), globNote(globs))
+		return nil, bad("compare: %s lists no curve%s", mp, globNote(globs))
 	}
 	return curves, nil
 }
@@ -503,12 +538,18 @@ func runLabels(dirs []string) []string {
 	return out
 }
 
+// matchAny reports whether name, or its last element (the curve's file name without its
+// environment directory: "UCBVI" for "riverswim/UCBVI"), matches one of the patterns (all
+// names match without patterns).
 func matchAny(globs []string, name string) bool {
 	if len(globs) == 0 {
 		return true
 	}
 	for _, g := range globs {
 		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+		if ok, _ := path.Match(g, path.Base(name)); ok {
 			return true
 		}
 	}
