@@ -173,14 +173,20 @@ def test_run_frozenlake_writes_the_run_dir(dprl_server: LocalServer, tmp_path: P
     assert [int(r[3]) for r in rows[1:]] == [k for k, _ in want]
     assert [float(r[4]) for r in rows[1:]] == [v for _, v in want]  # shortest round-trip form
     man = json.loads((d / "manifest.json").read_text())
-    listed = {f["path"] for f in man["files"]}
-    assert {"regret_long.csv", "summary.md", "env.json", "ledger.json", "config.resolved.yaml",
-            "curves/file/practical-jdp_eps_1.csv"} <= listed
+    assert man["schema"] == "dprl.run/v1" and man["family"] == "tabular"
+    listed = set(man["files"])
+    assert {"summary.md", "env.json", "ledger.json", "curves/file/practical-jdp_eps_1.csv", "regret-file.png", "regret-file.svg"} <= listed
+    assert (d / "meta.json").exists() and (d / "config.resolved.yaml").exists() and (d / "regret_long.csv").exists()
     cfg = json.loads((d / "config.resolved.yaml").read_text())
     assert cfg["cells"][0]["spec"]["env_sha256"] == _sha(d / "env.json") and cfg["cells"][0]["cell"] == "file/practical-jdp eps=1"
-    for f in man["files"] + man["inputs"]:
+    for f in man["inputs"]:
         assert _sha(d / f["path"]) == f["sha256"], f["path"]
-    assert man["curves"][0]["runs"][0]["final_regret"] == pytest.approx(res.final)
+    c = man["curves"][0]
+    assert c["env"] == "file" and c["agent"] == "practical-jdp" and c["epsilon"] == 1 and c["episodes"] == 600
+    assert c["final_mean"] == pytest.approx(res.final) and c["csv"] == "curves/file/practical-jdp_eps_1.csv"
+    assert c["reference"] == {"kind": "uniform-policy", "regret_per_episode": pytest.approx(res.uniform_regret)}
+    assert c["privacy"] == res.ledger["guarantee"] and c["privacy"]["model"] == "jdp"
+    assert c["extras"]["python"]["runs"][0]["final_regret"] == pytest.approx(res.final)
     assert json.loads((d / "env.json").read_text()) == res.model
     summary = (d / "summary.md").read_text()
     assert "practical-jdp eps=1" in summary and "uniform policy: 0.1867" in summary
