@@ -32,17 +32,17 @@ type ReportInput struct {
 	Schema      string          `json:"schema"`
 	Family      string          `json:"family"`
 	Experiment  string          `json:"experiment"`
-	Command     []string        `json:"command"`
-	Config      json.RawMessage `json:"config"`
-	WallSeconds float64         `json:"wall_seconds"`
-	Workers     int             `json:"workers"`
+	Command     []string        `json:"command,omitempty"`
+	Config      json.RawMessage `json:"config,omitempty"`
+	WallSeconds float64         `json:"wall_seconds,omitempty"`
+	Workers     int             `json:"workers,omitempty"`
 	// Inputs are input files to record (role, path, SHA-256).
-	Inputs []rundir.Input `json:"inputs"`
+	Inputs []rundir.Input `json:"inputs,omitempty"`
 	// Summary is the producer's text of summary.md (Markdown); Files the other files it wrote
 	// into the directory itself (relative paths, listed in the manifest).
-	Summary string         `json:"summary"`
-	Files   []string       `json:"files"`
-	Extras  map[string]any `json:"extras"`
+	Summary string         `json:"summary,omitempty"`
+	Files   []string       `json:"files,omitempty"`
+	Extras  map[string]any `json:"extras,omitempty"`
 	Curves  []ReportCurve  `json:"curves"`
 }
 
@@ -63,7 +63,7 @@ type ReportCurve struct {
 	Reference         Reference      `json:"reference"`
 	EpisodesPerSecond *float64       `json:"episodes_per_second"`
 	Privacy           ledger.Report  `json:"privacy"`
-	Extras            map[string]any `json:"extras"`
+	Extras            map[string]any `json:"extras,omitempty"`
 	// Spec, if set, is the curve's resolved specification recorded in config.resolved.yaml
 	// (as the family that runs the agent records it, so that dprl compare recognises the same
 	// environment); default: its label, agent, environment, ε, δ and K.
