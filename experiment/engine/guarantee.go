@@ -120,7 +120,9 @@ func (s Served) PrivateAt(eps, delta float64) error {
 // ledger.LDP); a non-private agent's report is ledger.None's. A report of any other type is an
 // error.
 func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
-	none := func() (ledger.Report, error) { return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "") }
+	none := func() (ledger.Report, error) {
+		return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "")
+	}
 	target := ledger.Config{Model: model, Target: accountingTarget(eps, delta)}
 	switch r := p.(type) {
 	case ledger.Report:

@@ -90,6 +90,18 @@ func TestPrivateAtReports(t *testing.T) {
 			if want := !c.nonPrivate && !unknown; s.ClaimsPrivacy() != want {
 				t.Errorf("ClaimsPrivacy() = %v, want %v", s.ClaimsPrivacy(), want)
 			}
+			// The one report type (engine.Guarantee: what manifests and the service print)
+			// gives the family's own report's verdict.
+			g, gerr := engine.Guarantee(c.report, ledger.JDP, c.eps, c.delta)
+			switch {
+			case gerr == nil:
+				ge := engine.Served{Privacy: g}.PrivateAt(c.eps, c.delta)
+				if (ge == nil) != c.ok || errors.Is(ge, engine.ErrNonPrivate) != c.nonPrivate {
+					t.Errorf("Guarantee = %+v: PrivateAt = %v, want private %v, non-private %v", g, ge, c.ok, c.nonPrivate)
+				}
+			case !unknown && c.eps > 0 && !math.IsInf(c.eps, 0) && c.delta < 1:
+				t.Errorf("Guarantee: %v", gerr)
+			}
 		})
 	}
 }
