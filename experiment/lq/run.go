@@ -142,14 +142,6 @@ type Extras struct {
 	ZeroLine string `json:"zero_line_csv"`
 }
 
-// CurveExtras is the LQ family's own part of a curve's record: the public constants and the
-// agent's own accountant's guarantee, and every seed's diagnostics.
-type CurveExtras struct {
-	Spec      CurveSpec        `json:"spec"`
-	Constants agents.Constants `json:"constants"`
-	Runs      []SeedRun        `json:"runs"`
-}
-
 // Write writes the run directory in the one run-directory layout (engine.WriteRun):
 // curves/<system>/<curve>.csv (per-episode cumulative regret of every seed with mean and 95 %
 // band), the zero-policy line curves/<system>/zero-policy.csv, regret-<system>.{png,svg} (log
@@ -218,7 +210,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
 		co.EpisodesPerSecond = rundir.Number(math.NaN())
 		co.Undefined = rundir.Undefined{"episodes_per_second": "the LQ runner does not time its seeds"}
-		co.Extras = map[string]any{"lq": CurveExtras{Spec: c.Spec, Constants: c.Constants, Runs: c.Runs}}
+		co.Extras = map[string]any{"lq": c} // the public constants, the agent's own guarantee, every seed's diagnostics
 		out.Curves = append(out.Curves, co)
 	}
 	// The zero line: the family's own file beside the curves (not an agent's curve).
