@@ -656,7 +656,8 @@ func (x *experiment) snapshot() ledgerResponse {
 		model = ledger.LDP
 	}
 	if g, err := engine.Guarantee(x.served.Privacy, model, l.Epsilon, l.Delta); err == nil {
-		l.Mu, l.Guarantee = g.Mu, g
+		// The page and the statement print the same object.
+		l.Mu, l.Guarantee, l.Statement = g.Mu, g, g.String()
 		if g.Epsilon > 0 {
 			l.AchievedEpsilon = g.Epsilon
 		}
