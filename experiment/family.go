@@ -260,7 +260,7 @@ func collectText(c *engine.Collection, res *Result, man *engine.RunManifest) str
 	var b strings.Builder
 	if res.qiao != nil {
 		b.WriteString(res.qiao.text)
-		fmt.Fprintf(&b, "\nWrote %s (manifest.json, summary.md, %s, curves/*.csv)", c.Dir, strings.Join(man.Figures, ", "))
+		fmt.Fprintf(&b, "\nWrote %s (manifest.json, summary.md, %s, curves/<env>/*.csv)", c.Dir, strings.Join(man.Figures, ", "))
 	} else {
 		for i, cs := range man.Curves {
 			fmt.Fprintf(&b, "%-28s R(K) = %10.1f  %s  %s\n", cs.Label, float64(cs.FinalMean), engine.FinalCI(cs), res.Curves[i].Privacy)

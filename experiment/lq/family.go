@@ -300,6 +300,6 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret figure, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret-<system> figure, curves/<system>/*.csv)", summary, filepath.Clean(c.Dir)), nil
 	})
 }

@@ -373,8 +373,9 @@ func (r *PracticalResult) Summary() string {
 	return b.String()
 }
 
-// Write writes the run directory: curves/*.csv (cumulative regret per seed, mean, 95 % band),
-// the zero line, regret.{png,svg}, summary.md and manifest.json last (all atomic). dir must
+// Write writes the run directory in the one layout (engine.WriteRun): curves/<system>/*.csv
+// (cumulative regret per seed, mean, 95 % band), the zero line beside them,
+// regret-<system>.{png,svg}, summary.md and manifest.json last (all atomic). dir must
 // not hold an earlier run unless force. The regret figure has a logarithmic y axis.
 func (r *PracticalResult) Write(dir string, force bool, command []string) (string, error) {
 	return r.WriteWith(dir, rundir.Options{Force: force, LogY: "log"}, command)

@@ -366,5 +366,5 @@ func (p *practicalPlan) Collect(c *engine.Collection) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
 	}
-	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret.png/svg, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret-<system>.png/svg, curves/<system>/*.csv)", summary, filepath.Clean(c.Dir)), nil
 }
