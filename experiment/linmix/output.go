@@ -303,8 +303,10 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 			}
 		}
 		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(s.Uniform)}
-		co.EpisodesPerSecond = rundir.Number(math.NaN())
-		co.Undefined = rundir.Undefined{"episodes_per_second": "the linear-mixture runner does not time its seeds"}
+		co.EpisodesPerSecond = rundir.Number(episodesPerSecond(r.Config.Episodes, s.Seconds))
+		if !co.EpisodesPerSecond.Defined() {
+			co.Undefined = rundir.Undefined{"episodes_per_second": "a seed was not timed"}
+		}
 		co.Extras = map[string]any{"linmix": s}
 		out.Curves = append(out.Curves, co)
 		set := "tuned"
@@ -361,6 +363,22 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 		return nil, "", err
 	}
 	return man, summary, nil
+}
+
+// episodesPerSecond is the mean over seeds of K / the seed's wall time; NaN when a seed has no
+// time.
+func episodesPerSecond(K int, seconds []float64) float64 {
+	if len(seconds) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, t := range seconds {
+		if !(t > 0) {
+			return math.NaN()
+		}
+		sum += float64(K) / t
+	}
+	return sum / float64(len(seconds))
 }
 
 // guarantee states a curve's guarantee in the one privacy report type: the practical agent's
