@@ -46,6 +46,9 @@ type SeedRun struct {
 	FirstOffZero      int           `json:"first_episode_off_zero_line"`
 	// Undefined says why a number is null.
 	Undefined rundir.Undefined `json:"undefined,omitempty"`
+	// Seconds is the wall time of the seed's K episodes (agent built, exact regret included;
+	// 0: not timed, a unit file written before it was recorded).
+	Seconds float64 `json:"seconds"`
 }
 
 // CurveResult is a curve with all its seeds.
@@ -208,8 +211,14 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 			co.Agent, co.Epsilon, co.Delta = "private-ofu-rl", rundir.Number(c.Spec.Epsilon), rundir.Number(r.Config.Delta)
 		}
 		co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
-		co.EpisodesPerSecond = rundir.Number(math.NaN())
-		co.Undefined = rundir.Undefined{"episodes_per_second": "the LQ runner does not time its seeds"}
+		speed := 0.0
+		for _, sr := range c.Runs {
+			speed += float64(K) / sr.Seconds / float64(len(c.Runs)) // +Inf (null) for an untimed seed
+		}
+		co.EpisodesPerSecond = rundir.Number(speed)
+		if !co.EpisodesPerSecond.Defined() {
+			co.Undefined = rundir.Undefined{"episodes_per_second": "a seed was not timed"}
+		}
 		co.Extras = map[string]any{"lq": c} // the public constants, the agent's own guarantee, every seed's diagnostics
 		out.Curves = append(out.Curves, co)
 	}
