@@ -3,6 +3,7 @@ module github.com/dprl/dprl
 go 1.26.0
 
 require (
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/bbolt v1.5.0

@@ -82,7 +82,9 @@ func TestRegisteredEnvRunsEndToEnd(t *testing.T) {
 	}
 	var man struct {
 		Config *Config `json:"config"`
-		Env    string  `json:"env"`
+		Curves []struct {
+			Env string `json:"env"`
+		} `json:"curves"`
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 	if err != nil {
@@ -91,10 +93,10 @@ func TestRegisteredEnvRunsEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(data, &man); err != nil {
 		t.Fatal(err)
 	}
-	if want := (EnvConfig{Name: "chain", Horizon: 6, States: 4}); man.Env != "chain" || man.Config.Env != want {
-		t.Errorf("manifest env %q, config env %+v; want %+v", man.Env, man.Config.Env, want)
+	if want := (EnvConfig{Name: "chain", Horizon: 6, States: 4}); man.Curves[0].Env != "chain" || man.Config.Env != want {
+		t.Errorf("manifest env %q, config env %+v; want %+v", man.Curves[0].Env, man.Config.Env, want)
 	}
-	for _, f := range []string{"curves/ucbvi.csv", "regret_long.csv", "config.resolved.yaml"} {
+	for _, f := range []string{"curves/chain/ucbvi.csv", "regret_long.csv", "config.resolved.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}

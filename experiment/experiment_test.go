@@ -59,7 +59,7 @@ func TestWriteRunDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"manifest.json", "regret.png", "regret.svg"} {
+	for _, f := range []string{"manifest.json", "summary.md", "regret-" + man.Curves[0].Env + ".png", "regret-" + man.Curves[0].Env + ".svg"} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
 			t.Errorf("missing %s", f)
 		}

@@ -256,14 +256,14 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 
 // collectText is what Collect prints: the qiao-fig1 summary and the files written, or one line
 // per curve.
-func collectText(c *engine.Collection, res *Result, man *Manifest) string {
+func collectText(c *engine.Collection, res *Result, man *engine.RunManifest) string {
 	var b strings.Builder
 	if res.qiao != nil {
 		b.WriteString(res.qiao.text)
-		fmt.Fprintf(&b, "\nWrote %s (manifest.json, summary.md, %s, curves/*.csv)", c.Dir, strings.Join(man.Figures, ", "))
+		fmt.Fprintf(&b, "\nWrote %s (manifest.json, summary.md, %s, curves/<env>/*.csv)", c.Dir, strings.Join(man.Figures, ", "))
 	} else {
-		for _, cs := range man.Curves {
-			fmt.Fprintf(&b, "%-28s R(K) = %10.1f  %s  %s\n", cs.Spec.Label, float64(cs.FinalMean), cs.CI(), cs.Privacy)
+		for i, cs := range man.Curves {
+			fmt.Fprintf(&b, "%-28s R(K) = %10.1f  %s  %s\n", cs.Label, float64(cs.FinalMean), engine.FinalCI(cs), res.Curves[i].Privacy)
 		}
 		fmt.Fprintf(&b, "Wrote %s", filepath.Clean(c.Dir))
 	}

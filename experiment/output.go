@@ -2,12 +2,14 @@ package experiment
 
 import (
 	"fmt"
-	"os"
+	"math"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot/vg"
 
 	agents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/uniform"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
@@ -16,53 +18,6 @@ import (
 
 // Version is the dprl version recorded in manifests.
 const Version = rundir.Version
-
-// CurveSummary is the per-curve part of a manifest.
-type CurveSummary struct {
-	CurveResult
-	// CSV is the file holding the curve's per-episode cumulative regret.
-	CSV string `json:"csv"`
-	// FinalMean and the 95% confidence interval of the final cumulative regret; the
-	// interval is null for a single seed (see Undefined).
-	FinalMean rundir.Number `json:"final_mean"`
-	FinalLo   rundir.Number `json:"final_ci95_lo"`
-	FinalHi   rundir.Number `json:"final_ci95_hi"`
-	// Undefined says why a number above is null.
-	Undefined rundir.Undefined `json:"undefined,omitempty"`
-}
-
-// CI formats the final 95 % interval for text output: "95% CI [lo, hi]", or "n=1, no CI"
-// for one seed.
-func (c CurveSummary) CI() string {
-	if len(c.Runs) == 1 {
-		return rundir.NoCI
-	}
-	return "95% CI " + rundir.FormatCI(len(c.Runs), "%.1f", float64(c.FinalLo), float64(c.FinalHi))
-}
-
-// Manifest is written as manifest.json into the run directory, last, so that its presence
-// means the run directory is complete.
-type Manifest struct {
-	rundir.Provenance
-	Command []string `json:"command,omitempty"`
-	// Config is the configuration actually used: a file environment's own H, no parameter
-	// the run did not use (Garnet parameters of other environments, ε and calibration of
-	// non-private curves).
-	Config *Config `json:"config"`
-	Env    string  `json:"env"`
-	// NoLearning is the per-episode regret of the uniformly random policy (the no-learning
-	// reference line of the figures).
-	NoLearning float64        `json:"no_learning_regret_per_episode"`
-	VStar      float64        `json:"v_star"`
-	Workers    int            `json:"workers"`
-	Seconds    float64        `json:"wall_seconds"`
-	Curves     []CurveSummary `json:"curves"`
-	Figures    []string       `json:"figures"`
-	// Files lists every file of the run directory other than the manifest.
-	Files     []string       `json:"files"`
-	Extra     map[string]any `json:"extra,omitempty"`
-	Precision string         `json:"precision"`
-}
 
 // Bands returns the pointwise mean and 95% confidence band of every curve.
 func (r *Result) Bands() ([]report.Band, error) {
@@ -127,18 +82,45 @@ func noLearning(m *model.MDP, vstar float64) float64 {
 	})
 }
 
-// Write stores the result in dir: one CSV per curve (curves/<label>.csv), one PNG and SVG
-// figure per curve group, the summary of the configuration's Summary kind (qiao-fig1:
-// summary.md and summary.claims.json), and manifest.json, written last. Every file is written
-// atomically. dir must not hold an earlier run unless r.Output.Force is set (rundir.Prepare).
-func (r *Result) Write(dir string, command []string, extra map[string]any) (*Manifest, error) {
+// Extras is the tabular family's own section of the manifest (engine.RunManifest.Extras):
+// what only the papers' suite records besides the one per-curve record.
+type Extras struct {
+	// VStar is V*_1(s_1); NoLearning the per-episode regret of the uniformly random policy
+	// (also every curve's reference).
+	VStar      float64 `json:"v_star"`
+	NoLearning float64 `json:"no_learning_regret_per_episode"`
+	Precision  string  `json:"precision"`
+	// Claims are qiao-fig1's claims (summary: qiao-fig1), also in summary.claims.json.
+	Claims map[string][]Claim `json:"claims,omitempty"`
+	// Extra is what the caller adds (Write's extra argument).
+	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// CurveExtras is the tabular family's own part of a curve's record.
+type CurveExtras struct {
+	// Calibration, EMode and Levels complete the ledger's report (privacy): how the Laplace
+	// scale was derived from ε, the count-error bound, the tree levels.
+	Calibration string             `json:"calibration,omitempty"`
+	EMode       string             `json:"e_mode,omitempty"`
+	Levels      int                `json:"levels,omitempty"`
+	Groups      []string           `json:"groups"`
+	Bonus       agents.BonusConfig `json:"bonus"`
+	// Runs are the per-seed results (final regret, policy changes, planner diagnostics, the
+	// last count-error bound, wall time).
+	Runs []SeedRun `json:"runs"`
+}
+
+// Write stores the result in dir in the one run-directory layout (engine.WriteRun):
+// curves/<env>/<label>.csv, regret-<env>.png/.svg with the no-learning line, one more figure
+// per named curve group other than "main" (regret-<group>), summary.md (qiao-fig1's summary
+// first, and summary.claims.json, when the configuration's Summary is qiao-fig1) and
+// manifest.json, written last. Every file is written atomically. dir must not hold an earlier
+// run unless r.Output.Force is set (rundir.Prepare).
+func (r *Result) Write(dir string, command []string, extra map[string]any) (*engine.RunManifest, error) {
 	if err := r.Output.Validate(); err != nil {
 		return nil, err
 	}
 	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return nil, err
 	}
 	bands, err := r.Bands()
@@ -152,31 +134,38 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		episodes[k] = k + 1
 		x[k] = float64(k + 1)
 	}
-	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Config: r.used(), Env: r.Env,
-		VStar: r.VStar, Workers: r.Workers, Seconds: r.Seconds, Extra: extra, NoLearning: r.NoLearning,
+	ex := Extras{VStar: r.VStar, NoLearning: r.NoLearning, Extra: extra,
 		Precision: "CSV values are shortest round-trip decimal representations of float64"}
+	out := &engine.RunOutput{Family: "tabular", Experiment: r.Config.Name, Provenance: rundir.NewProvenance(r.Inputs),
+		Command: command, Config: r.used(), Workers: r.Workers, WallSeconds: r.Seconds, Output: r.Output}
 	groups := map[string][]report.Curve{}
 	finals := map[string][]float64{}
 	var order []string
 	for i, c := range r.Curves {
 		names, runs := report.SeedColumns(len(c.Runs), func(j int) (uint64, []float64) { return c.Runs[j].Seed, c.Runs[j].Cum })
-		rel := filepath.Join("curves", sanitize(c.Spec.Label)+".csv")
-		path, err := rundir.Within(dir, rel)
-		if err != nil {
-			return nil, err
-		}
-		if err := report.WriteCurveCSV(path, episodes, runs, names, bands[i]); err != nil {
-			return nil, err
-		}
-		man.Files = append(man.Files, rel)
 		b := bands[i]
-		cs := CurveSummary{CurveResult: c, CSV: rel, FinalMean: rundir.Number(b.Mean[K-1])}
-		cs.FinalLo, cs.FinalHi = rundir.CI(b.N, b.Lo[K-1], b.Hi[K-1])
-		if b.N == 1 {
-			cs.Undefined = rundir.Undefined{"final_ci95_lo": rundir.NoCI, "final_ci95_hi": rundir.NoCI}
+		co := engine.CurveOutput{File: sanitize(c.Spec.Label), Steps: episodes, Runs: runs, Names: names, Band: b,
+			Legend: curveLegend(c), Style: curveStyle(c.Privacy)}
+		co.Label, co.Agent, co.Env, co.Episodes = c.Spec.Label, c.Spec.Agent, r.Env, K
+		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
+		if c.Privacy.Model != "none" {
+			co.Epsilon = rundir.Number(c.Spec.Epsilon)
 		}
-		man.Curves = append(man.Curves, cs)
+		co.Privacy = c.Privacy.Ledger
+		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(r.NoLearning)}
+		speed := 0.0
+		for _, s := range c.Runs {
+			co.Seeds = append(co.Seeds, s.Seed)
+			speed += float64(K) / s.Seconds
+		}
+		co.EpisodesPerSecond = rundir.Number(speed / float64(len(c.Runs)))
+		co.Extras = map[string]any{"tabular": CurveExtras{Calibration: c.Privacy.Calibration, EMode: c.Privacy.EMode,
+			Levels: c.Privacy.Levels, Groups: c.Spec.Groups, Bonus: c.Bonus, Runs: c.Runs}}
+		out.Curves = append(out.Curves, co)
 		for _, g := range c.Spec.Groups {
+			if g == "main" {
+				continue
+			}
 			if _, ok := groups[g]; !ok {
 				order = append(order, g)
 			}
@@ -188,15 +177,12 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 	if len(r.Config.Seeds) == 1 {
 		ci = "1 seed: " + rundir.NoCI
 	}
+	out.FigureTitle = func(string) string {
+		return fmt.Sprintf("%s: %s, K=%d, %d seeds, bonus %s, %s", r.Config.Name, r.Env, K, len(r.Config.Seeds), r.Curves[0].Bonus.Preset, ci)
+	}
 	for _, g := range order {
-		name := "regret"
-		if g != "main" {
-			name = "regret-" + sanitize(g)
-		}
-		title := fmt.Sprintf("%s: %s, K=%d, %d seeds, bonus %s, %s", r.Config.Name, r.Env, K, len(r.Config.Seeds), r.Curves[0].Bonus.Preset, ci)
-		if g != "main" {
-			title += " [" + g + "]"
-		}
+		name := "regret-" + sanitize(g)
+		title := out.FigureTitle(r.Env) + " [" + g + "]"
 		curves := groups[g]
 		if r.NoLearning > 0 {
 			curves = append(curves, report.NoLearningCurve(x, r.NoLearning))
@@ -209,21 +195,34 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*Man
 		if err := report.PlotCurves(path, title, "episode", "cumulative regret", curves, opts); err != nil {
 			return nil, err
 		}
-		man.Figures = append(man.Figures, name+".png", name+".svg")
+		out.Figures = append(out.Figures, name+".png", name+".svg")
 	}
-	man.Files = append(man.Files, man.Figures...)
 	if r.Config.Summary == "qiao-fig1" {
-		claims, text, err := writeQiaoSummary(r, filepath.Join(dir, "summary.md"))
+		text, claims, err := QiaoSummary(r)
 		if err != nil {
 			return nil, err
 		}
+		if err := rundir.WriteJSON(filepath.Join(dir, "summary.claims.json"), claims); err != nil {
+			return nil, err
+		}
 		r.qiao = &qiaoOutput{dir: dir, claims: claims, text: text}
-		man.Files = append(man.Files, "summary.md", "summary.claims.json")
+		out.Summary, ex.Claims = text, claims
+		out.Files = append(out.Files, "summary.claims.json")
+	} else {
+		out.Summary = fmt.Sprintf("# %s: %s on %s\n\nK = %d, seeds %v, H = %d, V*_1(s_1) = %.6g; the uniformly random policy loses %.6g per episode (the dashed line of the figures).\n",
+			r.Config.Name, curveNames(r.Curves), r.Env, K, r.Config.Seeds, r.Horizon, r.VStar, r.NoLearning)
 	}
-	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
-		return nil, err
+	out.Extras = map[string]any{"tabular": ex}
+	return engine.WriteRun(dir, out)
+}
+
+// curveNames lists the curves' labels for the summary's title.
+func curveNames(cs []CurveResult) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Spec.Label
 	}
-	return man, nil
+	return strings.Join(names, ", ")
 }
 
 // curveStyle is the line style of a curve: solid for non-private agents, dashed for private

@@ -229,7 +229,7 @@ func TestZeroRegretAndOneSeed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ci := man.Curves[0].CI(); (seeds == 1) != (ci == "n=1, no CI") || strings.Contains(ci, "NaN") {
+		if ci := engine.FinalCI(man.Curves[0]); (seeds == 1) != (ci == "n=1, no CI") || strings.Contains(ci, "NaN") {
 			t.Errorf("%d seeds: CI text %q", seeds, ci)
 		}
 		c0 := rundirtest.Entry(t, rundirtest.ReadManifest(t, dir), "curves", 0)

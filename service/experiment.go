@@ -656,8 +656,15 @@ func (x *experiment) snapshot() ledgerResponse {
 	if len(x.spec.Privacy.Epsilons) == 1 {
 		l.Epsilon = x.spec.Privacy.Epsilons[0]
 	}
-	if g, ok := x.served.Privacy.(ledger.Report); ok {
-		l.Mu, l.Guarantee = g.Mu, g
+	// Every agent's guarantee in the one report type (the run directory's manifest prints the
+	// same object): the ledger's, or what a paper's own accountant states (ledger.Declare).
+	model := ledger.JDP
+	if x.head.Kind == protocol.KindPrivatized {
+		model = ledger.LDP
+	}
+	if g, err := engine.Guarantee(x.served.Privacy, model, l.Epsilon, l.Delta); err == nil {
+		// The page and the statement print the same object.
+		l.Mu, l.Guarantee, l.Statement = g.Mu, g, g.String()
 		if g.Epsilon > 0 {
 			l.AchievedEpsilon = g.Epsilon
 		}

@@ -185,7 +185,9 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		}
 		id.term = term
 		ag.Client, ag.Server = rawClient{}, &curatorServer{cur: id, planner: planner, pol: pol}
-		_, ag.Privacy = cfg.Privacy.scales(H, K, false)
+		if _, ag.Privacy, err = cfg.Privacy.scales(S, A, H, K, false); err != nil {
+			return nil, err
+		}
 	case JDP:
 		c, err := NewCentral(S, A, H, K, cfg.Privacy, st.Noise)
 		if err != nil {
@@ -195,7 +197,10 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		ag.Client, ag.Server, ag.Privacy = rawClient{}, &curatorServer{cur: c, planner: planner, pol: pol}, c.Report()
 	case LDP:
 		src := st.Noise("local/report")
-		b, rep := cfg.Privacy.scales(H, K, src.Secure())
+		b, rep, err := cfg.Privacy.scales(S, A, H, K, src.Secure())
+		if err != nil {
+			return nil, err
+		}
 		srv, err := NewLocalServer(S, A, H, K, cfg.Privacy, b)
 		if err != nil {
 			return nil, err

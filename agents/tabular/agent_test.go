@@ -365,7 +365,10 @@ func TestAccountant(t *testing.T) {
 		{privacyConfig(LDP, 2, Unit, ETheory), 0.5, 3 * H * 2, 0, false},
 	}
 	for _, c := range cases {
-		b, rep := c.priv.scales(H, K, false)
+		b, rep, err := c.priv.scales(6, 2, H, K, false)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if math.Abs(b-c.b) > 1e-9*c.b || math.Abs(rep.EpsilonZeroOut-c.zero) > 1e-9*c.zero ||
 			math.Abs(rep.EpsilonReplaceOne-2*c.zero) > 1e-9*c.zero || rep.PrivateAtNominal != c.private {
 			t.Errorf("%s %s ε=%g: b=%g report %+v", c.priv.Model, c.priv.Calibration, c.priv.Epsilon, b, rep)
@@ -380,7 +383,7 @@ func TestAccountant(t *testing.T) {
 func TestEGolden(t *testing.T) {
 	const S, A, H, K = 6, 2, 20, 50000
 	jdp := privacyConfig(JDP, 1, Paper, ETheory)
-	b, _ := jdp.scales(H, K, false)
+	b, _ := jdp.scale(H, K, false)
 	if e := jdp.eBound(b, 16, S, A, H, K); math.Abs(e-244096) > 1 {
 		t.Errorf("central E_theory(ε=1) = %.1f, want 244 096", e)
 	}
@@ -389,7 +392,7 @@ func TestEGolden(t *testing.T) {
 		t.Errorf("central E_practical(ε=1) = %.2f, want 5430.6", e)
 	}
 	ldp := privacyConfig(LDP, 1, Paper, ETheory)
-	bl, _ := ldp.scales(H, K, false)
+	bl, _ := ldp.scale(H, K, false)
 	if e := ldp.eBound(bl, K, S, A, H, K); math.Abs(e-719587) > 1 {
 		t.Errorf("local E_theory(ε=1) = %.1f, want 719 587", e)
 	}

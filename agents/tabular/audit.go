@@ -126,7 +126,7 @@ func canaryScores(trs [2]*model.Trajectory, include []bool, score func(*model.Tr
 // auditRandomizer returns the user-side randomiser of the LDP audit target for one variant.
 func auditRandomizer(kind string, tr *model.Trajectory, r *rand.Rand) *Randomizer {
 	priv := PrivacyConfig{Model: LDP, Epsilon: auditEpsilon, Calibration: Strict, Beta: 0.1, EMode: EPractical, EScale: 1}
-	b, _ := priv.scales(auditH, auditK, false)
+	b, _ := priv.scale(auditH, auditK, false)
 	switch kind {
 	case "div4":
 		b /= 4

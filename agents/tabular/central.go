@@ -56,8 +56,11 @@ func NewCentral(S, A, H, K int, priv PrivacyConfig, src Sources) (*Central, erro
 	c := &Central{S: S, A: A, H: H, K: K, priv: priv, bb: newBillboard(S, A, H)}
 	n := H * S * A
 	c.x1, c.x2, c.x3 = make([]float64, n), make([]float64, n*S), make([]float64, n)
+	var err error
 	if K <= 1 {
-		c.b, c.report = priv.scales(H, K, false)
+		if c.b, c.report, err = priv.scales(S, A, H, K, false); err != nil {
+			return nil, err
+		}
 		c.refresh()
 		return c, nil
 	}
@@ -70,7 +73,9 @@ func NewCentral(S, A, H, K int, priv PrivacyConfig, src Sources) (*Central, erro
 		srcs[i] = src(name)
 		secure = secure || (srcs[i] != nil && srcs[i].Secure())
 	}
-	c.b, c.report = priv.scales(H, K, secure)
+	if c.b, c.report, err = priv.scales(S, A, H, K, secure); err != nil {
+		return nil, err
+	}
 	var cs [3]counter.Counter
 	for i, dim := range []int{n, n * S, n} {
 		t, err := counter.NewTree(counter.TreeConfig{Dim: dim, Capacity: K - 1, Node: noise.LaplaceNoise(c.b)}, srcs[i])

@@ -7,6 +7,7 @@ import (
 	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -152,6 +153,10 @@ type PrivacyReport struct {
 	// factor. To keep the nominal guarantee the Secure scale is the calibrated scale times
 	// (1 + γ) (secureScale).
 	GridStep float64 `json:"grid_step,omitempty"`
+	// Ledger is the guarantee as the privacy ledger composes it from the agent's three Laplace
+	// releases (ledgerReport): dprl's one privacy report type, which the run directory's
+	// manifest and the service print for every agent. The ε fields above are read from it.
+	Ledger ledger.Report `json:"ledger"`
 }
 
 // String summarises the report in one line, stating the effective ε when the run is not
@@ -171,24 +176,52 @@ func (r PrivacyReport) String() string {
 	return s
 }
 
-// scales returns the node scale b (JDP) or report scale b_L (LDP) for the setting, fixed
-// from public parameters only, and the accountant's report.
-func (p PrivacyConfig) scales(H, K int, secure bool) (float64, PrivacyReport) {
+// scales returns the node scale b (JDP) or report scale b_L (LDP) for the setting on an
+// (S, A, H) model with K episodes, fixed from public parameters only, and the report whose
+// guarantee the privacy ledger composes (ledgerReport).
+func (p PrivacyConfig) scales(S, A, H, K int, secure bool) (float64, PrivacyReport, error) {
 	rep := PrivacyReport{Model: p.Model.String(), Secure: secure, EMode: p.EMode.String()}
 	if p.Model == NonPrivate {
 		rep.PrivateAtNominal = true
-		return 0, rep
-	}
-	L := 1
-	if p.Model == JDP {
-		L = counter.Levels(K - 1)
-		if L < 1 {
-			L = 1
+		l, err := ledger.New(ledger.Config{Model: ledger.None})
+		if err != nil {
+			return 0, rep, err
 		}
+		if rep.Ledger, err = l.Compose(); err != nil {
+			return 0, rep, err
+		}
+		return 0, rep, nil
+	}
+	b, L := p.scale(H, K, secure)
+	if p.Model == JDP {
 		rep.Levels = L
 	}
+	if secure {
+		rep.GridStep = noise.LaplaceGranularity(b)
+	}
+	rep.Nominal = p.Epsilon
+	rep.Calibration = p.Calibration.String()
+	rep.Scale = b
+	g, err := p.ledgerReport(S, A, H, K, L, b, secure)
+	if err != nil {
+		return 0, rep, err
+	}
+	rep.Ledger = g
+	rep.EpsilonReplaceOne = g.Epsilon
+	rep.EpsilonZeroOut = g.Epsilon / 2
+	rep.PrivateAtNominal = g.PrivateAtNominal
+	return b, rep, nil
+}
+
+// scale returns the Laplace scale b of every tree node (JDP) or report entry (LDP) of a private
+// setting and the nodes per element L (the tree levels over K − 1 elements for JDP; 1 for LDP),
+// from public parameters only.
+func (p PrivacyConfig) scale(H, K int, secure bool) (b float64, L int) {
+	L = 1
+	if p.Model == JDP {
+		L = max(1, counter.Levels(K-1))
+	}
 	base := 3 * float64(H*L) // ZeroOut L1 sensitivity over the three families and H steps, times L nodes
-	var b float64
 	switch p.Calibration {
 	case Strict:
 		b = 2 * base / p.Epsilon
@@ -197,21 +230,48 @@ func (p PrivacyConfig) scales(H, K int, secure bool) (float64, PrivacyReport) {
 	case Unit:
 		b = 1 / p.Epsilon
 	}
-	slack := 1.0
 	if secure {
 		b = secureScale(b)
-		rep.GridStep = noise.LaplaceGranularity(b)
-		slack += rep.GridStep
 	}
-	rep.Nominal = p.Epsilon
-	rep.Calibration = p.Calibration.String()
-	rep.Scale = b
-	// Accountant (spec §8.1–8.3): each family contributes Δ1·L/b per step, H steps, 3 families;
-	// with the Secure source every changed coordinate's sensitivity 1 becomes 1 + γ.
-	rep.EpsilonZeroOut = accounting.LaplaceEpsilon(base*slack, b)
-	rep.EpsilonReplaceOne = 2 * rep.EpsilonZeroOut
-	rep.PrivateAtNominal = rep.EpsilonReplaceOne <= p.Epsilon*(1+1e-12)
-	return b, rep
+	return b, L
+}
+
+// ledgerReport registers the agent's three Laplace releases (visit counts, transition counts,
+// reward sums; tabular spec §8.1–8.3) in a privacy ledger and composes them (pure ε-DP, δ = 0,
+// replace-one neighbours): each is a Laplace tree over K − 1 elements with L nodes per element
+// (JDP) or one user-side report (LDP, L = 1) of scale b, and one user changes at most 2H
+// coordinates of each by at most 1 under replace-one (H under zero-out), so its ℓ1
+// sensitivity is 2H and ε = Σ 2H·L/b = 6HL/b. With the Secure source each changed coordinate's
+// rounding to the grid γ(b) adds γ (Grid weight 2H), ε·(1 + γ). The agent never computes its
+// own ε: the report's ε is the ledger's.
+func (p PrivacyConfig) ledgerReport(S, A, H, K, L int, b float64, secure bool) (ledger.Report, error) {
+	model, prefix, releases := ledger.JDP, ledger.EntryCounter, max(1, K-1)
+	if p.Model == LDP {
+		model, prefix, releases = ledger.LDP, ledger.EntryReport, 1
+	}
+	l, err := ledger.New(ledger.Config{Model: model, Target: accounting.ApproxDP{Epsilon: p.Epsilon},
+		Neighbouring: accounting.ReplaceOne})
+	if err != nil {
+		return ledger.Report{}, err
+	}
+	n := H * S * A
+	for _, f := range []struct {
+		name string
+		dim  int
+	}{{"visits", n}, {"transitions", n * S}, {"rewards", n}} {
+		sens := 2 * float64(H)
+		e := ledger.Entry{Name: prefix + "/" + f.name, Mechanism: ledger.Laplace, Norm: ledger.L1,
+			Neighbouring: accounting.ReplaceOne, Sensitivity: sens, Factor: float64(L), Scale: b,
+			Releases: releases, Dim: max(1, f.dim), Secure: secure,
+			Inputs: map[string]float64{"horizon": float64(H), "levels": float64(L)}}
+		if secure {
+			e.Grid = ledger.Grid{Weight: sens, Scale: 1}
+		}
+		if err := l.Register(e); err != nil {
+			return ledger.Report{}, err
+		}
+	}
+	return l.Compose()
 }
 
 // secureScale returns the Laplace scale b' ≥ b(1 + γ(b')) with γ = noise.LaplaceGranularity:

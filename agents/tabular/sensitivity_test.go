@@ -64,7 +64,10 @@ func TestSensitivity(t *testing.T) {
 	}
 	// The accountant's ε is Σ_families L·Δ/b: with Δ = H (zero-out) and b = 3HL/ε that is ε.
 	priv := privacyConfig(JDP, 0.7, Paper, ETheory)
-	b, rep := priv.scales(m.H, 1000, false)
+	b, rep, err := priv.scales(m.S, m.A, m.H, 1000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	L := float64(rep.Levels)
 	if got := 3 * L * H / b; math.Abs(got-rep.EpsilonZeroOut) > 1e-12 || math.Abs(got-0.7) > 1e-12 {
 		t.Fatalf("implied ε %g, report %g", got, rep.EpsilonZeroOut)

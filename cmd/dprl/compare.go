@@ -17,7 +17,8 @@ func newCompareCmd(stdout io.Writer) *cobra.Command {
 		Use:   "compare RUN...",
 		Short: "Compare the final regret of the curves of run directories: IQM with stratified bootstrap CIs and probability of improvement (rliable)",
 		Long: "Compare the final regret R(K) of the curves of run directories written by dprl run, dprl reproduce or dprl sweep merge\n" +
-			"(their regret_long.csv, or the curves/*.csv of older runs): the IQM across seeds with a stratified bootstrap CI, and the\n" +
+			"(the curves their manifest lists, docs/run-directory.md; the regret_long.csv or curves/*.csv of older runs): the IQM across\n" +
+			"seeds with a stratified bootstrap CI, and the\n" +
 			"probability of improvement of every pair of curves (rliable). The curves must end at the same episode K and be on the\n" +
 			"same environment (config.resolved.yaml); --allow-different-env compares different environments with a warning.",
 		Args: cobra.ArbitraryArgs,

@@ -26,7 +26,7 @@ func TestCompare(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"a/UCBVI", "b/UCBVI", "IQM", "P(X < Y)"} {
+	for _, want := range []string{"a/riverswim/UCBVI", "b/riverswim/UCBVI", "IQM", "P(X < Y)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, stdout)
 		}
@@ -77,13 +77,13 @@ func TestCompareRunDirectories(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare a b: exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"a/ucbvi", "b/dp-ucbvi-jdp", "riverswim(horizon=20)", "P(X < Y)"} {
+	for _, want := range []string{"a/riverswim/ucbvi", "b/riverswim/dp-ucbvi-jdp", "riverswim(horizon=20)", "P(X < Y)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("compare a b: output lacks %q:\n%s", want, stdout)
 		}
 	}
 	// A reproduction and a run on the same environment, every curve of both.
-	if code, stdout, stderr := runCLI(t, "compare", a, q, "--json"); code != 0 || !strings.Contains(stdout, `"q/UCBVI"`) || !strings.Contains(stdout, `"q/LDP_eps_1_paper"`) {
+	if code, stdout, stderr := runCLI(t, "compare", a, q, "--json"); code != 0 || !strings.Contains(stdout, `"q/riverswim/UCBVI"`) || !strings.Contains(stdout, `"q/riverswim/LDP_eps_1_paper"`) {
 		t.Errorf("compare a q: exit %d, stderr %q, output:\n%s", code, stderr, stdout)
 	}
 
@@ -93,7 +93,7 @@ func TestCompareRunDirectories(t *testing.T) {
 		t.Errorf("compare riverswim vs garnet: exit %d, stderr %q; want 2 naming both environments", code, stderr)
 	}
 	code, stdout, stderr = runCLI(t, "compare", a, g, "--allow-different-env")
-	if code != 0 || !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "garnet(") || !strings.Contains(stdout, "g/ucbvi") {
+	if code != 0 || !strings.Contains(stderr, "warning") || !strings.Contains(stderr, "garnet") || !strings.Contains(stdout, "g/garnet") {
 		t.Errorf("compare --allow-different-env: exit %d, stderr %q; want 0 with a warning", code, stderr)
 	}
 
@@ -125,7 +125,8 @@ func TestCompareRunDirectories(t *testing.T) {
 		}
 	}
 
-	// A run directory without regret_long.csv (and config.resolved.yaml): its curves/*.csv, a
+	// A run directory of the layout before dprl.run/v1 (a manifest without a schema, no
+	// regret_long.csv and no config.resolved.yaml, curves/<curve>.csv): its curves/*.csv, a
 	// NaN in which is refused the same way.
 	old := filepath.Join(dir, "old")
 	copyRun(t, a, old)
@@ -134,9 +135,24 @@ func TestCompareRunDirectories(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := os.Rename(filepath.Join(old, "curves", "riverswim", "ucbvi.csv"), filepath.Join(old, "curves", "ucbvi.csv")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, "manifest.json"), []byte(`{"dprl_version": "0.9", "curves": [{"csv": "curves/ucbvi.csv"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr = runCLI(t, "compare", old, b)
 	if code != 0 || !strings.Contains(stdout, "old/ucbvi") || !strings.Contains(stderr, "cannot be checked") {
 		t.Errorf("compare of a run without regret_long.csv: exit %d, stderr %q, output:\n%s", code, stderr, stdout)
+	}
+	// A manifest of a schema this dprl does not know is refused, naming it.
+	future := filepath.Join(dir, "future")
+	copyRun(t, a, future)
+	if err := os.WriteFile(filepath.Join(future, "manifest.json"), []byte(`{"schema": "dprl.run/v9"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "compare", future, b); code != 2 || !strings.Contains(stderr, "dprl.run/v9") {
+		t.Errorf("compare of an unknown schema: exit %d, stderr %q", code, stderr)
 	}
 	wide := filepath.Join(old, "curves", "ucbvi.csv")
 	data, err := os.ReadFile(wide)

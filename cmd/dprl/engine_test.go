@@ -20,6 +20,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/internal/longtest"
+	"github.com/dprl/dprl/internal/runschema"
 )
 
 // TestGoldenHashes re-runs every reproduction at the reduced size recorded in
@@ -73,6 +74,17 @@ func TestGoldenHashes(t *testing.T) {
 	for _, r := range order {
 		if code, _, stderr := runCLI(t, "reproduce", r, "--episodes", "300", "--seeds", "1-2", "--workers", "2", "--quiet", "--out", filepath.Join(dir, r)); code != 0 {
 			t.Fatalf("reproduce %s: exit %d: %s", r, code, stderr)
+		}
+	}
+	// Every reproduction's run directory is of the one schema (a suite of several blocks: its
+	// top directory, whose manifest lists every block's curves).
+	schema, err := runschema.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range order {
+		if err := runschema.ValidateDir(schema, filepath.Join(dir, r)); err != nil {
+			t.Errorf("%s: %v", r, err)
 		}
 	}
 	got := hashCSVs(t, dir)

@@ -33,7 +33,7 @@ func TestLinearMDPReproduce(t *testing.T) {
 	if !strings.Contains(stdout, "Privacy cost") {
 		t.Errorf("summary missing: %s", stdout)
 	}
-	for _, f := range []string{"manifest.json", "summary.md", "lin-small/regret_E1s_theory.png", "lin-small/privacy_cost_E1s.svg", "lin-small/manifest.json"} {
+	for _, f := range []string{"manifest.json", "summary.md", "regret-E1s.png", "privacy_cost_E1s.svg", "curves/E1s"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}

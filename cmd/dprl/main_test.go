@@ -103,12 +103,12 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 		if !strings.Contains(stdout, "effective ε") {
 			t.Errorf("stdout does not state the effective ε: %s", stdout)
 		}
-		matches, _ := filepath.Glob(filepath.Join(out, "curves", "*.csv"))
+		matches, _ := filepath.Glob(filepath.Join(out, "curves", "*", "*.csv"))
 		if len(matches) != 1 {
 			t.Fatalf("want one CSV, got %v", matches)
 		}
 		csvs[i], _ = os.ReadFile(matches[0])
-		for _, f := range []string{"manifest.json", "regret.png", "regret.svg"} {
+		for _, f := range []string{"manifest.json", "summary.md", "regret-riverswim.png", "regret-riverswim.svg"} {
 			if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
 				t.Errorf("missing %s", f)
 			}
@@ -120,7 +120,7 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 		}
 		curves := man["curves"].([]any)
 		priv := curves[0].(map[string]any)["privacy"].(map[string]any)
-		if priv["private_at_nominal"] != false || priv["epsilon_replace_one"].(float64) <= 1 {
+		if priv["private_at_nominal"] != false || priv["epsilon"].(float64) <= 1 {
 			t.Errorf("manifest privacy report wrong: %v", priv)
 		}
 	}

@@ -25,7 +25,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return inputerr.Error{Err: err} })
 	addMemoryFlag(root)
 	root.AddCommand(newRunCmd(stdout, stderr), newReproduceCmd(stdout, stderr), newListCmd(stdout), newAuditCmd(stdout, stderr),
-		newSweepCmd(stdout, stderr), newCompareCmd(stdout), newServeCmd(stdout, stderr), newClientCmd(stdout, stderr))
+		newSweepCmd(stdout, stderr), newCompareCmd(stdout), newReportCmd(stdout), newServeCmd(stdout, stderr), newClientCmd(stdout, stderr))
 	return root
 }
 

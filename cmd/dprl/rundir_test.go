@@ -68,7 +68,7 @@ func checkFiles(t *testing.T, what, dir string, files map[string]string) {
 func TestForceRemovesOnlyDprlFiles(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	mustRunCLI(t, "run", "--episodes", "20", "--seeds", "1", "--quiet", "--out", out)
-	if _, err := os.Stat(filepath.Join(out, "curves", "ucbvi.csv")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "curves", "riverswim", "ucbvi.csv")); err != nil {
 		t.Fatal(err)
 	}
 	user := map[string]string{"notes.csv": "mine", "curves/mine.csv": "mine", "sub/plot.png": "mine",
@@ -87,10 +87,10 @@ func TestForceRemovesOnlyDprlFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "empty", "dir")); err != nil {
 		t.Errorf("--force removed the user's empty directory: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(out, "curves", "ucbvi.csv")); err == nil {
-		t.Error("--force left the earlier run's curves/ucbvi.csv")
+	if _, err := os.Stat(filepath.Join(out, "curves", "riverswim", "ucbvi.csv")); err == nil {
+		t.Error("--force left the earlier run's curves/riverswim/ucbvi.csv")
 	}
-	if m, _ := filepath.Glob(filepath.Join(out, "curves", "dp-ucbvi-jdp*.csv")); len(m) != 1 {
+	if m, _ := filepath.Glob(filepath.Join(out, "curves", "riverswim", "dp-ucbvi-jdp*.csv")); len(m) != 1 {
 		t.Errorf("new run's curve: %v", m)
 	}
 }
@@ -111,7 +111,7 @@ func TestUserFilesAreNotAnEarlierRun(t *testing.T) {
 		t.Error(err)
 	}
 
-	for _, name := range []string{"manifest.json", "summary.md", "curves/ucbvi.csv"} {
+	for _, name := range []string{"manifest.json", "summary.md", "curves/riverswim/ucbvi.csv"} {
 		out := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(name))
 		files := map[string]string{name: "the user's own file"}
 		putFiles(t, out, files)
@@ -333,7 +333,7 @@ func TestDefaultRunDir(t *testing.T) {
 		t.Errorf("rerun of the same flags: exit %d, %q", code, stderr)
 	}
 	mustRunCLI(t, append(a, "--out", "explicit")...)
-	for _, f := range []string{"curves/ucbvi.csv", "regret_long.csv", "config.resolved.yaml"} {
+	for _, f := range []string{"curves/riverswim/ucbvi.csv", "regret_long.csv", "config.resolved.yaml"} {
 		got, err1 := os.ReadFile(filepath.Join(first[0], f))
 		want, err2 := os.ReadFile(filepath.Join("explicit", f))
 		if err1 != nil || err2 != nil || string(got) != string(want) {

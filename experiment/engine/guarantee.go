@@ -9,6 +9,7 @@ import (
 	linmixagents "github.com/dprl/dprl/agents/linmix"
 	lqagents "github.com/dprl/dprl/agents/lq"
 	tabularagents "github.com/dprl/dprl/agents/tabular"
+	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 )
 
@@ -35,8 +36,8 @@ var errUnknownReport = errors.New("its privacy report states no guarantee the se
 //
 //   - privacy/ledger.Report (dprl's practical agents): a JDP or LDP model, PrivateAtNominal,
 //     and the composed ε at the report's δ at most eps with that δ at most delta;
-//   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): a JDP or LDP
-//     model, PrivateAtNominal, and the replace-one ε at most eps (any δ);
+//   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): its ledger
+//     report (PrivacyReport.Ledger, δ = 0), as above;
 //   - agents/lq.Constants (Private-OFU-RL): Private, and the accountant's (Epsilon, DeltaDP)
 //     at most (eps, delta) — the paper's calibration overspends ε and is refused;
 //   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and the
@@ -73,13 +74,8 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		}
 		return nil
 	case tabularagents.PrivacyReport:
-		switch {
-		case r.Model != tabularagents.JDP.String() && r.Model != tabularagents.LDP.String():
-			return ErrNonPrivate
-		case !r.PrivateAtNominal || above(r.EpsilonReplaceOne, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g under replace-one neighbours (asked ε = %g)", r.EpsilonReplaceOne, eps)
-		}
-		return nil
+		// The papers' agents' pure ε-DP guarantee, as the ledger composes it (δ = 0).
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case lqagents.Constants:
 		switch {
 		case !r.Private:
@@ -114,4 +110,59 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		return nil
 	}
 	return fmt.Errorf("%w (%T)", errUnknownReport, s.Privacy)
+}
+
+// Guarantee returns a privacy report of any family's agent (Served.Privacy) in the one report
+// type, ledger.Report: a ledger report as it is (dprl's practical agents); the papers' tabular
+// agents' PrivacyReport.Ledger, which the ledger composes; for the linear-MDP, linear-mixture
+// and LQ papers' agents, whose own accountants compute (ε, δ), ledger.Declare of that
+// guarantee for the nominal target (eps, delta) under the trust model model (ledger.JDP or
+// ledger.LDP); a non-private agent's report is ledger.None's. A report of any other type is an
+// error.
+func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
+	none := func() (ledger.Report, error) {
+		return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "")
+	}
+	target := ledger.Config{Model: model, Target: accountingTarget(eps, delta)}
+	switch r := p.(type) {
+	case ledger.Report:
+		return r, nil
+	case *ledger.Report:
+		if r == nil {
+			return ledger.Report{}, errUnknownReport
+		}
+		return *r, nil
+	case tabularagents.PrivacyReport:
+		return r.Ledger, nil
+	case lqagents.Constants:
+		if !r.Private {
+			return none()
+		}
+		target.Neighbouring = r.Neighbouring
+		return ledger.Declare(target, r.Epsilon, r.DeltaDP, true, r.Guarantee)
+	case linmdpagents.Info:
+		if !r.Private || r.NoiseOff || !(r.EffectiveEp > 0) {
+			return none()
+		}
+		target.Target.Delta = r.Delta
+		return ledger.Declare(target, r.EffectiveEp, r.Delta, true, r.Note)
+	case linmixagents.Constants:
+		if r.NoiseKind == "none" || r.NoiseKind == "" {
+			return none()
+		}
+		d := delta
+		if r.NoiseKind == "laplace" {
+			d, target.Target.Delta = 0, 0
+		}
+		e := r.EffectiveEpsilon
+		if r.EpsilonReplaceOne > 0 {
+			e = r.EpsilonReplaceOne
+		}
+		return ledger.Declare(target, e, d, r.Covered, r.Privacy)
+	}
+	return ledger.Report{}, fmt.Errorf("%w (%T)", errUnknownReport, p)
+}
+
+func accountingTarget(eps, delta float64) accounting.ApproxDP {
+	return accounting.ApproxDP{Epsilon: eps, Delta: delta}
 }

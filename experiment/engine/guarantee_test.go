@@ -21,8 +21,11 @@ func TestPrivateAtReports(t *testing.T) {
 	jdp := ledger.Report{Model: ledger.JDP, Nominal: 1, Delta: 1e-5, Epsilon: 1, PrivateAtNominal: true}
 	over := jdp
 	over.Epsilon, over.PrivateAtNominal = 1.01, false
-	tab := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 1, PrivateAtNominal: true}
-	tabPaper := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 2, PrivateAtNominal: false}
+	pure := ledger.Report{Model: ledger.JDP, Nominal: 1, Guarantee: "pure-dp", PureEpsilon: 1, Epsilon: 1, PrivateAtNominal: true}
+	tab := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 1, PrivateAtNominal: true, Ledger: pure}
+	purePaper := pure
+	purePaper.PureEpsilon, purePaper.Epsilon, purePaper.PrivateAtNominal = 2, 2, false
+	tabPaper := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 2, PrivateAtNominal: false, Ledger: purePaper}
 	lq := lqagents.Constants{Private: true, Epsilon: 1, DeltaDP: 1e-5, Calibration: "exact"}
 	lqPaper := lq
 	lqPaper.Epsilon, lqPaper.Calibration = 1.05, "paper"
@@ -53,7 +56,7 @@ func TestPrivateAtReports(t *testing.T) {
 		{"tabular exact", tab, 1, 1e-5, true, false},
 		{"tabular exact, any δ (pure)", tab, 1, 1e-12, true, false},
 		{"tabular paper calibration", tabPaper, 1, 1e-5, false, false},
-		{"tabular non-private", tabularagents.PrivacyReport{Model: "none", PrivateAtNominal: true}, 1, 1e-5, false, true},
+		{"tabular non-private", tabularagents.PrivacyReport{Model: "none", PrivateAtNominal: true, Ledger: ledger.Report{Model: ledger.None, PrivateAtNominal: true}}, 1, 1e-5, false, true},
 		{"lq exact", lq, 1, 1e-5, true, false},
 		{"lq paper calibration", lqPaper, 1, 1e-5, false, false},
 		{"lq δ above", lq, 1, 1e-6, false, false},
@@ -86,6 +89,18 @@ func TestPrivateAtReports(t *testing.T) {
 			unknown = unknown || c.report == nil || c.report == any((*ledger.Report)(nil))
 			if want := !c.nonPrivate && !unknown; s.ClaimsPrivacy() != want {
 				t.Errorf("ClaimsPrivacy() = %v, want %v", s.ClaimsPrivacy(), want)
+			}
+			// The one report type (engine.Guarantee: what manifests and the service print)
+			// gives the family's own report's verdict.
+			g, gerr := engine.Guarantee(c.report, ledger.JDP, c.eps, c.delta)
+			switch {
+			case gerr == nil:
+				ge := engine.Served{Privacy: g}.PrivateAt(c.eps, c.delta)
+				if (ge == nil) != c.ok || errors.Is(ge, engine.ErrNonPrivate) != c.nonPrivate {
+					t.Errorf("Guarantee = %+v: PrivateAt = %v, want private %v, non-private %v", g, ge, c.ok, c.nonPrivate)
+				}
+			case !unknown && c.eps > 0 && !math.IsInf(c.eps, 0) && c.delta < 1:
+				t.Errorf("Guarantee: %v", gerr)
 			}
 		})
 	}

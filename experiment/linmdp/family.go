@@ -271,5 +271,5 @@ func (p *suitePlan) Collect(c *engine.Collection) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
 	}
-	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, %s, */curves/*.csv)", summary, filepath.Clean(c.Dir), strings.Join(man.Figures, ", ")), nil
+	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, %s, curves/<env>/*.csv)", summary, filepath.Clean(c.Dir), strings.Join(man.Figures, ", ")), nil
 }

@@ -70,7 +70,8 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 	}
 	// The tuned mode gives every agent the same β.
 	var betas []float64
-	for _, s := range man.Cells {
+	for _, c := range man.Curves {
+		s := c.Extras["linmdp"].(CellSummary)
 		if s.Cell.Beta == "tuned" {
 			betas = append(betas, s.Beta)
 		}

@@ -3,15 +3,16 @@ package linmdp
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
 
+	agents "github.com/dprl/dprl/agents/linmdp"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
 
@@ -56,24 +57,6 @@ type CellSummary struct {
 	Runs          any           `json:"runs"`
 	// Undefined says why a number above is null.
 	Undefined rundir.Undefined `json:"undefined,omitempty"`
-}
-
-// Manifest is written last into the run directory.
-type Manifest struct {
-	rundir.Provenance
-	Command []string `json:"command,omitempty"`
-	// Config is the configuration actually used (see Config.used).
-	Config      *Config            `json:"config"`
-	VStar       map[string]float64 `json:"v_star"`
-	NoLearning  map[string]float64 `json:"no_learning_regret_per_episode"`
-	Checkpoints []int              `json:"checkpoints"`
-	Workers     int                `json:"workers"`
-	Seconds     float64            `json:"wall_seconds"`
-	Cells       []CellSummary      `json:"cells"`
-	Figures     []string           `json:"figures"`
-	// Files lists every file of the run directory other than the manifest.
-	Files []string `json:"files"`
-	Note  string   `json:"note"`
 }
 
 func sanitize(s string) string {
@@ -129,17 +112,24 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 	return out, bands, nil
 }
 
-// Write stores the result in dir: curves/*.csv, one regret figure per (environment, β mode),
-// one privacy-cost-vs-ε figure per environment, summary.md, and manifest.json last. Every file
-// is written atomically.
-func (r *Result) Write(dir string, command []string) (*Manifest, string, error) {
+// Extras is the linear-MDP family's own section of a block's manifest
+// (engine.RunManifest.Extras).
+type Extras struct {
+	VStar       map[string]float64 `json:"v_star"`
+	NoLearning  map[string]float64 `json:"no_learning_regret_per_episode"`
+	Checkpoints []int              `json:"checkpoints"`
+	Note        string             `json:"note"`
+}
+
+// Write stores the result in dir in the one run-directory layout (engine.WriteRun):
+// curves/<env>/<env>_<β mode>_<label>.csv, regret-<env>.png/.svg (plus one regret_<env>_<β
+// mode> figure per β mode when an environment runs several), one privacy-cost-vs-ε figure per
+// environment, summary.md, and manifest.json last. Every file is written atomically.
+func (r *Result) Write(dir string, command []string) (*engine.RunManifest, string, error) {
 	if err := r.Output.Validate(); err != nil {
 		return nil, "", err
 	}
 	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
-		return nil, "", err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return nil, "", err
 	}
 	sums, bands, err := r.Summaries()
@@ -151,30 +141,27 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	for i, k := range r.Checkpoints {
 		x[i] = float64(k)
 	}
-	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Config: cfg.used(r.Horizons), VStar: r.VStar,
-		NoLearning: r.NoLearning, Checkpoints: r.Checkpoints, Workers: r.Workers, Seconds: r.Seconds,
-		Note: "regret is exact pseudo-regret (policies evaluated on the true model); CSV values are shortest round-trip float64"}
+	out := &engine.RunOutput{Family: "linmdp", Experiment: cfg.Name, Provenance: rundir.NewProvenance(r.Inputs), Command: command,
+		Config: cfg.used(r.Horizons), Workers: r.Workers, WallSeconds: r.Seconds, Output: r.Output}
+	man := struct{ Figures []string }{}
 	groups := map[string][]report.Curve{}
 	finals := map[string][]float64{}
 	groupCell := map[string]Cell{}
+	modes := map[string]map[string]bool{}
 	var order []string
 	for i, c := range r.Cells {
 		names, runs := report.SeedColumns(len(c.Runs), func(j int) (uint64, []float64) { return c.Runs[j].Seed, c.Runs[j].Cum })
-		rel := filepath.Join("curves", sanitize(c.Cell.Env+"_"+c.Cell.Beta+"_"+c.Cell.Label)+".csv")
-		path, err := rundir.Within(dir, rel)
-		if err != nil {
-			return nil, "", err
-		}
-		if err := report.WriteCurveCSV(path, r.Checkpoints, runs, names, bands[i]); err != nil {
-			return nil, "", err
-		}
-		sums[i].CSV = rel
-		man.Files = append(man.Files, rel)
+		file := sanitize(c.Cell.Env + "_" + c.Cell.Beta + "_" + c.Cell.Label)
+		sums[i].CSV = filepath.ToSlash(filepath.Join(engine.CurvesDir, sanitize(c.Cell.Env), file+".csv"))
 		g := c.Cell.Env + "_" + c.Cell.Beta
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 			groupCell[g] = c.Cell
 		}
+		if modes[c.Cell.Env] == nil {
+			modes[c.Cell.Env] = map[string]bool{}
+		}
+		modes[c.Cell.Env][c.Cell.Beta] = true
 		label := fmt.Sprintf("%s (%.0f upd.)", c.Cell.Label, sums[i].UpdatesMean)
 		style := report.StyleNonPrivate
 		if sums[i].Private {
@@ -186,14 +173,45 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		}
 		groups[g] = append(groups[g], report.Curve{Label: label, X: x, Band: bands[i], Style: style})
 		finals[g] = append(finals[g], sums[i].FinalMean)
+		priv, err := guarantee(c.Cell, c.Runs[0].Info)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", c.Cell.Label, err)
+		}
+		co := engine.CurveOutput{Dir: sanitize(c.Cell.Env), File: file, Steps: r.Checkpoints, Runs: runs, Names: names, Band: bands[i],
+			Legend: fmt.Sprintf("%s, β %s", label, c.Cell.Beta), Style: style}
+		co.Label, co.Agent, co.Env, co.Episodes, co.Privacy = c.Cell.Label+", β "+c.Cell.Beta, c.Cell.Agent, c.Cell.Env, cfg.Episodes, priv
+		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
+		if priv.Private() {
+			co.Epsilon, co.Delta = rundir.Number(c.Cell.Epsilon), rundir.Number(cfg.Delta)
+		}
+		for _, sr := range c.Runs {
+			co.Seeds = append(co.Seeds, sr.Seed)
+		}
+		co.Reference = engine.Reference{Kind: engine.RefNone, RegretPerEpisode: rundir.Number(math.NaN())}
+		if nl, ok := r.NoLearning[c.Cell.Env]; ok {
+			co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(nl)}
+		}
+		co.EpisodesPerSecond = rundir.Number(math.NaN())
+		co.Undefined = rundir.Undefined{"episodes_per_second": "the linear-MDP runner does not time its seeds"}
+		co.Extras = map[string]any{"linmdp": sums[i]}
+		out.Curves = append(out.Curves, co)
 	}
 	ci := "mean ± 95% CI"
 	if len(cfg.Seeds) == 1 {
 		ci = "1 seed: " + rundir.NoCI
 	}
+	out.FigureTitle = func(env string) string {
+		return fmt.Sprintf("%s: %s, K=%d, %d seeds, %s", cfg.Name, env, cfg.Episodes, len(cfg.Seeds), ci)
+	}
+	out.PlotOptions = func(_ string, fs []float64) report.PlotOptions {
+		return report.PlotOptions{Width: 12 * vg.Inch, Height: 6 * vg.Inch, LogY: r.Output.UseLogY(fs)}
+	}
 	for _, g := range order {
-		name := "regret_" + sanitize(g)
 		env := groupCell[g].Env
+		if len(modes[env]) < 2 {
+			continue // the environment's one figure, regret-<env>, shows these curves
+		}
+		name := "regret_" + sanitize(g)
 		title := fmt.Sprintf("%s: %s, β %s, K=%d, %d seeds, %s", cfg.Name, env, groupCell[g].Beta, cfg.Episodes, len(cfg.Seeds), ci)
 		curves := groups[g]
 		if nl, ok := r.NoLearning[env]; ok && nl > 0 {
@@ -276,17 +294,22 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 			man.Figures = append(man.Figures, name+".png", name+".svg")
 		}
 	}
-	man.Cells = sums
-	man.Files = append(man.Files, man.Figures...)
-	summary := r.summary(sums, costRows)
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(summary), 0o644); err != nil {
+	summary := r.summary(sums, costRows) + r.extra
+	out.Summary, out.Figures = summary, man.Figures
+	out.Extras = map[string]any{"linmdp": Extras{VStar: r.VStar, NoLearning: r.NoLearning, Checkpoints: r.Checkpoints,
+		Note: "regret is exact pseudo-regret (policies evaluated on the true model); CSV values are shortest round-trip float64"}}
+	rm, err := engine.WriteRun(dir, out)
+	if err != nil {
 		return nil, "", err
 	}
-	man.Files = append(man.Files, "summary.md")
-	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
-		return nil, "", err
-	}
-	return man, summary, nil
+	return rm, summary, nil
+}
+
+// guarantee states a cell's guarantee in the one privacy report type (engine.Guarantee: the
+// (ε, δ) the agent's own zCDP accountant certifies, ledger.Declare; non-private agents and
+// noise-off twins the non-private report).
+func guarantee(c Cell, in agents.Info) (ledger.Report, error) {
+	return engine.Guarantee(in, ledger.JDP, c.Epsilon, in.Delta)
 }
 
 func fmtF(x rundir.Number) string {

@@ -43,7 +43,7 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // a reason instead of failing on NaN (today `reproduce linear-mdp` crashes), and a one-seed run
 // claims no confidence interval anywhere.
 func TestZeroRegretNoNaN(t *testing.T) {
-	rundirtest.CheckZeroRegret(t, zeroResult, "cells", "growth_exponent_last_decade", "final_regret_ci95_lo")
+	rundirtest.CheckZeroRegret(t, zeroResult, "curves", "extras.linmdp.growth_exponent_last_decade", "final_ci95_lo")
 }
 
 // TestManifestHonestLinMDP: provenance (commit "unknown" under go test), the SHA-256 of the
@@ -83,7 +83,8 @@ func TestManifestHonestLinMDP(t *testing.T) {
 	if _, _, err := RunSuite(context.Background(), suite, Options{Workers: 1}, out, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{out, filepath.Join(out, "small")} {
+	// A one-block suite is written at the run directory itself (the one layout).
+	for _, dir := range []string{out} {
 		man := rundirtest.ReadManifest(t, dir)
 		rundirtest.CheckProvenance(t, man)
 		if roles := rundirtest.HashedRoles(man); !roles["config"] || !roles["env"] {
@@ -91,7 +92,7 @@ func TestManifestHonestLinMDP(t *testing.T) {
 		}
 		rundirtest.CheckFiles(t, dir, man)
 	}
-	bm := rundirtest.ReadJSON(t, filepath.Join(out, "small", "manifest.json"))
+	bm := rundirtest.ReadJSON(t, filepath.Join(out, "manifest.json"))
 	c := bm["config"].(map[string]any)
 	env := c["envs"].([]any)[0].(map[string]any)
 	if env["horizon"] != 4.0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"github.com/dprl/dprl/experiment/engine"
 	"math"
 	"strings"
 
@@ -153,6 +154,6 @@ func costSplit(private, noiseOff float64) string {
 }
 
 // RunPracticalSuite is RunSuite with the goals section appended to the summary.
-func RunPracticalSuite(ctx context.Context, s *Suite, opts Options, out string, command []string) (*SuiteManifest, string, error) {
+func RunPracticalSuite(ctx context.Context, s *Suite, opts Options, out string, command []string) (*engine.RunManifest, string, error) {
 	return runSuite(ctx, s, opts, out, command, PracticalGoals)
 }

@@ -105,6 +105,8 @@ type Result struct {
 	Inputs []rundir.Input `json:"-"`
 	// Output controls Write; Run copies it from Options.Output.
 	Output rundir.Options `json:"-"`
+	// extra is a section appended to summary.md (a suite's goals, for a one-block suite).
+	extra string
 }
 
 // Options controls Run: Workers is the number of parallel runs (≥ 1), Progress is called

@@ -89,5 +89,5 @@ func TestPlanSpecTuned(t *testing.T) {
 // TestPlanSpecRun: a tiny spec (K = 200, seeds 1 and 2, one non-private and one private agent)
 // plans, runs on this machine and writes its curves.
 func TestPlanSpecRun(t *testing.T) {
-	enginetest.RunSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n", 4, "*", "curves", "*.csv")
+	enginetest.RunSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n", 4, "curves", "*", "*.csv")
 }

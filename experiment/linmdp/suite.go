@@ -11,7 +11,6 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/internal/strictdecode"
 )
 
@@ -120,28 +119,14 @@ func (s *Suite) Validate() error {
 	return nil
 }
 
-// SuiteManifest is written last as <out>/manifest.json.
-type SuiteManifest struct {
-	rundir.Provenance
-	Name    string   `json:"name"`
-	Command []string `json:"command,omitempty"`
-	Blocks  []string `json:"blocks"`
-	Seconds float64  `json:"wall_seconds"`
-	Workers int      `json:"workers"`
-	Figures []string `json:"figures"`
-	// Files lists every file of the run directory other than this manifest.
-	Files []string `json:"files"`
-}
-
-// RunSuite runs every block and writes <out>/<block>/ (each with its own manifest), then
-// <out>/summary.md and <out>/manifest.json (last).
-func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command []string) (*SuiteManifest, string, error) {
+// RunSuite runs every block and writes the run directory out (suitePlan.write).
+func RunSuite(ctx context.Context, s *Suite, opts Options, out string, command []string) (*engine.RunManifest, string, error) {
 	return runSuite(ctx, s, opts, out, command, nil)
 }
 
 // runSuite is RunSuite; extra, if non-nil, appends a section computed from every block's
 // results to the summary. The units run in memory through the engine (not resumable).
-func runSuite(ctx context.Context, s *Suite, opts Options, out string, command []string, extra func([]*Result) string) (*SuiteManifest, string, error) {
+func runSuite(ctx context.Context, s *Suite, opts Options, out string, command []string, extra func([]*Result) string) (*engine.RunManifest, string, error) {
 	if err := s.Validate(); err != nil {
 		return nil, "", err
 	}
@@ -167,32 +152,38 @@ func runSuite(ctx context.Context, s *Suite, opts Options, out string, command [
 	return p.write(col, out, command, opts.Output.Inputs)
 }
 
-// write writes every block's directory <out>/<block>/ (each with its own manifest), then
-// <out>/summary.md and <out>/manifest.json (last). Every block records the run's wall time.
-func (p *suitePlan) write(c *engine.Collection, out string, command []string, extraInputs []rundir.Input) (*SuiteManifest, string, error) {
+// write writes the run directory out in the one layout (engine.RunSchema). A suite of one
+// block (every dprl run, a configuration without blocks) is written by the block's Write at
+// out itself; a suite of several blocks writes every block's directory <out>/<block>/ (each a
+// run directory with its own manifest), then <out>/summary.md and <out>/manifest.json (last,
+// engine.WriteSuite: every block's curves, their CSVs below <block>/). Every block records the
+// run's wall time.
+func (p *suitePlan) write(c *engine.Collection, out string, command []string, extraInputs []rundir.Input) (*engine.RunManifest, string, error) {
 	results, err := p.results(c, extraInputs)
 	if err != nil {
 		return nil, "", err
 	}
 	s := p.suite
+	if len(results) == 1 {
+		r := results[0]
+		r.Output = c.Options
+		if p.extra != nil {
+			r.extra = p.extra(results)
+		}
+		return r.Write(out, command)
+	}
 	inputs := append([]rundir.Input(nil), s.Inputs...)
 	var sum strings.Builder
-	var blocks []string
-	var figures, files []string
+	var blocks []engine.Block
 	for i, r := range results {
 		r.Output = c.Options
+		r.Output.BeforeManifest = nil // the engine's files describe the whole suite, at out
 		bm, text, err := r.Write(filepath.Join(out, s.Blocks[i].Name), command)
 		if err != nil {
 			return nil, "", err
 		}
-		blocks = append(blocks, s.Blocks[i].Name)
+		blocks = append(blocks, engine.Block{Dir: s.Blocks[i].Name, Manifest: bm})
 		inputs = append(inputs, bm.Inputs...)
-		for _, f := range bm.Figures {
-			figures = append(figures, filepath.Join(s.Blocks[i].Name, f))
-		}
-		for _, f := range append(bm.Files, "manifest.json") {
-			files = append(files, filepath.Join(s.Blocks[i].Name, f))
-		}
 		fmt.Fprintf(&sum, "<!-- block %s: %s/%s -->\n", s.Blocks[i].Name, out, s.Blocks[i].Name)
 		sum.WriteString(strings.Replace(text, "# ", fmt.Sprintf("# [%s] ", s.Blocks[i].Name), 1))
 		// The blocks' units run interleaved: only the run's wall time (manifest) is measured.
@@ -201,12 +192,14 @@ func (p *suitePlan) write(c *engine.Collection, out string, command []string, ex
 	if p.extra != nil {
 		sum.WriteString(p.extra(results))
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(out, "summary.md"), []byte(sum.String()), 0o644); err != nil {
-		return nil, "", err
+	names := make([]string, len(blocks))
+	for i, b := range blocks {
+		names[i] = b.Dir
 	}
-	man := &SuiteManifest{Provenance: rundir.NewProvenance(inputs), Name: s.Name, Command: command, Workers: c.Workers,
-		Blocks: blocks, Seconds: c.Seconds, Figures: figures, Files: append(files, "summary.md")}
-	if err := rundir.WriteManifest(out, c.Options, man); err != nil {
+	man, err := engine.WriteSuite(out, &engine.RunOutput{Family: "linmdp", Experiment: s.Name, Provenance: rundir.NewProvenance(inputs),
+		Command: command, Config: map[string]any{"name": s.Name, "blocks": names, "goals": s.Goals}, Workers: c.Workers,
+		WallSeconds: c.Seconds, Summary: sum.String(), Output: c.Options}, blocks)
+	if err != nil {
 		return nil, "", err
 	}
 	return man, sum.String(), nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/agents/protocol"
@@ -135,6 +136,8 @@ type unitResult struct {
 	Diag      agents.Diagnostics
 	Constants agents.Constants
 	Guarantee *ledger.Report
+	// Seconds is the wall time of the unit's K episodes (agent built, exact regret included).
+	Seconds float64
 }
 
 func newPlan(cfg *Config) (*plan, error) {
@@ -264,6 +267,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 	ur.Cum = make([]float64, len(cps))
 	cum, next := 0.0, 0
 	sess, _ := a.Session()
+	start := time.Now()
 	if err := protocol.Run(ctx, sess, protocol.Options{Episodes: K, Users: st.Episodes(engine.FromOne), Every: 1000, Progress: rec.Advance,
 		Each: func(k int, r float64) {
 			cum += r
@@ -274,6 +278,7 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 		}}); err != nil {
 		return err
 	}
+	ur.Seconds = time.Since(start).Seconds()
 	ur.Diag = a.Diagnostics()
 	if u.practical != nil {
 		_, b := u.practical.Width()
@@ -292,12 +297,13 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 		cv := *tmpl
 		cv.Runs = make([][]float64, n)
 		cv.Diagnostics = make([]agents.Diagnostics, n)
+		cv.Seconds = make([]float64, n)
 		for si := range p.cfg.Seeds {
 			var ur unitResult
 			if err := c.Load(ci*n+si, &ur); err != nil {
 				return nil, err
 			}
-			cv.Runs[si], cv.Diagnostics[si] = ur.Cum, ur.Diag
+			cv.Runs[si], cv.Diagnostics[si], cv.Seconds[si] = ur.Cum, ur.Diag, ur.Seconds
 			if si == 0 {
 				cv.Constants, cv.Guarantee = ur.Constants, ur.Guarantee
 			}
@@ -310,7 +316,7 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 // Collect implements engine.Plan: curves, figures, summary, claims and the manifest last
 // (Write).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	return engine.CollectWritten(c, p.result, (*Result).Write, func(man *Manifest) string {
+	return engine.CollectWritten(c, p.result, (*Result).Write, func(man *engine.RunManifest) string {
 		return fmt.Sprintf("manifest.json, summary.md, summary.claims.json, %d figures, curves/*/*.csv", len(man.Figures))
 	})
 }

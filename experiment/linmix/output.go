@@ -4,15 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
 
 	agents "github.com/dprl/dprl/agents/linmix"
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
 
@@ -50,21 +50,6 @@ type Claim struct {
 	Text     string `json:"text"`
 	Holds    bool   `json:"holds"`
 	Evidence string `json:"evidence"`
-}
-
-// Manifest is written last into the run directory; its presence means the run is complete.
-type Manifest struct {
-	rundir.Provenance
-	Command []string `json:"command,omitempty"`
-	// Config is the configuration actually used (see Config.used).
-	Config  *Config        `json:"config"`
-	Workers int            `json:"workers"`
-	Seconds float64        `json:"wall_seconds"`
-	Curves  []CurveSummary `json:"curves"`
-	Claims  []Claim        `json:"claims"`
-	Figures []string       `json:"figures"`
-	// Files lists every file of the run directory other than the manifest.
-	Files []string `json:"files"`
 }
 
 // Summaries computes the per-curve summaries.
@@ -249,10 +234,20 @@ func (r *Result) practicalGoals(ss []CurveSummary) []Claim {
 	return out
 }
 
-// Write stores the result in dir: curves/<env>/<label>.csv, figures per environment and
-// multiplier (PNG and SVG, mean with 95 % bands), summary.md, summary.claims.json and, last,
-// manifest.json. Every file is written atomically.
-func (r *Result) Write(dir string, command []string) (*Manifest, string, error) {
+// Extras is the linear-mixture family's own section of the manifest
+// (engine.RunManifest.Extras): the papers' claims and dprl's practical goals, checked on the
+// measured data (also in summary.claims.json).
+type Extras struct {
+	Claims      []Claim `json:"claims"`
+	Checkpoints int     `json:"checkpoints"`
+}
+
+// Write stores the run in dir in the one run-directory layout (engine.WriteRun):
+// curves/<i>-<env>/<curve>.csv at the checkpoints, regret-<i>-<env>.png/.svg with the
+// no-learning line (plus regret-<i>-<env>-theory/-tuned when an environment runs several c_β),
+// summary.md, summary.claims.json and manifest.json, written last. Every file is written
+// atomically. dir must not hold an earlier run unless r.Output.Force is set.
+func (r *Result) Write(dir string, command []string) (*engine.RunManifest, string, error) {
 	ss, err := r.Summaries()
 	if err != nil {
 		return nil, "", err
@@ -264,11 +259,15 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		return nil, "", err
 	}
 	claims := append(r.Claims(ss), r.practicalGoals(ss)...)
+	if claims == nil {
+		claims = []Claim{}
+	}
 	horizons := make([]int, len(r.Config.Envs))
 	for _, c := range r.Curves {
 		horizons[c.Env] = c.Horizon
 	}
-	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Config: r.Config.used(horizons), Workers: r.Workers, Seconds: r.Seconds, Claims: claims}
+	out := &engine.RunOutput{Family: "linmix", Experiment: r.Config.Name, Provenance: rundir.NewProvenance(r.Inputs), Command: command,
+		Config: r.Config.used(horizons), Workers: r.Workers, WallSeconds: r.Seconds, Output: r.Output}
 	names := make([]string, len(r.Config.Seeds))
 	for i, s := range r.Config.Seeds {
 		names[i] = fmt.Sprintf("seed%d", s)
@@ -277,41 +276,66 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 	groups := map[string][]report.Curve{}
 	finals := map[string][]float64{}
 	uniform := map[string]float64{}
+	sets := map[string]map[string]bool{}
 	var order []string
-	for i := range ss {
-		s := &ss[i]
-		tag := envTag(s.Env, s.EnvName)
-		rel := filepath.Join("curves", tag, sanitize(s.Label)+".csv")
-		if err := os.MkdirAll(filepath.Join(dir, "curves", tag), 0o755); err != nil {
-			return nil, "", err
-		}
-		b, _ := report.MeanBand(s.Runs, 0.95)
-		path, err := rundir.Within(dir, rel)
-		if err != nil {
-			return nil, "", err
-		}
-		if err := report.WriteCurveCSV(path, r.Checkpoints, s.Runs, names[:len(s.Runs)], b); err != nil {
-			return nil, "", err
-		}
-		s.CSV = rel
-		man.Files = append(man.Files, rel)
-		set := "tuned"
-		if s.BetaMult == 1 {
-			set = "theory"
-		}
-		g := "regret-" + tag + "-" + set
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], report.Curve{Label: curveLegend(s), X: x, Band: b, Style: curveStyle(s)})
-		finals[g] = append(finals[g], s.FinalMean)
-		uniform[g] = s.Uniform
-	}
 	ci := "mean ± 95% CI"
 	if len(r.Config.Seeds) == 1 {
 		ci = "1 seed: " + rundir.NoCI
 	}
+	for i := range ss {
+		s := &ss[i]
+		tag := envTag(s.Env, s.EnvName)
+		b, _ := report.MeanBand(s.Runs, 0.95)
+		s.CSV = filepath.ToSlash(filepath.Join(engine.CurvesDir, tag, sanitize(s.Label)+".csv"))
+		g, err := guarantee(s.Curve, r.Config.Delta)
+		if err != nil {
+			return nil, "", fmt.Errorf("curve %q: %w", s.Label, err)
+		}
+		co := engine.CurveOutput{Dir: tag, File: sanitize(s.Label), Steps: r.Checkpoints, Runs: s.Runs, Names: names[:len(s.Runs)], Band: b,
+			Legend: curveLegend(s), Style: curveStyle(s)}
+		co.Label, co.Agent, co.Env, co.Episodes, co.Privacy = s.Label, s.Algorithm+"/"+s.Mode, tag, r.Config.Episodes, g
+		co.Seeds = append([]uint64(nil), r.Config.Seeds[:len(s.Runs)]...)
+		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
+		if s.Mode != "none" && s.Epsilon > 0 {
+			co.Epsilon = rundir.Number(s.Epsilon)
+			if g.Delta > 0 {
+				co.Delta = rundir.Number(g.Delta)
+			}
+		}
+		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(s.Uniform)}
+		co.EpisodesPerSecond = rundir.Number(episodesPerSecond(r.Config.Episodes, s.Seconds))
+		if !co.EpisodesPerSecond.Defined() {
+			co.Undefined = rundir.Undefined{"episodes_per_second": "a seed was not timed"}
+		}
+		co.Extras = map[string]any{"linmix": s}
+		out.Curves = append(out.Curves, co)
+		set := "tuned"
+		if s.BetaMult == 1 {
+			set = "theory"
+		}
+		if sets[tag] == nil {
+			sets[tag] = map[string]bool{}
+		}
+		sets[tag][set] = true
+		fg := "regret-" + tag + "-" + set
+		if _, ok := groups[fg]; !ok {
+			order = append(order, fg)
+		}
+		groups[fg] = append(groups[fg], report.Curve{Label: curveLegend(s), X: x, Band: b, Style: curveStyle(s)})
+		finals[fg] = append(finals[fg], s.FinalMean)
+		uniform[fg] = s.Uniform
+	}
+	out.FigureTitle = func(tag string) string {
+		return fmt.Sprintf("%s: %s, K=%d, %d seeds, %s", r.Config.Name, "regret-"+tag, r.Config.Episodes, len(r.Config.Seeds), ci)
+	}
+	out.PlotOptions = func(_ string, fs []float64) report.PlotOptions {
+		return report.PlotOptions{Width: 13 * vg.Inch, Height: 7 * vg.Inch, LogY: r.Output.UseLogY(fs)}
+	}
 	for _, g := range order {
+		tag := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(g, "regret-"), "-theory"), "-tuned")
+		if len(sets[tag]) < 2 {
+			continue // the environment's one figure, regret-<tag>, shows these curves
+		}
 		curves := groups[g]
 		if u := uniform[g]; u > 0 {
 			curves = append(curves, report.NoLearningCurve(x, u))
@@ -325,22 +349,53 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 			report.PlotOptions{Width: 13 * vg.Inch, Height: 7 * vg.Inch, LogY: r.Output.UseLogY(finals[g])}); err != nil {
 			return nil, "", err
 		}
-		man.Figures = append(man.Figures, g+".png", g+".svg")
+		out.Figures = append(out.Figures, g+".png", g+".svg")
 	}
-	man.Files = append(man.Files, man.Figures...)
-	man.Curves = ss
 	summary := r.summaryMarkdown(ss, claims)
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(summary), 0o644); err != nil {
-		return nil, "", err
-	}
 	if err := rundir.WriteJSON(filepath.Join(dir, "summary.claims.json"), claims); err != nil {
 		return nil, "", err
 	}
-	man.Files = append(man.Files, "summary.md", "summary.claims.json")
-	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
+	out.Files = append(out.Files, "summary.claims.json")
+	out.Summary = summary
+	out.Extras = map[string]any{"linmix": Extras{Claims: claims, Checkpoints: len(r.Checkpoints)}}
+	man, err := engine.WriteRun(dir, out)
+	if err != nil {
 		return nil, "", err
 	}
 	return man, summary, nil
+}
+
+// episodesPerSecond is the mean over seeds of K / the seed's wall time; NaN when a seed has no
+// time.
+func episodesPerSecond(K int, seconds []float64) float64 {
+	if len(seconds) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, t := range seconds {
+		if !(t > 0) {
+			return math.NaN()
+		}
+		sum += float64(K) / t
+	}
+	return sum / float64(len(seconds))
+}
+
+// guarantee states a curve's guarantee in the one privacy report type: the practical agent's
+// privacy ledger report, or for the papers' agents engine.Guarantee of their constants (the
+// (ε, δ) their own analysis states, ledger.Declare; a Laplace calibration is pure ε-DP).
+func guarantee(c *Curve, delta float64) (ledger.Report, error) {
+	if c.Guarantee != nil {
+		return *c.Guarantee, nil
+	}
+	if c.Mode == "none" {
+		return engine.Guarantee(agents.Constants{NoiseKind: "none"}, ledger.None, 0, 0)
+	}
+	model := ledger.JDP
+	if c.Mode == "ldp" {
+		model = ledger.LDP
+	}
+	return engine.Guarantee(c.Constants, model, c.Epsilon, delta)
 }
 
 func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {

@@ -50,7 +50,7 @@ func zeroResult(t *testing.T, seeds int) *Result {
 // TestZeroRegretNoNaN: zero-regret curves write valid JSON (growth exponent null with a
 // reason) and one seed claims no confidence interval.
 func TestZeroRegretNoNaN(t *testing.T) {
-	rundirtest.CheckZeroRegret(t, zeroResult, "curves", "growth_exponent", "final_ci95_lo")
+	rundirtest.CheckZeroRegret(t, zeroResult, "curves", "extras.linmix.growth_exponent", "final_ci95_lo")
 }
 
 // TestManifestHonestLinMix: provenance, input hashes (config, model file), the file's H, no

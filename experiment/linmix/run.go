@@ -39,6 +39,9 @@ type Curve struct {
 	Runs [][]float64 `json:"-"`
 	// Diagnostics per seed.
 	Diagnostics []agents.Diagnostics `json:"diagnostics"`
+	// Seconds is each seed's wall time of its K episodes (0: not timed, a unit file written
+	// before it was recorded).
+	Seconds []float64 `json:"seconds"`
 	// VStar is V*_1(s_1) of the environment (seed 1's instance for seeded environments).
 	VStar float64 `json:"v_star"`
 	// Uniform is the per-episode regret of the uniform random policy.

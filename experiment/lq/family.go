@@ -8,6 +8,7 @@ import (
 	"math"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
@@ -254,11 +255,12 @@ func (p *plan) Units() []engine.Unit { return p.units }
 func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Recorder) error {
 	sp := p.specs[i/len(p.seeds)]
 	ac := p.cfg.agentConfig(sp.Epsilon, p.K, sp.Neighbouring)
+	start := time.Now()
 	r, err := agents.RunWith(ctx, p.sys, ac, runStreams(st), rec.Advance)
 	if err != nil {
 		return err // the engine names the unit (cell and seed)
 	}
-	sr := SeedRun{Seed: st.Seed, Diag: r.Diag, Cum: make([]float64, p.K)}
+	sr := SeedRun{Seed: st.Seed, Diag: r.Diag, Cum: make([]float64, p.K), Seconds: time.Since(start).Seconds()}
 	c := 0.0
 	for k, v := range r.Regret {
 		c += v
@@ -300,6 +302,6 @@ func (p *plan) Collect(c *engine.Collection) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret figure, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+		return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret-<system> figure, curves/<system>/*.csv)", summary, filepath.Clean(c.Dir)), nil
 	})
 }

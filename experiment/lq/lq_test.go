@@ -56,7 +56,7 @@ func TestWorkersBitIdentical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"manifest.json", "summary.md", "regret.png", "regret.svg", "curves/zero-policy.csv"} {
+	for _, f := range []string{"manifest.json", "summary.md", "regret-LQ-E1.png", "regret-LQ-E1.svg", "curves/LQ-E1/zero-policy.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Fatalf("missing %s: %v", f, err)
 		}

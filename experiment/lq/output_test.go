@@ -37,7 +37,8 @@ func TestZeroRegretNoNaN(t *testing.T) {
 	rundirtest.WriteEach(t, []int{1, 2}, func(seeds int, dir string) (string, error) {
 		return zeroResult(t, seeds).Write(dir, "test", nil)
 	}, func(seeds int, m map[string]any, summary string) {
-		run := rundirtest.Entry(t, rundirtest.Entry(t, m, "curves", 0), "runs", 0)
+		ex := rundirtest.Entry(t, m, "curves", 0)["extras"].(map[string]any)["lq"].(map[string]any)
+		run := rundirtest.Entry(t, ex, "runs", 0)
 		rundirtest.CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), run, "zero_line_max_rel_dev")
 		if seeds == 1 && (!strings.Contains(summary, "n=1") || strings.Contains(summary, "± 0.00")) {
 			t.Errorf("one-seed summary prints a spread")

@@ -4,7 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,8 +16,8 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
 	"github.com/dprl/dprl/internal/bounds"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
 
@@ -183,8 +182,10 @@ type PracticalCurve struct {
 	Agent   string  `json:"agent"`
 	Epsilon float64 `json:"-"`
 	EpsText string  `json:"epsilon"`
-	// Guarantee is the accountant's statement.
+	// Guarantee is the accountant's statement; Privacy the report in the one privacy type
+	// (the ledger's for dprl's practical agents, ledger.Declare for the paper's).
 	Guarantee string             `json:"guarantee"`
+	Privacy   ledger.Report      `json:"-"`
 	Episodes  int                `json:"episodes"`
 	Runs      []PracticalSeedRun `json:"runs"`
 	// Growth is the growth exponent of the mean R(k) over the last decade of k (null if
@@ -372,17 +373,9 @@ func (r *PracticalResult) Summary() string {
 	return b.String()
 }
 
-// PracticalManifest is written last as manifest.json.
-type PracticalManifest struct {
-	rundir.Provenance
-	Format  string   `json:"format"`
-	Command []string `json:"command,omitempty"`
-	*PracticalResult
-	Files []string `json:"files"`
-}
-
-// Write writes the run directory: curves/*.csv (cumulative regret per seed, mean, 95 % band),
-// the zero line, regret.{png,svg}, summary.md and manifest.json last (all atomic). dir must
+// Write writes the run directory in the one layout (engine.WriteRun): curves/<system>/*.csv
+// (cumulative regret per seed, mean, 95 % band), the zero line beside them,
+// regret-<system>.{png,svg}, summary.md and manifest.json last (all atomic). dir must
 // not hold an earlier run unless force. The regret figure has a logarithmic y axis.
 func (r *PracticalResult) Write(dir string, force bool, command []string) (string, error) {
 	return r.WriteWith(dir, rundir.Options{Force: force, LogY: "log"}, command)
@@ -413,32 +406,50 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 	if out.LogY == "" {
 		out.LogY = "log"
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
-		return "", err
+	sys := sanitize(r.systemName())
+	if inputs == nil {
+		inputs = []rundir.Input{rundir.HashBytes("config", "embedded:experiment/lq/configs/practical-lq.yaml", practicalEmbedded)}
 	}
-	var files []string
-	var curves []report.Curve
+	name := r.Config.Name
+	if name == "" {
+		name = practicalDefaultName
+	}
+	o := &engine.RunOutput{Family: "lq", Experiment: name, Provenance: rundir.NewProvenance(inputs), Command: command, Config: r.Config,
+		Workers: r.Workers, WallSeconds: r.Seconds, Output: out}
+	var finals []float64
 	for _, c := range r.Curves {
 		eps := make([]int, c.Episodes)
-		xs := make([]float64, c.Episodes)
 		for k := range eps {
-			eps[k], xs[k] = k+1, float64(k+1)
+			eps[k] = k + 1
 		}
 		runs := make([][]float64, len(c.Runs))
 		names := make([]string, len(c.Runs))
+		seeds := make([]uint64, len(c.Runs))
+		speed := 0.0
 		for j, s := range c.Runs {
-			runs[j], names[j] = s.cum, fmt.Sprintf("seed%d", s.Seed)
+			runs[j], names[j], seeds[j] = s.cum, fmt.Sprintf("seed%d", s.Seed), s.Seed
+			speed += float64(c.Episodes) / s.Seconds
 		}
-		name := filepath.Join("curves", sanitize(c.Label)+".csv")
-		if err := report.WriteCurveCSV(filepath.Join(dir, name), eps, runs, names, c.band); err != nil {
-			return "", err
-		}
-		files = append(files, name)
 		st := report.StyleNonPrivate
 		if c.private {
 			st = report.StylePrivate
 		}
-		curves = append(curves, report.Curve{Label: c.Label, X: xs, Band: c.band, Style: st})
+		co := engine.CurveOutput{Dir: sys, File: sanitize(c.Label), Steps: eps, Runs: runs, Names: names, Band: c.band, Style: st}
+		co.Label, co.Agent, co.Env, co.Episodes, co.Seeds, co.Privacy = c.Label, c.Agent, r.systemName(), c.Episodes, seeds, c.Privacy
+		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
+		if c.private {
+			co.Epsilon, co.Delta = rundir.Number(c.Epsilon), rundir.Number(r.Config.Delta)
+		}
+		if K := c.Episodes; K <= len(r.Zero) {
+			co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
+		}
+		co.EpisodesPerSecond = rundir.Number(speed / float64(len(c.Runs)))
+		co.Extras = map[string]any{"lq": map[string]any{"guarantee": c.Guarantee, "epsilon": c.EpsText, "runs": c.Runs,
+			"growth_exponent_last_decade": c.Growth, "undefined": c.Undefined}}
+		o.Curves = append(o.Curves, co)
+		if n := len(c.band.Mean); n > 0 {
+			finals = append(finals, c.band.Mean[n-1])
+		}
 	}
 	K := len(r.Zero)
 	eps := make([]int, K)
@@ -446,40 +457,29 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 	for k := range eps {
 		eps[k], xs[k] = k+1, float64(k+1)
 	}
-	if err := report.WriteCurveCSV(filepath.Join(dir, "curves", "zero-policy.csv"), eps, [][]float64{r.Zero}, []string{"Z"}, report.Band{Mean: r.Zero, N: 1}); err != nil {
+	zero := filepath.ToSlash(filepath.Join(engine.CurvesDir, sys, "zero-policy.csv"))
+	if err := os.MkdirAll(filepath.Join(dir, engine.CurvesDir, sys), 0o755); err != nil {
 		return "", err
 	}
-	files = append(files, "curves/zero-policy.csv")
-	var finals []float64
-	for _, c := range curves {
-		if n := len(c.Band.Mean); n > 0 {
-			finals = append(finals, c.Band.Mean[n-1])
-		}
+	if err := report.WriteCurveCSV(filepath.Join(dir, filepath.FromSlash(zero)), eps, [][]float64{r.Zero}, []string{"Z"}, report.Band{Mean: r.Zero, N: 1}); err != nil {
+		return "", err
 	}
-	curves = append(curves, report.Curve{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference})
+	o.Files = append(o.Files, zero)
+	o.References = map[string][]report.Curve{sys: {{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference}}}
 	bands := "95% bands"
 	if len(r.Seeds) == 1 {
 		bands = "1 seed: " + rundir.NoCI
 	}
-	title := fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.systemName(), len(r.Seeds), bands)
-	if err := report.PlotCurves(filepath.Join(dir, "regret"), title, "episode k", "cumulative regret R(k)", curves,
-		report.PlotOptions{LogX: true, LogY: out.UseLogY(finals), Width: 11 * vg.Inch, Height: 7 * vg.Inch}); err != nil {
-		return "", err
+	o.FigureTitle = func(string) string {
+		return fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.systemName(), len(r.Seeds), bands)
 	}
-	files = append(files, "regret.png", "regret.svg")
+	o.PlotOptions = func(string, []float64) report.PlotOptions {
+		return report.PlotOptions{LogX: true, LogY: out.UseLogY(finals), Width: 11 * vg.Inch, Height: 7 * vg.Inch}
+	}
 	summary := r.Summary()
-	if err := atomicfile.WriteFile(filepath.Join(dir, "summary.md"), func(w io.Writer) error {
-		_, err := io.WriteString(w, summary)
-		return err
-	}, 0o644); err != nil {
-		return "", err
-	}
-	files = append(files, "summary.md")
-	if inputs == nil {
-		inputs = []rundir.Input{rundir.HashBytes("config", "embedded:experiment/lq/configs/practical-lq.yaml", practicalEmbedded)}
-	}
-	man := PracticalManifest{Provenance: rundir.NewProvenance(inputs), Format: PracticalVersion, Command: command, PracticalResult: r, Files: files}
-	if err := rundir.WriteManifest(dir, out, man); err != nil {
+	o.Summary = summary
+	o.Extras = map[string]any{"lq": map[string]any{"long": r.Long, "goals": r.Goals, "system": r.systemName(), "zero_line_csv": zero}}
+	if _, err := engine.WriteRun(dir, o); err != nil {
 		return "", err
 	}
 	return summary, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // PracticalSuiteName is the practical suite's name in an LQ configuration block
@@ -172,6 +173,7 @@ type practicalUnit struct {
 	FirstOffZero  int
 	Seconds       float64
 	Guarantee     string
+	Report        *ledger.Report
 	PaperDiag     *agents.Diagnostics
 	PracticalDiag *agents.PracticalDiagnostics
 }
@@ -223,6 +225,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 		case agents.PracticalNoiseOffName:
 			c.Label = s.agent + " (non-private twin) [practical, dprl]"
 			c.Guarantee = "non-private"
+			c.Privacy = ledger.Report{Model: ledger.NoiseOff, PrivateAtNominal: true}
 		case "private-ofu-rl":
 			c.Label = fmt.Sprintf("Private-OFU-RL eps=%s (paper)", c.EpsText)
 			c.private = true
@@ -233,9 +236,13 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 				return nil, err
 			}
 			c.Guarantee = k.Guarantee
+			if c.Privacy, err = guarantee(k, s.eps, cfg.Delta); err != nil {
+				return nil, err
+			}
 		case "ofu-rl":
 			c.Label = "OFU-RL eps=inf (paper, non-private)"
 			c.Guarantee = "non-private"
+			c.Privacy = ledger.Report{Model: ledger.None, PrivateAtNominal: true}
 		}
 		spec, err := json.Marshal(practicalUnitSpec{Agent: s.agent, Epsilon: c.EpsText, Episodes: s.K, System: sys.Name, SystemSHA: sysSHA,
 			Delta: cfg.Delta, Budget: cfg.Budget, BatchEvery: cfg.BatchEvery, Counter: cfg.Counter, Confidence: cfg.Confidence,
@@ -287,6 +294,11 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 		}
 		regret, u.PracticalDiag = r.Regret, &r.Diag
 		u.Guarantee = practicalGuarantee(r.Report)
+		rep := r.Report
+		if math.IsInf(rep.Nominal, 0) {
+			rep.Nominal = 0 // the noise-off twin's ε = ∞: no nominal target (JSON has no ∞)
+		}
+		u.Report = &rep
 	}
 	u.Cum = make([]float64, len(regret))
 	c := 0.0
@@ -327,6 +339,9 @@ func (p *practicalPlan) result(c *engine.Collection) (*PracticalResult, error) {
 			if si == 0 && u.Guarantee != "" {
 				cv.Guarantee = u.Guarantee
 			}
+			if si == 0 && u.Report != nil {
+				cv.Privacy = *u.Report
+			}
 		}
 	}
 	if err := res.finish(); err != nil {
@@ -351,5 +366,5 @@ func (p *practicalPlan) Collect(c *engine.Collection) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("writing %s: %w", c.Dir, err)
 	}
-	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret.png/svg, curves/*.csv)", summary, filepath.Clean(c.Dir)), nil
+	return fmt.Sprintf("%s\nWrote %s (manifest.json, summary.md, regret-<system>.png/svg, curves/<system>/*.csv)", summary, filepath.Clean(c.Dir)), nil
 }

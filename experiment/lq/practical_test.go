@@ -68,7 +68,7 @@ func TestPracticalExpRun(t *testing.T) {
 	if !strings.Contains(summary, "NOT MEASURED") || !strings.Contains(summary, "practical (dprl's own, no regret proof)") {
 		t.Errorf("summary lacks the goal status or the label:\n%s", summary)
 	}
-	for _, f := range []string{"manifest.json", "summary.md", "regret.png", "regret.svg", "curves/zero-policy.csv"} {
+	for _, f := range []string{"manifest.json", "summary.md", "regret-LQ-E1.png", "regret-LQ-E1.svg", "curves/LQ-E1/zero-policy.csv"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
@@ -84,7 +84,7 @@ func TestPracticalExpRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(d, "manifest.json")); !os.IsNotExist(err) {
 			t.Errorf("manifest present before BeforeManifest: %v", err)
 		}
-		if _, err := os.Stat(filepath.Join(d, "curves", "zero-policy.csv")); err != nil {
+		if _, err := os.Stat(filepath.Join(d, "curves", "LQ-E1", "zero-policy.csv")); err != nil {
 			t.Errorf("curves not written before BeforeManifest: %v", err)
 		}
 		return nil

@@ -3,7 +3,7 @@ package lq
 import (
 	"context"
 	"fmt"
-	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +13,8 @@ import (
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
 	model "github.com/dprl/dprl/model/lq"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
 
@@ -46,6 +46,9 @@ type SeedRun struct {
 	FirstOffZero      int           `json:"first_episode_off_zero_line"`
 	// Undefined says why a number is null.
 	Undefined rundir.Undefined `json:"undefined,omitempty"`
+	// Seconds is the wall time of the seed's K episodes (agent built, exact regret included;
+	// 0: not timed, a unit file written before it was recorded).
+	Seconds float64 `json:"seconds"`
 }
 
 // CurveResult is a curve with all its seeds.
@@ -110,16 +113,6 @@ func sanitize(s string) string {
 	}, s)
 }
 
-// Manifest is written last as manifest.json.
-type Manifest struct {
-	rundir.Provenance
-	Format  string   `json:"format"`
-	Command []string `json:"command,omitempty"`
-	*Result
-	// Files lists every file of the run directory other than the manifest.
-	Files []string `json:"files"`
-}
-
 // used returns the configuration actually used: for an extended run the sweep's K, seeds and
 // report points in the main fields, and no unused extended block.
 func (r *Result) used() *Config {
@@ -141,20 +134,29 @@ func curveStyle(c CurveResult) report.Style {
 	return report.StylePrivate
 }
 
-// Write writes the run directory: curves/*.csv (per-episode cumulative regret of every seed
-// with mean and 95 % band), the zero-policy line, regret.{png,svg} (log x; log y unless
-// r.Output.LogY says otherwise or a curve has no positive value), summary.md, and
-// manifest.json last. Every file is written atomically. dir must not hold an earlier run
-// unless r.Output.Force is set. The manifest records rundir.Version; dprlVersion is ignored
-// (kept for callers).
+// Extras is the LQ family's own section of the manifest (engine.RunManifest.Extras).
+type Extras struct {
+	// Extended reports the extended sweep; ReportAt the episodes of the summary's table;
+	// Horizon the system's H; Zero the zero policy's line file.
+	Extended bool   `json:"extended"`
+	ReportAt []int  `json:"report_at"`
+	System   string `json:"system"`
+	Horizon  int    `json:"horizon"`
+	ZeroLine string `json:"zero_line_csv"`
+}
+
+// Write writes the run directory in the one run-directory layout (engine.WriteRun):
+// curves/<system>/<curve>.csv (per-episode cumulative regret of every seed with mean and 95 %
+// band), the zero-policy line curves/<system>/zero-policy.csv, regret-<system>.{png,svg} (log
+// x; log y unless r.Output.LogY says otherwise or a curve has no positive value; the zero
+// line drawn), summary.md, and manifest.json last. Every file is written atomically. dir must
+// not hold an earlier run unless r.Output.Force is set. The manifest records rundir.Version;
+// dprlVersion is ignored (kept for callers).
 func (r *Result) Write(dir, dprlVersion string, command []string) (string, error) {
 	if err := r.Output.Validate(); err != nil {
 		return "", err
 	}
 	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "curves"), 0o755); err != nil {
 		return "", err
 	}
 	K := r.Episodes
@@ -164,77 +166,102 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		eps[k] = k + 1
 		xs[k] = float64(k + 1)
 	}
-	var files []string
-	var curves []report.Curve
-	var finals []float64
-	bands := make([]report.Band, len(r.Curves))
-	for i, c := range r.Curves {
-		runs := make([][]float64, len(c.Runs))
-		names := make([]string, len(c.Runs))
-		for j, s := range c.Runs {
-			runs[j] = s.Cum
-			names[j] = fmt.Sprintf("seed%d", s.Seed)
-		}
-		b, err := report.MeanBand(runs, 0.95)
-		if err != nil {
-			return "", err
-		}
-		bands[i] = b
-		name := filepath.Join("curves", sanitize(c.Spec.Label)+".csv")
-		if err := report.WriteCurveCSV(filepath.Join(dir, name), eps, runs, names, b); err != nil {
-			return "", err
-		}
-		files = append(files, name)
-		curves = append(curves, report.Curve{Label: c.Spec.Label, X: xs, Band: b, Style: curveStyle(c)})
-		finals = append(finals, b.Mean[K-1])
+	sys := sanitize(r.System)
+	if sys == "" {
+		sys = "system"
 	}
-	zb := report.Band{Mean: r.Zero, N: 1}
-	if err := report.WriteCurveCSV(filepath.Join(dir, "curves", "zero-policy.csv"), eps, [][]float64{r.Zero}, []string{"Z"}, zb); err != nil {
-		return "", err
-	}
-	files = append(files, "curves/zero-policy.csv")
-	curves = append(curves, report.Curve{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference})
-	fig := "regret"
-	if r.Extended {
-		fig = "regret-extended"
-	}
-	bands95 := "95% bands"
-	if len(r.Seeds) == 1 {
-		bands95 = "1 seed: " + rundir.NoCI
-	}
-	title := fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.System, len(r.Seeds), bands95)
-	logY := r.Output.LogY == "log"
-	if r.Output.LogY == "" || r.Output.LogY == "auto" {
-		// Log–log as always for this family, unless a curve could not be drawn.
-		logY = true
-		for _, f := range append(finals, r.Zero[K-1]) {
-			logY = logY && f > 0
-		}
-	}
-	if err := report.PlotCurves(filepath.Join(dir, fig), title, "episode k", "cumulative regret R(k)", curves,
-		report.PlotOptions{LogX: true, LogY: logY, Width: 10 * vg.Inch, Height: 6 * vg.Inch}); err != nil {
-		return "", err
-	}
-	files = append(files, fig+".png", fig+".svg")
-	summary := r.Summary(bands)
-	if err := atomicfile.WriteFile(filepath.Join(dir, "summary.md"), func(w io.Writer) error {
-		_, err := io.WriteString(w, summary)
-		return err
-	}, 0o644); err != nil {
-		return "", err
-	}
-	files = append(files, "summary.md")
 	for i := range r.Curves {
 		for j := range r.Curves[i].Runs {
 			sr := &r.Curves[i].Runs[j]
 			sr.Undefined.Set("zero_line_max_rel_dev", float64(sr.ZeroLineMaxRelDev), "undefined: the zero line Z(k) is 0 at some k")
 		}
 	}
-	used := *r
-	used.Config = r.used()
-	man := Manifest{Provenance: rundir.NewProvenance(r.Inputs), Format: Version, Command: command, Result: &used, Files: files}
-	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
+	used := r.used()
+	out := &engine.RunOutput{Family: "lq", Experiment: used.Name, Provenance: rundir.NewProvenance(r.Inputs), Command: command,
+		Config: used, Workers: r.Workers, WallSeconds: r.Seconds, Output: r.Output}
+	if out.Experiment == "" {
+		out.Experiment = "lq"
+	}
+	var finals []float64
+	bands := make([]report.Band, len(r.Curves))
+	for i, c := range r.Curves {
+		runs := make([][]float64, len(c.Runs))
+		names := make([]string, len(c.Runs))
+		seeds := make([]uint64, len(c.Runs))
+		for j, s := range c.Runs {
+			runs[j] = s.Cum
+			names[j] = fmt.Sprintf("seed%d", s.Seed)
+			seeds[j] = s.Seed
+		}
+		b, err := report.MeanBand(runs, 0.95)
+		if err != nil {
+			return "", err
+		}
+		bands[i] = b
+		finals = append(finals, b.Mean[K-1])
+		g, err := guarantee(c.Constants, c.Spec.Epsilon, r.Config.Delta)
+		if err != nil {
+			return "", fmt.Errorf("curve %q: %w", c.Spec.Label, err)
+		}
+		co := engine.CurveOutput{Dir: sys, File: sanitize(c.Spec.Label), Steps: eps, Runs: runs, Names: names, Band: b, Style: curveStyle(c)}
+		co.Label, co.Env, co.Episodes, co.Seeds, co.Privacy = c.Spec.Label, r.System, K, seeds, g
+		co.Agent = "ofu-rl"
+		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
+		if c.Constants.Private {
+			co.Agent, co.Epsilon, co.Delta = "private-ofu-rl", rundir.Number(c.Spec.Epsilon), rundir.Number(r.Config.Delta)
+		}
+		co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
+		speed := 0.0
+		for _, sr := range c.Runs {
+			speed += float64(K) / sr.Seconds / float64(len(c.Runs)) // +Inf (null) for an untimed seed
+		}
+		co.EpisodesPerSecond = rundir.Number(speed)
+		if !co.EpisodesPerSecond.Defined() {
+			co.Undefined = rundir.Undefined{"episodes_per_second": "a seed was not timed"}
+		}
+		co.Extras = map[string]any{"lq": c} // the public constants, the agent's own guarantee, every seed's diagnostics
+		out.Curves = append(out.Curves, co)
+	}
+	// The zero line: the family's own file beside the curves (not an agent's curve).
+	zero := filepath.ToSlash(filepath.Join(engine.CurvesDir, sys, "zero-policy.csv"))
+	if err := os.MkdirAll(filepath.Join(dir, engine.CurvesDir, sys), 0o755); err != nil {
+		return "", err
+	}
+	zb := report.Band{Mean: r.Zero, N: 1}
+	if err := report.WriteCurveCSV(filepath.Join(dir, filepath.FromSlash(zero)), eps, [][]float64{r.Zero}, []string{"Z"}, zb); err != nil {
+		return "", err
+	}
+	out.Files = append(out.Files, zero)
+	out.References = map[string][]report.Curve{sys: {{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference}}}
+	bands95 := "95% bands"
+	if len(r.Seeds) == 1 {
+		bands95 = "1 seed: " + rundir.NoCI
+	}
+	out.FigureTitle = func(string) string {
+		return fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.System, len(r.Seeds), bands95)
+	}
+	out.PlotOptions = func(string, []float64) report.PlotOptions {
+		logY := r.Output.LogY == "log"
+		if r.Output.LogY == "" || r.Output.LogY == "auto" {
+			// Log–log as always for this family, unless a curve could not be drawn.
+			logY = true
+			for _, f := range append(finals, r.Zero[K-1]) {
+				logY = logY && f > 0
+			}
+		}
+		return report.PlotOptions{LogX: true, LogY: logY, Width: 10 * vg.Inch, Height: 6 * vg.Inch}
+	}
+	summary := r.Summary(bands)
+	out.Summary = summary
+	out.Extras = map[string]any{"lq": Extras{Extended: r.Extended, ReportAt: r.ReportAt, System: r.System, Horizon: r.Horizon, ZeroLine: zero}}
+	if _, err := engine.WriteRun(dir, out); err != nil {
 		return "", err
 	}
 	return summary, nil
+}
+
+// guarantee states a curve's guarantee in the one privacy report type (engine.Guarantee: the
+// (ε, δ) the paper's agent's own accountant recomputes from its counters' σ, ledger.Declare).
+func guarantee(c agents.Constants, eps, delta float64) (ledger.Report, error) {
+	return engine.Guarantee(c, ledger.JDP, eps, delta)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
+	"github.com/dprl/dprl/privacy/ledger"
 )
 
 // FamilyName is the family the suite belongs to: tabular MDPs (a family is a model class).
@@ -113,9 +114,10 @@ type unitSpec struct {
 // unitResult is what one (curve, seed) unit records: the seed's run and the accountant's
 // statement (the curve reports its first seed's).
 type unitResult struct {
-	Run     SeedRun
-	Privacy string
-	Private bool
+	Run       SeedRun
+	Privacy   string
+	Private   bool
+	Guarantee ledger.Report
 }
 
 func newPlan(cfg *Config) (*plan, error) {
@@ -174,11 +176,11 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 	ci := p.index[i][0]
 	cv := p.curves[ci]
 	// The environment is shared read-only by the units of a curve.
-	r, privacy, private, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, p.cfg.Noise == "secure", st, rec.Advance)
+	r, ln, err := runSeed(ctx, p.envs[ci], cv, p.cfg.Delta, p.cfg.Noise == "secure", st, rec.Advance)
 	if err != nil {
 		return err // the engine names the unit (cell and seed)
 	}
-	return rec.Record(unitResult{Run: r, Privacy: privacy, Private: private})
+	return rec.Record(unitResult{Run: r, Privacy: ln.privacy, Private: ln.private, Guarantee: ln.report})
 }
 
 // result assembles the Result from the units' results (every unit is required).
@@ -200,7 +202,7 @@ func (p *plan) result(c *engine.Collection) (*Result, error) {
 		cv := res.Curves[ix[0]]
 		cv.Runs[ix[1]] = ur.Run
 		if ix[1] == 0 {
-			cv.Privacy, cv.PrivateAtNominal = ur.Privacy, ur.Private
+			cv.Privacy, cv.PrivateAtNominal, cv.Guarantee = ur.Privacy, ur.Private, ur.Guarantee
 		}
 	}
 	return res, nil
@@ -210,8 +212,8 @@ func (p *plan) result(c *engine.Collection) (*Result, error) {
 // the collection's output options, so the engine writes meta.json, config.resolved.yaml and
 // regret_long.csv just before the manifest, as for every family).
 func (p *plan) Collect(c *engine.Collection) (string, error) {
-	return engine.CollectWritten(c, p.collected, (*Result).Write, func(man *Manifest) string {
-		return fmt.Sprintf("manifest.json, summary.md, %d figures, %d CSV files", len(man.Figures), len(man.CSV))
+	return engine.CollectWritten(c, p.collected, (*Result).Write, func(man *engine.RunManifest) string {
+		return fmt.Sprintf("manifest.json, summary.md, %d figures, %d CSV files", len(man.Figures), len(man.Curves))
 	})
 }
 

@@ -11,8 +11,9 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
-	"github.com/dprl/dprl/internal/atomicfile"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/report"
 )
 
@@ -22,17 +23,6 @@ type Goal struct {
 	Statement string `json:"statement"`
 	Holds     bool   `json:"holds"`
 	Measured  string `json:"measured"`
-}
-
-// Manifest is written last as manifest.json: its presence means the directory is complete.
-// Its provenance (dprl and Go versions, git commit, input files) is that of every family.
-type Manifest struct {
-	rundir.Provenance
-	Command []string `json:"command,omitempty"`
-	*Result
-	Goals   []Goal   `json:"goals"`
-	Figures []string `json:"figures"`
-	CSV     []string `json:"csv"`
 }
 
 func (cv *Curve) band() (report.Band, error) {
@@ -251,59 +241,67 @@ func (r *Result) groups() []string {
 	return g
 }
 
-// Write stores the run in dir: curves/<group>/<label>.csv, one regret figure per group with
-// 95 % bands and the no-learning reference line (y axis per r.Output.LogY), the
-// privacy-cost-vs-ε figure, summary.md, and manifest.json (last, through
-// rundir.WriteManifest with r.Output, so the engine's meta.json, config.resolved.yaml and
-// regret_long.csv come just before it). Every file is written atomically. It returns the
-// summary.
-func (r *Result) Write(dir string, command []string) (*Manifest, string, error) {
+// Extras is the practical suite's own section of the manifest (engine.RunManifest.Extras).
+type Extras struct {
+	// Goals are issue 12's goals evaluated on the data (none for explicit curves).
+	Goals []Goal `json:"goals"`
+	// Uniform is the per-episode regret of the uniform random policy per environment group.
+	Uniform map[string]float64 `json:"uniform_regret_per_episode"`
+}
+
+// CurveExtras is the practical suite's own part of a curve's record.
+type CurveExtras struct {
+	Group   string `json:"group"`
+	EnvSeed uint64 `json:"env_seed,omitempty"`
+	File    string `json:"file,omitempty"`
+	// Statement is the accountant's one-line statement; Runs the per-seed results (final
+	// regret, last decile, episodes/s).
+	Statement string    `json:"statement"`
+	Runs      []SeedRun `json:"runs"`
+}
+
+// Write stores the run in dir in the one run-directory layout (engine.WriteRun):
+// curves/<group>/<label>.csv, one regret figure per group with 95 % bands and the no-learning
+// reference line (y axis per r.Output.LogY), the privacy-cost-vs-ε figure, summary.md, and
+// manifest.json (last, through rundir.WriteManifest with r.Output, so the engine's meta.json,
+// config.resolved.yaml and regret_long.csv come just before it). Every file is written
+// atomically. It returns the manifest and the summary.
+func (r *Result) Write(dir string, command []string) (*engine.RunManifest, string, error) {
 	if err := r.Output.Validate(); err != nil {
 		return nil, "", err
 	}
-	man := &Manifest{Provenance: rundir.NewProvenance(r.Inputs), Command: command, Result: r, Goals: r.Goals()}
-	for _, group := range r.groups() {
-		var curves []report.Curve
-		var finals []float64
-		var refX []float64
-		for _, cv := range r.Curves {
-			if cv.Group != group {
-				continue
-			}
-			bd, err := cv.band()
-			if err != nil {
-				return nil, "", err
-			}
-			cps := Checkpoints(cv.Episodes)
-			x := report.EpisodeAxis(cps)
-			names, runs := report.SeedColumns(len(cv.Runs), func(i int) (uint64, []float64) { return cv.Runs[i].Seed, cv.Runs[i].Cum })
-			rel := filepath.Join("curves", group, safe(cv.Label)+".csv")
-			if err := os.MkdirAll(filepath.Join(dir, "curves", group), 0o755); err != nil {
-				return nil, "", err
-			}
-			if err := report.WriteCurveCSV(filepath.Join(dir, rel), cps, runs, names, bd); err != nil {
-				return nil, "", err
-			}
-			man.CSV = append(man.CSV, rel)
-			st := report.StylePrivate
-			if cv.Epsilon == 0 {
-				st = report.StyleNonPrivate
-			}
-			curves = append(curves, report.Curve{Label: cv.Label, X: x, Band: bd, Style: st})
-			finals = append(finals, bd.Mean[bd.Len()-1])
-			if len(x) > len(refX) {
-				refX = x
-			}
-		}
-		if u := r.Uniform[group]; u > 0 && len(refX) > 0 {
-			curves = append(curves, report.NoLearningCurve(refX, u))
-		}
-		name := "regret-" + group
-		if err := report.PlotCurves(filepath.Join(dir, name), fmt.Sprintf("%s: cumulative regret, mean ± 95%% CI", group), "episode", "cumulative regret", curves,
-			report.PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: r.Output.UseLogY(finals)}); err != nil {
+	out := &engine.RunOutput{Family: "tabular", Experiment: r.Config.Name, Provenance: rundir.NewProvenance(r.Inputs),
+		Command: command, Config: r.Config, Workers: r.Workers, WallSeconds: r.Seconds, Output: r.Output,
+		FigureTitle: func(group string) string { return fmt.Sprintf("%s: cumulative regret, mean ± 95%% CI", group) }}
+	for _, cv := range r.Curves {
+		bd, err := cv.band()
+		if err != nil {
 			return nil, "", err
 		}
-		man.Figures = append(man.Figures, name+".png", name+".svg")
+		names, runs := report.SeedColumns(len(cv.Runs), func(i int) (uint64, []float64) { return cv.Runs[i].Seed, cv.Runs[i].Cum })
+		co := engine.CurveOutput{Dir: cv.Group, File: safe(cv.Label), Steps: Checkpoints(cv.Episodes), Runs: runs, Names: names, Band: bd,
+			Style: report.StylePrivate}
+		if cv.Epsilon == 0 {
+			co.Style = report.StyleNonPrivate
+		}
+		co.Label, co.Agent, co.Env, co.Episodes, co.Privacy = cv.Label, cv.Agent, cv.Group, cv.Episodes, cv.Guarantee
+		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
+		if cv.Guarantee.Model != ledger.None && cv.Epsilon > 0 {
+			co.Epsilon = rundir.Number(cv.Epsilon)
+			if cv.Guarantee.Delta > 0 {
+				co.Delta = rundir.Number(cv.Guarantee.Delta)
+			}
+		}
+		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(r.Uniform[cv.Group])}
+		for _, s := range cv.Runs {
+			co.Seeds = append(co.Seeds, s.Seed)
+		}
+		co.EpisodesPerSecond = rundir.Number(meanOf(cv, speed))
+		co.Extras = map[string]any{"practical": CurveExtras{Group: cv.Group, EnvSeed: cv.EnvSeed, File: cv.File, Statement: cv.Privacy, Runs: cv.Runs}}
+		out.Curves = append(out.Curves, co)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", err
 	}
 	if pc, err := r.privacyCostCurves(); err != nil {
 		return nil, "", err
@@ -311,16 +309,20 @@ func (r *Result) Write(dir string, command []string) (*Manifest, string, error) 
 		if err := report.PlotCurves(filepath.Join(dir, "privacy-cost"), privacyCostTitle, "ε", privacyCostYLabel, pc, r.privacyCostOptions()); err != nil {
 			return nil, "", err
 		}
-		man.Figures = append(man.Figures, "privacy-cost.png", "privacy-cost.svg")
+		out.Figures = append(out.Figures, "privacy-cost.png", "privacy-cost.svg")
 	}
 	sum, err := r.Summary()
 	if err != nil {
 		return nil, "", err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, "summary.md"), []byte(sum), 0o644); err != nil {
-		return nil, "", err
+	out.Summary = sum
+	goals := r.Goals()
+	if goals == nil {
+		goals = []Goal{}
 	}
-	if err := rundir.WriteManifest(dir, r.Output, man); err != nil {
+	out.Extras = map[string]any{"practical": Extras{Goals: goals, Uniform: r.Uniform}}
+	man, err := engine.WriteRun(dir, out)
+	if err != nil {
 		return nil, "", err
 	}
 	return man, sum, nil

@@ -114,8 +114,12 @@ func TestTinyRunWritesEverything(t *testing.T) {
 	}
 	// ucbvi, practical-ucbvi, dp-ucbvi-jdp, practical-jdp, jdp-plugin, psrl-jdp, jdp-theory;
 	// ucbvi, dp-ucbvi-ldp, practical-ldp, ldp-plugin; 4 Garnet curves.
-	if len(man.CSV) != 15 || len(res.Curves) != 15 {
-		t.Errorf("%d CSV files for %d curves, want 15", len(man.CSV), len(res.Curves))
+	var csvs []string
+	for _, c := range man.Curves {
+		csvs = append(csvs, c.CSV)
+	}
+	if len(csvs) != 15 || len(res.Curves) != 15 {
+		t.Errorf("%d CSV files for %d curves, want 15", len(csvs), len(res.Curves))
 	}
 	// One regret figure (png + svg) per group (3) and the privacy-cost figure.
 	if len(man.Figures) != 8 {
@@ -125,7 +129,7 @@ func TestTinyRunWritesEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := append(append([]string{"summary.md"}, man.CSV...), man.Figures...)
+	files := append(append([]string{"summary.md"}, csvs...), man.Figures...)
 	for _, f := range files {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {
@@ -137,8 +141,10 @@ func TestTinyRunWritesEverything(t *testing.T) {
 		}
 	}
 	m := rundirtest.ReadManifest(t, dir)
-	if gs, _ := m["goals"].([]any); len(gs) != 6 {
-		t.Errorf("manifest goals: %v", m["goals"])
+	ex, _ := m["extras"].(map[string]any)
+	pr, _ := ex["practical"].(map[string]any)
+	if gs, _ := pr["goals"].([]any); len(gs) != 6 {
+		t.Errorf("manifest extras.practical.goals: %v", pr["goals"])
 	}
 	for _, cv := range res.Curves {
 		for _, r := range cv.Runs {

@@ -13,6 +13,7 @@ import (
 	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/model/tabular/gymenvs"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -31,6 +32,8 @@ type Curve struct {
 	File string `json:"file,omitempty"`
 	// Privacy is the accountant's statement (one line).
 	Privacy string `json:"privacy"`
+	// Guarantee is the privacy ledger's report (the one privacy object of the manifest).
+	Guarantee ledger.Report `json:"guarantee"`
 	// PrivateAtNominal is false only for a curve that does not meet its nominal (ε, δ).
 	PrivateAtNominal bool `json:"private_at_nominal"`
 	// Runs holds one result per seed.
@@ -177,8 +180,9 @@ type learner struct {
 	ev      *agents.Evaluator
 	privacy string
 	private bool
-	// report is the accountant's statement itself (JSON-encodable).
-	report any
+	// report is the accountant's statement itself (JSON-encodable): the privacy ledger's
+	// report, for the practical agents and the papers' alike.
+	report ledger.Report
 }
 
 // build builds the learner of one curve for one seed; secure selects the agents' deployment
@@ -216,7 +220,7 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		if err != nil {
 			return nil, err
 		}
-		return newLearner(ag.Session, cv.Agent, m, K, ag.Privacy, ag.Privacy.PrivateAtNominal)
+		return newLearner(ag.Session, cv.Agent, m, K, ag.Privacy, ag.Privacy, ag.Privacy.PrivateAtNominal)
 	}
 	info, err := agents.Lookup(cv.Agent)
 	if err != nil {
@@ -228,30 +232,30 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 	if err != nil {
 		return nil, err
 	}
-	return newLearner(ag.Session, cv.Agent, m, K, ag.Privacy, ag.Privacy.PrivateAtNominal)
+	return newLearner(ag.Session, cv.Agent, m, K, ag.Privacy, ag.Privacy.Ledger, ag.Privacy.PrivateAtNominal)
 }
 
 // newLearner opens the session of the agent named name (session: the agent's Session) and
 // records with it the accountant's statement rep, private at the nominal ε or not.
 func newLearner(session func(name string, m *model.MDP, K int) (protocol.Session, *agents.Evaluator, error),
-	name string, m *model.MDP, K int, rep fmt.Stringer, private bool) (*learner, error) {
+	name string, m *model.MDP, K int, rep fmt.Stringer, g ledger.Report, private bool) (*learner, error) {
 	sess, ev, err := session(name, m, K)
 	if err != nil {
 		return nil, err
 	}
-	return &learner{sess: sess, ev: ev, privacy: rep.String(), private: private, report: rep}, nil
+	return &learner{sess: sess, ev: ev, privacy: rep.String(), private: private, report: g}, nil
 }
 
 // runSeed runs one curve for one seed through the one episode loop (protocol.Run; user k
 // plays from Users().Index(k−1), so all agents of a seed face the same users). advance
 // receives the episodes done; privacy and private are the accountant's statement. secure
 // selects the Secure noise source (build).
-func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, secure bool, st engine.Streams, advance func(int64)) (out SeedRun, privacy string, private bool, err error) {
+func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, secure bool, st engine.Streams, advance func(int64)) (out SeedRun, ln *learner, err error) {
 	K := cv.Episodes
 	start := time.Now()
-	ln, err := build(m, cv, K, delta, secure, st)
+	ln, err = build(m, cv, K, delta, secure, st)
 	if err != nil {
-		return SeedRun{}, "", false, err
+		return SeedRun{}, nil, err
 	}
 	cps := Checkpoints(K)
 	out = SeedRun{Seed: st.Seed, Cum: make([]float64, 0, len(cps))}
@@ -267,12 +271,12 @@ func runSeed(ctx context.Context, m *model.MDP, cv *Curve, delta float64, secure
 				next++
 			}
 		}}); err != nil {
-		return SeedRun{}, "", false, err
+		return SeedRun{}, nil, err
 	}
 	out.Final = cum
 	out.LastDecile = tail / float64(K/10)
 	out.EpisodesPerSecond = float64(K) / time.Since(start).Seconds()
-	return out, ln.privacy, ln.private, nil
+	return out, ln, nil
 }
 
 // Run executes every (curve, seed) unit through the engine, in memory, and returns the result

@@ -265,7 +265,8 @@ func (e *Entry) validate() error {
 type Config struct {
 	// Model is JDP, LDP, None or NoiseOff.
 	Model string
-	// Target is the nominal (ε, δ) (unused by None).
+	// Target is the nominal (ε, δ) (unused by None); δ = 0 is a pure ε-DP target (Laplace
+	// entries only).
 	Target accounting.ApproxDP
 	// Neighbouring is the relation of every entry (the zero value is replace-one).
 	Neighbouring accounting.Neighbouring
@@ -292,8 +293,8 @@ type Ledger struct {
 func New(cfg Config) (*Ledger, error) {
 	switch cfg.Model {
 	case JDP, LDP:
-		if err := cfg.Target.Validate(); err != nil {
-			return nil, fmt.Errorf("ledger: target: %w", err)
+		if err := validTarget(cfg.Target); err != nil {
+			return nil, err
 		}
 	case None, NoiseOff:
 	default:
@@ -303,6 +304,22 @@ func New(cfg Config) (*Ledger, error) {
 		return nil, fmt.Errorf("ledger: neighbouring must be replace-one or zero-out, got %d", int(cfg.Neighbouring))
 	}
 	return &Ledger{cfg: cfg}, nil
+}
+
+// validTarget checks a private ledger's target: ε finite and > 0, and δ in (0, 1), or δ = 0
+// for a pure ε-DP target (the papers' Laplace agents), which only pure (Laplace) entries can
+// meet: calibrating or composing a Gaussian entry at δ = 0 fails.
+func validTarget(t accounting.ApproxDP) error {
+	if t.Delta == 0 {
+		if _, err := accounting.NewPureDP(t.Epsilon); err != nil {
+			return fmt.Errorf("ledger: target: %w", err)
+		}
+		return nil
+	}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("ledger: target: %w", err)
+	}
+	return nil
 }
 
 // Register adds a mechanism with its public parameters (before any data). Its neighbouring
@@ -354,8 +371,8 @@ func (l *Ledger) Calibrate(name string) (float64, error) {
 	if l.cfg.Model == None {
 		return 0, fmt.Errorf("ledger: entry %q: a non-private ledger calibrates no noise", name)
 	}
-	if err := l.cfg.Target.Validate(); err != nil {
-		return 0, fmt.Errorf("ledger: target: %w", err)
+	if err := validTarget(l.cfg.Target); err != nil {
+		return 0, err
 	}
 	n := float64(len(l.entries))
 	classes := map[class]bool{}

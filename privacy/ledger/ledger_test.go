@@ -395,3 +395,59 @@ func TestReportPublic(t *testing.T) {
 		}
 	}
 }
+
+// TestPureTarget: δ = 0 is a pure ε-DP target: Laplace entries calibrate and compose at it,
+// a Gaussian entry cannot (no finite σ gives δ = 0), and a non-positive ε is refused.
+func TestPureTarget(t *testing.T) {
+	l := mustLedger(t, Config{Model: JDP, Target: accounting.ApproxDP{Epsilon: 2}})
+	if err := l.Register(Entry{Name: "a", Mechanism: Laplace, Sensitivity: 1, Dim: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Calibrate("a"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Compose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Guarantee != accounting.KindPureDP || math.Abs(r.Epsilon-2) > 1e-12 || !r.PrivateAtNominal || r.Delta != 0 {
+		t.Errorf("pure report %+v", r)
+	}
+	g := mustLedger(t, Config{Model: JDP, Target: accounting.ApproxDP{Epsilon: 2}})
+	if err := g.Register(Entry{Name: "g", Mechanism: Gaussian, Sensitivity: 1, Dim: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Calibrate("g"); err == nil {
+		t.Error("a Gaussian entry calibrated at δ = 0")
+	}
+	if _, err := New(Config{Model: JDP, Target: accounting.ApproxDP{Epsilon: 0}}); err == nil {
+		t.Error("ε = 0 accepted")
+	}
+}
+
+// TestDeclare: a declared guarantee is private at its nominal target only when covered and
+// within (ε, δ); bad values are refused; it says it was not composed by the ledger.
+func TestDeclare(t *testing.T) {
+	cfg := Config{Model: JDP, Target: target}
+	for _, c := range []struct {
+		eps, delta float64
+		covered    bool
+		ok         bool
+	}{{1, 1e-5, true, true}, {0.5, 1e-6, true, true}, {1.01, 1e-5, true, false}, {1, 2e-5, true, false}, {0.5, 1e-5, false, false}} {
+		r, err := Declare(cfg, c.eps, c.delta, c.covered, "own accountant")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.PrivateAtNominal != c.ok || r.Guarantee != Declared || r.Epsilon != c.eps || !strings.Contains(r.String(), "not composed by the ledger") {
+			t.Errorf("Declare(%g, %g, %v) = %+v (%s)", c.eps, c.delta, c.covered, r, r)
+		}
+	}
+	for _, c := range [][2]float64{{0, 1e-5}, {math.Inf(1), 1e-5}, {1, 1}, {1, -1}} {
+		if _, err := Declare(cfg, c[0], c[1], true, ""); err == nil {
+			t.Errorf("Declare(%g, %g) accepted", c[0], c[1])
+		}
+	}
+	if r, err := Declare(Config{Model: None}, 0, 0, false, ""); err != nil || r.Private() || !r.PrivateAtNominal {
+		t.Errorf("non-private: %+v, %v", r, err)
+	}
+}

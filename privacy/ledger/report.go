@@ -215,6 +215,8 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "ε=%.6g-DP", r.PureEpsilon)
 	case accounting.KindZCDP:
 		fmt.Fprintf(&b, "ρ=%.6g-zCDP", r.Rho)
+	case Declared:
+		b.WriteString("declared by the agent's own accountant (not composed by the ledger)")
 	}
 	for i, e := range r.Entries {
 		switch {
@@ -246,8 +248,45 @@ func (r Report) String() string {
 	if !r.PrivateAtNominal {
 		fmt.Fprintf(&b, " — NOT (%g, %g)-private", r.Nominal, r.Delta)
 	}
+	if r.Guarantee == Declared && r.Assumption != "" {
+		b.WriteString("; " + r.Assumption)
+	}
 	if r.Public != "" {
 		b.WriteString("; " + r.Public)
 	}
 	return b.String()
+}
+
+// Declared is the Guarantee of a report the ledger did not compose (Declare).
+const Declared = "declared"
+
+// Declare returns, in the one report type, a guarantee that an agent's own accountant states
+// for mechanisms not (yet) registered with a ledger: the linear-MDP, linear-mixture and LQ
+// papers' agents compute (ε, δ) themselves from the noise they add (docs/run-directory.md).
+// Its Guarantee is Declared, it has no entries, Epsilon is eps at Delta = delta, and it is
+// PrivateAtNominal when covered (the agent's analysis covers the nominal guarantee) and eps is
+// at most the nominal ε (relative 1e-9). statement, the agent's own wording, is kept as the
+// report's Assumption. A cfg.Model of None or NoiseOff gives the non-private report.
+func Declare(cfg Config, eps, delta float64, covered bool, statement string) (Report, error) {
+	r := Report{Model: cfg.Model, Subject: cfg.Subject, Neighbouring: cfg.Neighbouring, Public: cfg.Public}
+	switch cfg.Model {
+	case None, NoiseOff:
+		r.Assumption, r.PrivateAtNominal = cfg.Assumption, true
+		return r, nil
+	case JDP, LDP:
+	default:
+		return Report{}, fmt.Errorf("ledger: model must be one of %s, %s, %s, %s, got %q", JDP, LDP, None, NoiseOff, cfg.Model)
+	}
+	if err := validTarget(cfg.Target); err != nil {
+		return Report{}, err
+	}
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return Report{}, fmt.Errorf("ledger: declared ε must be finite and > 0, got %v", eps)
+	}
+	if !(delta >= 0 && delta < 1) {
+		return Report{}, fmt.Errorf("ledger: declared δ must be in [0, 1), got %v", delta)
+	}
+	r.Nominal, r.Delta, r.Guarantee, r.Epsilon, r.Assumption = cfg.Target.Epsilon, delta, Declared, eps, statement
+	r.PrivateAtNominal = covered && eps <= r.Nominal*(1+1e-9) && delta <= cfg.Target.Delta*(1+1e-9)
+	return r, nil
 }

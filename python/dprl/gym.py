@@ -48,9 +48,10 @@ What :func:`run` does:
    initial distribution, once per policy version; user k's regret is that
    of the policy she played, sent along as ``simulated_regret`` (the ledger's curve).
 
-:func:`write_run_dir` writes the same run directory as ``dprl run`` (``regret_long.csv``,
-``curves/file/<label>.csv``, ``summary.md``, ``manifest.json`` last, with the SHA-256 of every
-file), for one or several seeds of the same configuration.
+:func:`write_run_dir` writes the run directory of one or several seeds of the same
+configuration in dprl's one run-directory schema (``dprl.run/v1``), through ``dprl report``:
+the same files, figures and manifest as ``dprl run``, so ``dprl compare`` takes both side by
+side.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,7 +75,7 @@ import numpy as np
 from . import __version__
 from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, BatchResult, Client, Policy
 from .ldp import GaussianRandomizer, SecureNormal, UserSideError
-from .server import LocalServer
+from .server import LocalServer, find_binary
 
 __all__ = [
     "RunResult",
@@ -597,7 +600,7 @@ def run(
         experiment_seed=experiment_seed,
     )
     if out is not None:
-        write_run_dir(out, [res])
+        write_run_dir(out, [res], binary=getattr(server, "binary", None))
         res.out = Path(out)
     return res
 
@@ -719,19 +722,35 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], command: Sequence[str] | None = None) -> Path:
-    """Write the run directory of one configuration's seeds (as ``dprl run`` does):
+def write_run_dir(
+    out: str | os.PathLike[str],
+    results: Sequence[RunResult],
+    command: Sequence[str] | None = None,
+    binary: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write the run directory of one configuration's seeds in dprl's one run-directory schema
+    (``dprl.run/v1``, docs/run-directory.md), with the same writer as ``dprl run``: this
+    function writes its own two files and hands the curves to ``dprl report`` (the binary:
+    ``binary``, else :func:`dprl.server.find_binary`), which writes the rest.
 
-    * ``regret_long.csv`` — ``family,curve,seed,episode,regret``: the cumulative regret at
-      dprl run's checkpoints (:func:`checkpoints`), curve ``file/<label>`` (dprl run's name for
-      a model given with ``--env file``), numbers in Go's shortest ``%g`` form;
-    * ``curves/file/<label>.csv`` — ``episode,seed_<s>…,mean[,ci95_lo,ci95_hi]``;
     * ``env.json`` — the exported model the experiment was created with; ``ledger.json`` —
-      the experiments' ledgers; ``config.resolved.yaml`` — the resolved configuration as
-      ``dprl run`` writes it (so ``dprl compare`` checks that two runs share the environment);
-    * ``summary.md`` — the table of ``dprl run`` (R(K) mean, t-based 95 % CI over seeds,
-      last-decile regret per episode, episodes/s, the accountant's statement);
-    * ``manifest.json`` (written last) — provenance, inputs and every file with its SHA-256.
+      the experiments' ledgers (written here);
+    * ``curves/file/<label>.csv`` — ``episode,seed_<s>…,mean[,ci95_lo,ci95_hi]`` at dprl run's
+      checkpoints (:func:`checkpoints`); ``regret-file.png``/``.svg`` — the regret figure with
+      the uniform policy's line; ``regret_long.csv`` — ``family,curve,seed,episode,regret``,
+      curve ``file/<label>`` (dprl run's name for a model given with ``--env file``);
+      ``config.resolved.yaml`` — the curve's cell as ``dprl run`` records it (so ``dprl
+      compare`` checks that two runs share the environment: env_sha256 of env.json);
+      ``meta.json``;
+    * ``summary.md`` — this run's text, then the table every run directory has (R(K) mean with
+      its t-based 95 % CI over seeds, last-decile regret per episode, the ledger's guarantee);
+    * ``manifest.json`` (written last) — the one manifest: provenance, the curve's record
+      (agent, environment, ε, δ, K, seeds, R(K) with CI, last decile, the uniform policy's
+      regret, episodes/s, the privacy ledger's report as the server publishes it) and this
+      package's own section under ``extras.python``.
+
+    The directory may hold an earlier run written this way (``dprl report --force`` replaces
+    the files dprl wrote); a file dprl did not write is never removed or overwritten.
     """
     if not results:
         raise ValueError("results: at least one run")
@@ -743,69 +762,30 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
             raise ValueError("results: every run must have the same configuration (only the seed differs)")
     if len({r.seed for r in results}) != len(results):
         raise ValueError("results: seeds must differ")
+    guarantee = r0.ledger.get("guarantee")
+    if not isinstance(guarantee, dict):
+        raise ValueError("results: the ledger has no guarantee object (a server older than this package?)")
     results = sorted(results, key=lambda r: r.seed)
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "manifest.json").unlink(missing_ok=True)  # its presence means the directory is complete
     group, label = "file", r0.label
-    curve = f"{group}/{_safe(label)}"
     K = r0.users
     cps = checkpoints(K)
-    cums = [r.cumulative for r in results]
-    files: list[str] = []
 
-    model_text = json.dumps(r0.model, separators=(",", ":")) + "\n"
-    _write(d / "env.json", model_text)
-    files.append("env.json")
-
-    # config.resolved.yaml as dprl run writes it (JSON, a YAML subset): `dprl compare` checks
-    # with it that two run directories share the environment (env_sha256 of env.json).
-    resolved = {
-        "family": "tabular", "experiment": "run",
-        "cells": [{
-            "cell": f"{group}/{label}",
-            "spec": {"group": group, "label": label, "agent": r0.agent, "epsilon": r0.epsilon, "episodes": K,
-                     "horizon": r0.horizon, "delta": r0.delta, "env_sha256": _sha256(d / "env.json")},
-            "seeds": [r.seed for r in results],
-        }],
-    }
-    _write(d / "config.resolved.yaml", json.dumps(resolved, indent=2) + "\n")
-    files.append("config.resolved.yaml")
-
-    lines = ["family,curve,seed,episode,regret"]
-    for r, cum in zip(results, cums):
-        for k in cps:
-            lines.append(f"tabular,{curve},{r.seed},{k},{go_format_g(float(cum[k - 1]))}")
-    _write(d / "regret_long.csv", "\n".join(lines) + "\n")
-    files.append("regret_long.csv")
-
-    (d / "curves" / group).mkdir(parents=True, exist_ok=True)
-    rel = f"curves/{group}/{_safe(label)}.csv"
-    hdr = ["episode"] + [f"seed_{r.seed}" for r in results] + ["mean"] + (["ci95_lo", "ci95_hi"] if len(results) > 1 else [])
-    rows = [",".join(hdr)]
-    for k in cps:
-        vals = [float(cum[k - 1]) for cum in cums]
-        m, lo, hi = mean_ci(vals)
-        row = [str(k)] + [go_format_g(v) for v in vals] + [go_format_g(m)]
-        if len(results) > 1:
-            row += [go_format_g(lo), go_format_g(hi)]
-        rows.append(",".join(row))
-    _write(d / rel, "\n".join(rows) + "\n")
-    files.append(rel)
-
+    _write(d / "env.json", json.dumps(r0.model, separators=(",", ":")) + "\n")
     _write(d / "ledger.json", json.dumps([r.ledger for r in results], indent=2, ensure_ascii=False) + "\n")
-    files.append("ledger.json")
+    env_sha = _sha256(d / "env.json")
 
-    finals = [r.final for r in results]
-    m, lo, hi = mean_ci(finals)
-    tail = float(np.mean([r.last_decile for r in results]))
-    eps = float(np.mean([r.episodes_per_second for r in results]))
     statement = str(r0.ledger.get("statement", ""))
     kw = ", ".join(f"{k}={v!r}" for k, v in sorted(r0.env_kwargs.items()))
     if r0.experiment_seed is None:
         noise = "noise secure (the server's)"
     else:
         noise = f"noise seeded (dprl serve --seeded, TEST MODE: curator seeds {[r.experiment_seed for r in results]})"
+    finals = [r.final for r in results]
+    m, lo, hi = mean_ci(finals)
+    tail = float(np.mean([r.last_decile for r in results]))
+    speed = float(np.mean([r.episodes_per_second for r in results]))
     summary = "\n".join([
         "# run: Gymnasium users through dprl serve (dprl.gym)",
         "",
@@ -824,44 +804,64 @@ def write_run_dir(out: str | os.PathLike[str], results: Sequence[RunResult], com
         "",
         "| curve | R(K) mean | 95% CI | last-decile regret/episode | episodes/s | privacy (accountant) |",
         "| --- | ---: | --- | ---: | ---: | --- |",
-        f"| {label} | {m:.0f} | [{lo:.0f}, {hi:.0f}] | {tail:.4f} | {eps:.0f} | {statement} |",
+        f"| {label} | {m:.0f} | [{lo:.0f}, {hi:.0f}] | {tail:.4f} | {speed:.0f} | {statement} |",
         "",
         "Experiments: " + ", ".join(f"{r.experiment} (seed {r.seed}, {r.accepted} reports accepted, "
                                       f"{r.policy_versions} policy versions played)" for r in results),
         "",
     ])
-    _write(d / "summary.md", summary)
-    files.append("summary.md")
-
-    manifest: dict[str, Any] = {
-        "dprl_version": __version__,
-        "producer": "dprl.gym (Python)",
-        "versions": _versions(),
-        "inputs": [{"role": "env", "path": "env.json", "sha256": _sha256(d / "env.json")}],
+    private = r0.epsilon > 0 and guarantee.get("model") in ("jdp", "ldp")
+    doc: dict[str, Any] = {
+        "schema": "dprl.report-input/v1",
+        "family": "tabular",
+        "experiment": "run",
         "command": list(command) if command is not None else list(sys.argv),
         "config": {
             "family": "tabular", "env": r0.env_id, "env_kwargs": r0.env_kwargs, "horizon": r0.horizon,
             "episodes": K, "seeds": [r.seed for r in results], "delta": r0.delta,
             "curves": [{"env": "file", "file": "env.json", "agent": r0.agent, "epsilon": r0.epsilon}],
         },
+        "wall_seconds": float(sum(r.seconds for r in results)),
+        "workers": 1,
+        "inputs": [{"role": "env", "path": "env.json", "sha256": env_sha}],
+        "summary": summary,
+        "files": ["env.json", "ledger.json"],
+        "extras": {"python": {
+            "producer": "dprl.gym (Python)", "versions": _versions(), "server": r0.server, "v_star": r0.v_star,
+            "env": r0.env_id, "env_kwargs": r0.env_kwargs,
+        }},
         "curves": [{
-            "group": group, "label": label, "agent": r0.agent, "epsilon": r0.epsilon, "episodes": K,
-            "privacy": statement,
-            "private_at_nominal": bool((r0.ledger.get("guarantee") or {}).get("private_at_nominal", False)),
-            "runs": [{
-                "seed": r.seed, "final_regret": r.final, "last_decile_regret": r.last_decile,
-                "episodes_per_second": r.episodes_per_second, "experiment": r.experiment,
-                "accepted": r.accepted, "skipped": r.skipped, "policy_versions": r.policy_versions,
-                "experiment_seed": r.experiment_seed,
-            } for r in results],
+            "label": label, "agent": r0.agent, "env": group,
+            "epsilon": r0.epsilon if private else None,
+            "delta": r0.delta if private else None,
+            "steps": cps,
+            "seeds": [r.seed for r in results],
+            "runs": [[float(r.cumulative[k - 1]) for k in cps] for r in results],
+            "reference": {"kind": "uniform-policy", "regret_per_episode": r0.uniform_regret},
+            "episodes_per_second": speed if math.isfinite(speed) else None,
+            "privacy": guarantee,
+            "extras": {"python": {
+                "statement": statement,
+                "runs": [{
+                    "seed": r.seed, "final_regret": r.final, "last_decile_regret": r.last_decile,
+                    "episodes_per_second": r.episodes_per_second if math.isfinite(r.episodes_per_second) else None,
+                    "experiment": r.experiment, "accepted": r.accepted, "skipped": r.skipped,
+                    "policy_versions": r.policy_versions, "experiment_seed": r.experiment_seed,
+                } for r in results],
+            }},
+            # The cell as dprl run's practical suite records it (dprl compare reads the
+            # environment from it: the exported model's SHA-256).
+            "spec": {"group": group, "label": label, "agent": r0.agent, "epsilon": r0.epsilon, "episodes": K,
+                     "horizon": r0.horizon, "delta": r0.delta, "env_sha256": env_sha},
         }],
-        "v_star": r0.v_star,
-        "uniform_regret_per_episode": {group: r0.uniform_regret},
-        "server": r0.server,
-        "figures": [],
-        "csv": [rel],
-        "files": [{"path": f, "sha256": _sha256(d / f)} for f in files],
     }
-    _write(d / "manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    exe = find_binary(binary)
+    with tempfile.TemporaryDirectory(prefix="dprl-report-") as tmp:
+        inp = Path(tmp) / "report.json"
+        inp.write_text(json.dumps(doc, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+        p = subprocess.run([str(exe), "report", "--input", str(inp), "--out", str(d), "--force"],
+                           capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise RuntimeError(f"dprl report (exit {p.returncode}): {p.stderr.strip()}")
     return d
 

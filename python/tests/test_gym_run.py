@@ -7,6 +7,7 @@ import csv
 import hashlib
 import json
 import math
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -173,14 +174,20 @@ def test_run_frozenlake_writes_the_run_dir(dprl_server: LocalServer, tmp_path: P
     assert [int(r[3]) for r in rows[1:]] == [k for k, _ in want]
     assert [float(r[4]) for r in rows[1:]] == [v for _, v in want]  # shortest round-trip form
     man = json.loads((d / "manifest.json").read_text())
-    listed = {f["path"] for f in man["files"]}
-    assert {"regret_long.csv", "summary.md", "env.json", "ledger.json", "config.resolved.yaml",
-            "curves/file/practical-jdp_eps_1.csv"} <= listed
+    assert man["schema"] == "dprl.run/v1" and man["family"] == "tabular"
+    listed = set(man["files"])
+    assert {"summary.md", "env.json", "ledger.json", "curves/file/practical-jdp_eps_1.csv", "regret-file.png", "regret-file.svg"} <= listed
+    assert (d / "meta.json").exists() and (d / "config.resolved.yaml").exists() and (d / "regret_long.csv").exists()
     cfg = json.loads((d / "config.resolved.yaml").read_text())
     assert cfg["cells"][0]["spec"]["env_sha256"] == _sha(d / "env.json") and cfg["cells"][0]["cell"] == "file/practical-jdp eps=1"
-    for f in man["files"] + man["inputs"]:
+    for f in man["inputs"]:
         assert _sha(d / f["path"]) == f["sha256"], f["path"]
-    assert man["curves"][0]["runs"][0]["final_regret"] == pytest.approx(res.final)
+    c = man["curves"][0]
+    assert c["env"] == "file" and c["agent"] == "practical-jdp" and c["epsilon"] == 1 and c["episodes"] == 600
+    assert c["final_mean"] == pytest.approx(res.final) and c["csv"] == "curves/file/practical-jdp_eps_1.csv"
+    assert c["reference"] == {"kind": "uniform-policy", "regret_per_episode": pytest.approx(res.uniform_regret)}
+    assert c["privacy"] == res.ledger["guarantee"] and c["privacy"]["model"] == "jdp"
+    assert c["extras"]["python"]["runs"][0]["final_regret"] == pytest.approx(res.final)
     assert json.loads((d / "env.json").read_text()) == res.model
     summary = (d / "summary.md").read_text()
     assert "practical-jdp eps=1" in summary and "uniform policy: 0.1867" in summary
@@ -258,3 +265,24 @@ def test_run_absorbing_model(dprl_server: LocalServer, monkeypatch: pytest.Monke
     assert "transitions" in res.model and "terminal" not in res.model
     assert res.accepted == res.ledger["capacity"] == 119
     assert res.uniform_regret == pytest.approx(0.18668787654257513, rel=1e-9)  # the same MDP
+
+
+def test_compare_python_run_beside_dprl_run(dprl_server: LocalServer, tmp_path: Path) -> None:
+    """A Python run directory is the one schema: dprl compare takes it beside a dprl run of the
+    same agent on the exported model (same environment recognised, both curves compared), and
+    both manifests have the same top-level and per-curve keys."""
+    res = [dg.run(dprl_server, "FrozenLake-v1", users=200, seed=s, horizon=20) for s in (1, 2)]
+    py, go = tmp_path / "py", tmp_path / "go"
+    dg.write_run_dir(py, res, binary=dprl_server.binary)
+    run = subprocess.run([str(dprl_server.binary), "run", "--env", "file", "--env-file", str(py / "env.json"),
+                          "--agent", "practical-jdp", "--epsilon", "1", "--delta", "1e-5", "--episodes", "200",
+                          "--seeds", "1-2", "--quiet", "--out", str(go)], capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    cmp = subprocess.run([str(dprl_server.binary), "compare", str(py), str(go), "--json"], capture_output=True, text=True, timeout=600)
+    assert cmp.returncode == 0, cmp.stderr
+    names = {c["name"] for c in json.loads(cmp.stdout)["curves"]}
+    assert names == {"py/file/practical-jdp_eps_1", "go/file/practical-jdp_eps_1"}, names
+    mp, mg = (json.loads((d / "manifest.json").read_text()) for d in (py, go))
+    assert sorted(mp) == sorted(mg) and sorted(mp["curves"][0]) == sorted(mg["curves"][0])
+    assert mp["schema"] == mg["schema"] == "dprl.run/v1"
+    assert mp["curves"][0]["privacy"]["model"] == mg["curves"][0]["privacy"]["model"] == "jdp"

@@ -67,11 +67,12 @@ def _dprl_run(binary: Path, env_file: Path, out: Path) -> dict[str, Any]:
             if int(row["episode"]) == K:
                 finals[int(row["seed"])] = float(row["regret"])
     man = json.loads((out / "manifest.json").read_text())
-    runs = sorted(man["curves"][0]["runs"], key=lambda r: r["seed"])
+    c = man["curves"][0]
+    runs = sorted(c["extras"]["practical"]["runs"], key=lambda r: r["seed"])
     return {
         "finals": [finals[s] for s in SEEDS],
         "last_decile": [r["last_decile_regret"] for r in runs],
-        "uniform": next(iter(man["uniform_regret_per_episode"].values())),
+        "uniform": c["reference"]["regret_per_episode"],
     }
 
 

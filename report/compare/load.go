@@ -2,6 +2,7 @@ package compare
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,11 +59,25 @@ func Load(dirs []string, opt Options) ([]*Curve, error) {
 	labels := runLabels(dirs)
 	var curves []*Curve
 	for i, dir := range dirs {
-		cs, err := loadRun(dir, labels[i], opt.Globs)
+		cs, envKnown, err := loadRun(dir, labels[i], opt.Globs)
 		if err != nil {
 			return nil, err
 		}
 		envs, err := runEnvs(dir)
+		if envKnown {
+			// A run of the one schema: the resolved configuration's description (with its
+			// parameters) where it gives one, else the manifest's environment.
+			if err != nil {
+				return nil, err
+			}
+			for _, c := range cs {
+				if e := envs.of(c.Curve); e != "" {
+					c.Env = e
+				}
+			}
+			curves = append(curves, cs...)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -112,16 +127,119 @@ func checkEnvs(curves []*Curve, allow bool, warn io.Writer) error {
 	return nil
 }
 
-// loadRun reads the curves of one run directory: regret_long.csv when present, else the wide
-// curve CSVs below "curves" directories.
-func loadRun(dir, label string, globs []string) ([]*Curve, error) {
+// RunSchema is the run-directory schema compare reads (experiment/engine.RunSchema,
+// docs/run-directory.md): its manifest lists every curve with its environment and CSV.
+const RunSchema = "dprl.run/v1"
+
+// maxManifest bounds the manifest compare reads.
+const maxManifest = 64 << 20
+
+// schemaManifest is what compare reads of a manifest of the one schema.
+type schemaManifest struct {
+	Schema string `json:"schema"`
+	Curves []struct {
+		Label string `json:"label"`
+		Env   string `json:"env"`
+		CSV   string `json:"csv"`
+	} `json:"curves"`
+}
+
+// loadRun reads the curves of one run directory. A run of the one schema (RunSchema) is read
+// from its manifest: every listed curve's CSV, with the manifest's environment (envKnown).
+// An older run (no schema in its manifest: the layouts before dprl.run/v1) is read from
+// regret_long.csv when present, else the wide curve CSVs below "curves" directories.
+func loadRun(dir, label string, globs []string) (curves []*Curve, envKnown bool, err error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return nil, bad("compare: %s is not a directory", dir)
+		return nil, false, bad("compare: %s is not a directory", dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, ManifestFile)); err != nil {
-		return nil, bad("compare: %s is not a complete run directory (no %s; written last by dprl run/reproduce)", dir, ManifestFile)
+	mp := filepath.Join(dir, ManifestFile)
+	if _, err := os.Stat(mp); err != nil {
+		return nil, false, bad("compare: %s is not a complete run directory (no %s; written last by dprl run/reproduce)", dir, ManifestFile)
 	}
+	data, err := boundedread.ReadFile(mp, maxManifest)
+	if err != nil {
+		return nil, false, bad("compare: %v", err)
+	}
+	var m schemaManifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, false, bad("compare: %s: %v", mp, err)
+	}
+	switch m.Schema {
+	case RunSchema:
+		curves, err = loadSchema(dir, label, globs, &m)
+		envKnown = true
+	case "":
+		curves, err = loadOld(dir, label, globs)
+	default:
+		return nil, false, bad("compare: %s: schema %q is not one this dprl reads (%s)", mp, m.Schema, RunSchema)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	for _, c := range curves {
+		if c.Seeds < 2 {
+			return nil, false, bad("compare: %s: curve %s has 1 seed; a confidence interval needs at least 2 seeds (rerun with --seeds 1-5 or more)", c.File, c.Curve)
+		}
+	}
+	return curves, envKnown, nil
+}
+
+// loadSchema reads the curves a manifest of the one schema lists, named as in
+// regret_long.csv (the CSV's path without "curves" and ".csv"), each with the manifest's
+// environment: their values from regret_long.csv (every curve's last episode is in it), or,
+// without it, from each curve's CSV.
+func loadSchema(dir, label string, globs []string, m *schemaManifest) ([]*Curve, error) {
+	mp := filepath.Join(dir, ManifestFile)
+	envOf := map[string]string{}
+	var names []string
+	for i, rec := range m.Curves {
+		if !filepath.IsLocal(filepath.FromSlash(rec.CSV)) || path.Ext(rec.CSV) != ".csv" {
+			return nil, bad("compare: %s: curves[%d].csv: %q is not a CSV file inside the run directory", mp, i, rec.CSV)
+		}
+		name := curvefiles.Name(rec.CSV)
+		envOf[name] = rec.Env
+		names = append(names, name)
+	}
+	var curves []*Curve
+	long := filepath.Join(dir, LongFile)
+	if _, err := os.Lstat(long); err == nil {
+		cs, err := readLong(long, label, globs)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range cs {
+			env, ok := envOf[c.Curve]
+			if !ok {
+				continue // a reference line (the zero policy), not a curve of the manifest
+			}
+			c.Env = env
+			curves = append(curves, c)
+		}
+	} else {
+		for i, rec := range m.Curves {
+			if !matchAny(globs, names[i]) {
+				continue
+			}
+			c, err := readWide(filepath.Join(dir, filepath.FromSlash(rec.CSV)), label, names[i])
+			if err != nil {
+				return nil, err
+			}
+			if c == nil {
+				return nil, bad("compare: %s: curve %s has no per-seed columns", filepath.Join(dir, rec.CSV), rec.Label)
+			}
+			c.Env = rec.Env
+			curves = append(curves, c)
+		}
+	}
+	if len(curves) == 0 {
+		return nil, bad("compare: %s lists no curve%s", mp, globNote(globs))
+	}
+	return curves, nil
+}
+
+// loadOld reads a run directory of a layout before dprl.run/v1.
+func loadOld(dir, label string, globs []string) ([]*Curve, error) {
 	var curves []*Curve
 	long := filepath.Join(dir, LongFile)
 	if _, err := os.Lstat(long); err == nil {
@@ -131,32 +249,27 @@ func loadRun(dir, label string, globs []string) ([]*Curve, error) {
 		if len(curves) == 0 {
 			return nil, bad("compare: %s has no curve%s", long, globNote(globs))
 		}
-	} else {
-		files, err := curvefiles.List(dir, unitsDir, nil)
+		return curves, nil
+	}
+	files, err := curvefiles.List(dir, unitsDir, nil)
+	if err != nil {
+		return nil, bad("compare: %v", err)
+	}
+	for _, rel := range files {
+		name := curvefiles.Name(rel)
+		if !matchAny(globs, name) {
+			continue
+		}
+		c, err := readWide(filepath.Join(dir, rel), label, name)
 		if err != nil {
-			return nil, bad("compare: %v", err)
+			return nil, err
 		}
-		for _, rel := range files {
-			name := curvefiles.Name(rel)
-			if !matchAny(globs, name) {
-				continue
-			}
-			c, err := readWide(filepath.Join(dir, rel), label, name)
-			if err != nil {
-				return nil, err
-			}
-			if c != nil {
-				curves = append(curves, c)
-			}
-		}
-		if len(curves) == 0 {
-			return nil, bad("compare: %s has no curves with per-seed columns (looked for %s, then curves/*.csv%s)", dir, LongFile, globNote(globs))
+		if c != nil {
+			curves = append(curves, c)
 		}
 	}
-	for _, c := range curves {
-		if c.Seeds < 2 {
-			return nil, bad("compare: %s: curve %s has 1 seed; a confidence interval needs at least 2 seeds (rerun with --seeds 1-5 or more)", c.File, c.Curve)
-		}
+	if len(curves) == 0 {
+		return nil, bad("compare: %s has no curves with per-seed columns (looked for %s, then curves/*.csv%s)", dir, LongFile, globNote(globs))
 	}
 	return curves, nil
 }
@@ -425,12 +538,18 @@ func runLabels(dirs []string) []string {
 	return out
 }
 
+// matchAny reports whether name, or its last element (the curve's file name without its
+// environment directory: "UCBVI" for "riverswim/UCBVI"), matches one of the patterns (all
+// names match without patterns).
 func matchAny(globs []string, name string) bool {
 	if len(globs) == 0 {
 		return true
 	}
 	for _, g := range globs {
 		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+		if ok, _ := path.Match(g, path.Base(name)); ok {
 			return true
 		}
 	}

@@ -5,8 +5,8 @@
 //
 // Removed, at any depth: the command line ("command", "argv"), the worker count ("workers",
 // "parallel"), input paths ("path": the inputs' SHA-256 stays), wall-clock and host fields (any
-// key containing "wall", "seconds", "elapsed", "duration", "time", "started", "finished",
-// "host"), and the sweep's own bookkeeping ("shard", "shards", "slurm"). Everything else, the
+// key containing "wall", "seconds", "per_second" (a rate: episodes_per_second), "elapsed",
+// "duration", "time", "started", "finished", "host"), and the sweep's own bookkeeping ("shard", "shards", "slurm"). Everything else, the
 // configuration, seeds, input hashes, per-curve results and the file list with hashes, must match
 // exactly. Output: keys sorted, two-space indent, one trailing
 // newline.
@@ -27,7 +27,7 @@ var dropExact = map[string]bool{
 }
 
 // dropSubstrings lists substrings that mark a key as volatile (compared case-insensitively).
-var dropSubstrings = []string{"wall", "seconds", "elapsed", "duration", "time", "started", "finished", "host"}
+var dropSubstrings = []string{"wall", "seconds", "per_second", "elapsed", "duration", "time", "started", "finished", "host"}
 
 func volatile(key string) bool {
 	k := strings.ToLower(key)

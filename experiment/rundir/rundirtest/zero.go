@@ -23,7 +23,17 @@ func CheckZeroRegret[M any, R Writer[M]](t *testing.T, zero func(t *testing.T, s
 		return summary, err
 	}, func(seeds int, m map[string]any, summary string) {
 		c0 := Entry(t, m, list, 0)
-		CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), c0, growth)
+		// growth may name a field of a nested object ("extras.linmix.growth_exponent"): its
+		// reason is in that object's own "undefined" map.
+		g, path := c0, strings.Split(growth, ".")
+		for _, k := range path[:len(path)-1] {
+			next, ok := g[k].(map[string]any)
+			if !ok {
+				t.Fatalf("%s: no object %q in %v", growth, k, g)
+			}
+			g = next
+		}
+		CheckUndefined(t, fmt.Sprintf("%d seeds", seeds), g, path[len(path)-1])
 		if seeds == 1 {
 			CheckUndefined(t, "one seed", c0, ciLo)
 			if !strings.Contains(summary, "n=1, no CI") || strings.Contains(summary, "95% CI]") {
