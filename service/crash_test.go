@@ -508,7 +508,7 @@ func (o *observer) checkLog(s *Server) {
 	t.Helper()
 	x := s.lookup(o.exp)
 	n := 0
-	err := s.st.Replay(o.exp, func(seq uint64, r *store.Record) error {
+	err := s.st.(*store.Store).Replay(o.exp, func(seq uint64, r *store.Record) error {
 		n++
 		return nil
 	})
@@ -519,7 +519,7 @@ func (o *observer) checkLog(s *Server) {
 		t.Fatalf("the log holds %d reports, %d users were acknowledged", n, len(o.acks))
 	}
 	for id, seq := range o.acks {
-		r, err := s.st.Record(o.exp, seq)
+		r, err := s.st.(*store.Store).Record(o.exp, seq)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -549,7 +549,7 @@ func (o *observer) checkLog(s *Server) {
 		want[v], last = b, v
 	}
 	pub()
-	err = s.st.Replay(o.exp, func(_ uint64, r *store.Record) error {
+	err = s.st.(*store.Store).Replay(o.exp, func(_ uint64, r *store.Record) error {
 		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
 		if err != nil {
 			return err

@@ -1,0 +1,177 @@
+// Package pgtest starts a throw-away PostgreSQL cluster for tests: initdb into a scratch
+// directory, pg_ctl start on a Unix socket in that directory (no TCP port is opened), trust
+// authentication, removed when the test ends. PostgreSQL refuses to run as root, so under
+// root (.ci/run) the cluster runs as the system user "postgres" (runuser).
+//
+// Without PostgreSQL on the machine the tests skip with a message saying so, unless
+// DPRL_REQUIRE_POSTGRES=1 (set by .ci/run), which makes its absence a failure.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// RequireEnv makes an absent PostgreSQL a test failure instead of a skip.
+const RequireEnv = "DPRL_REQUIRE_POSTGRES"
+
+// Superuser is the cluster's superuser.
+const Superuser = "dprl"
+
+// Cluster is a running throw-away cluster.
+type Cluster struct {
+	Dir    string // the scratch directory: data in Dir/data, the socket in Dir
+	Port   int    // the socket's port number (its file name: .s.PGSQL.<Port>)
+	bin    string
+	runAs  string // "" or the user the server runs as
+	dbs    atomic.Int64
+}
+
+// Bin returns the directory of PostgreSQL's server programs (initdb, pg_ctl), or "".
+func Bin() string {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		if _, err := exec.LookPath("pg_ctl"); err == nil {
+			return filepath.Dir(p)
+		}
+	}
+	vs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	sort.Strings(vs)
+	if len(vs) > 0 {
+		return filepath.Dir(vs[len(vs)-1])
+	}
+	return ""
+}
+
+// Start starts a cluster for t (stopped and removed when t ends), or skips t when PostgreSQL
+// is absent (fails it under DPRL_REQUIRE_POSTGRES=1).
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	bin := Bin()
+	if bin == "" {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin) and %s=1", RequireEnv)
+		}
+		t.Skipf("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin): install postgresql (apt-get install postgresql-15) to run this test; %s=1 makes this a failure", RequireEnv)
+	}
+	c := &Cluster{bin: bin}
+	dir, err := os.MkdirTemp("", "dprl-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Dir = dir
+	t.Cleanup(func() {
+		c.Stop("immediate")
+		os.RemoveAll(dir)
+	})
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			t.Fatalf("running as root, PostgreSQL needs an unprivileged user: no user postgres (%v)", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		c.runAs = "postgres"
+	}
+	c.Port = 20000 + os.Getpid()%20000
+	if out, err := c.run("initdb", "-D", c.data(), "-U", Superuser, "-A", "trust", "-E", "UTF8", "--no-instructions"); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nport = %d\nmax_connections = 200\nfsync = on\nsynchronous_commit = on\n", dir, c.Port)
+	f, err := os.OpenFile(filepath.Join(c.data(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(conf)
+	f.Close()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *Cluster) data() string { return filepath.Join(c.Dir, "data") }
+
+// run runs a PostgreSQL program (as the unprivileged user under root).
+func (c *Cluster) run(prog string, args ...string) ([]byte, error) {
+	path := filepath.Join(c.bin, prog)
+	var cmd *exec.Cmd
+	if c.runAs != "" {
+		cmd = exec.Command("runuser", append([]string{"-u", c.runAs, "--", path}, args...)...)
+	} else {
+		cmd = exec.Command(path, args...)
+	}
+	cmd.Dir = c.Dir
+	return cmd.CombinedOutput()
+}
+
+// Start starts (or restarts) the stopped cluster and waits until it accepts connections.
+func (c *Cluster) Start() error {
+	if out, err := c.run("pg_ctl", "-D", c.data(), "-l", filepath.Join(c.Dir, "log"), "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.Dir, "log"))
+		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+	}
+	return nil
+}
+
+// Stop stops the cluster: mode "fast" (clean) or "immediate" (a crash: no checkpoint,
+// recovery from the WAL at the next start).
+func (c *Cluster) Stop(mode string) error {
+	if _, err := os.Stat(filepath.Join(c.data(), "postmaster.pid")); err != nil {
+		return nil
+	}
+	if out, err := c.run("pg_ctl", "-D", c.data(), "-m", mode, "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// URL is the connection URL of database db.
+func (c *Cluster) URL(db string) string {
+	return fmt.Sprintf("postgres://%s@localhost:%d/%s?host=%s&sslmode=disable", Superuser, c.Port, db, c.Dir)
+}
+
+// NewDB creates a new empty database and returns its URL.
+func (c *Cluster) NewDB(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("t%d", c.dbs.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	return c.URL(name)
+}
+
+// Exec runs sql on database url (tests: terminating a backend, taking a lock).
+func Exec(t testing.TB, url, sql string, args ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
