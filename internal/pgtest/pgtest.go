@@ -31,11 +31,11 @@ const Superuser = "dprl"
 
 // Cluster is a running throw-away cluster.
 type Cluster struct {
-	Dir    string // the scratch directory: data in Dir/data, the socket in Dir
-	Port   int    // the socket's port number (its file name: .s.PGSQL.<Port>)
-	bin    string
-	runAs  string // "" or the user the server runs as
-	dbs    atomic.Int64
+	Dir   string // the scratch directory: data in Dir/data, the socket in Dir
+	Port  int    // the socket's port number (its file name: .s.PGSQL.<Port>)
+	bin   string
+	runAs string // "" or the user the server runs as
+	dbs   atomic.Int64
 }
 
 // Bin returns the directory of PostgreSQL's server programs (initdb, pg_ctl), or "".

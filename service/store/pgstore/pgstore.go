@@ -83,6 +83,9 @@ type Options struct {
 	// BeforeCommit, if non-nil, is called inside every Append (and Probe) transaction after
 	// its writes and before it commits; an error aborts it. Fault injection for tests.
 	BeforeCommit func() error
+	// monitorEvery is how often the lock connection is checked (default monitorEvery; tests
+	// set it long to show that the fence alone stops a deposed leader).
+	monitorEvery time.Duration
 }
 
 // DB is a connection to a shared database: a server that is not (yet) the leader holds one
@@ -304,7 +307,11 @@ const monitorEvery = 250 * time.Millisecond
 // monitor checks the lock connection until it fails (the leadership is lost) or s is closed.
 func (s *Store) monitor() {
 	defer close(s.monitored)
-	t := time.NewTicker(monitorEvery)
+	every := s.o.monitorEvery
+	if every <= 0 {
+		every = monitorEvery
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
