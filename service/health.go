@@ -108,6 +108,8 @@ func storageProblem(err error) string {
 		return ""
 	case errors.Is(err, store.ErrCorrupt):
 		return "the database is damaged"
+	case errors.Is(err, store.ErrNotLeader):
+		return "this server is no longer the leader"
 	case errors.Is(err, syscall.ENOSPC):
 		return "the disk is full"
 	case errors.Is(err, syscall.EDQUOT):

@@ -138,6 +138,9 @@ func redact(err error) error {
 	return err
 }
 
+// Redact returns url (or a message holding one) without its password.
+func Redact(url string) string { return stripPassword(url) }
+
 func stripPassword(s string) string {
 	// postgres://user:password@host → postgres://user:…@host
 	for _, scheme := range []string{"postgres://", "postgresql://"} {
@@ -236,6 +239,9 @@ func (d *DB) TryLead(ctx context.Context) (*Store, error) {
 		lc.Close(context.Background())
 		return nil, err
 	}
+	// Connections opened before (a database that restarted since) are dropped: the
+	// rebuild reads through fresh ones.
+	d.pool.Reset()
 	s := &Store{pool: d.pool, lock: lc, o: d.o, lost: make(chan struct{}), stop: make(chan struct{}), monitored: make(chan struct{})}
 	err = lc.QueryRow(ctx, "UPDATE dprl_leader SET epoch = epoch + 1, holder = $1, since = now() WHERE id = 1 RETURNING epoch", d.o.Name).Scan(&s.epoch)
 	if err == nil {
