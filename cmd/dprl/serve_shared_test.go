@@ -196,10 +196,10 @@ func (o *observer) run(ctx context.Context, c *client.Client, exp string) {
 // checkShared checks the end state of a shared-database run: every user acknowledged once,
 // the log holds exactly K records, and every version any client saw is the one an
 // uninterrupted curator fed the log publishes (none withdrawn: versions seen never go down).
-func checkShared(t *testing.T, url, exp string, K int, seed uint64, res *client.SimResult, seen []observed, final *client.Policy) {
+func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uint64, res *client.SimResult, seen []observed, final *client.Policy) {
 	t.Helper()
-	if res.Accepted != K {
-		t.Fatalf("%d users acknowledged, capacity %d", res.Accepted, K)
+	if res.Accepted != capacity {
+		t.Fatalf("%d users acknowledged, capacity %d", res.Accepted, capacity)
 	}
 	db, err := pgstore.Open(context.Background(), url, pgstore.Options{Name: "test"})
 	if err != nil {
@@ -211,7 +211,7 @@ func checkShared(t *testing.T, url, exp string, K int, seed uint64, res *client.
 		t.Fatalf("the test could not take the leadership after the servers stopped: %v", err)
 	}
 	defer st.Close()
-	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: K, Seeds: []uint64{seed}},
+	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: episodes, Seeds: []uint64{seed}},
 		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
 	if err := spec.Validate(); err != nil {
@@ -251,8 +251,8 @@ func checkShared(t *testing.T, url, exp string, K int, seed uint64, res *client.
 		want[v] = string(raw)
 		return nil
 	})
-	if err != nil || n != K {
-		t.Fatalf("replaying the log: %v (%d records, want %d)", err, n, K)
+	if err != nil || n != capacity {
+		t.Fatalf("replaying the log: %v (%d records, want %d)", err, n, capacity)
 	}
 	if final.Version != v || string(final.Rule) != want[v] {
 		t.Fatalf("the final policy (version %d) differs from the uninterrupted curator's (version %d)", final.Version, v)
@@ -295,7 +295,10 @@ func TestServeSharedFailover(t *testing.T) {
 	ob := &observer{}
 	var owg sync.WaitGroup
 	owg.Add(1)
-	go func() { defer owg.Done(); ob.run(octx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment) }()
+	go func() {
+		defer owg.Done()
+		ob.run(octx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
+	}()
 	var (
 		res    *client.SimResult
 		simErr error
@@ -346,11 +349,11 @@ func TestServeSharedFailover(t *testing.T) {
 	t.Logf("%d kills of the leader; takeovers after %v", kills, takeovers)
 	final := mustPolicy(t, cl, l.Experiment)
 	led, err := cl.Ledger(ctx, l.Experiment)
-	if err != nil || led.UsersServed != K {
+	if err != nil || led.UsersServed != l.Capacity {
 		t.Fatalf("ledger: %+v %v", led, err)
 	}
 	// Every acknowledged report is stored: a retry is recognised.
-	users := []string{"sim-1", "sim-" + strconv.Itoa(K/2), "sim-" + strconv.Itoa(K)}
+	users := []string{"sim-1", "sim-" + strconv.Itoa(K/2), "sim-" + strconv.Itoa(l.Capacity)}
 	creds, err := cl.Credentials(ctx, l.Experiment, users)
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +368,7 @@ func TestServeSharedFailover(t *testing.T) {
 	for _, s := range ss {
 		s.p.stop(t)
 	}
-	checkShared(t, url, l.Experiment, K, seed, res, ob.seen, final)
+	checkShared(t, url, l.Experiment, K, l.Capacity, seed, res, ob.seen, final)
 }
 
 // TestServeSharedDatabaseRestart: the database stops (immediate: a crash, recovery from its
@@ -433,5 +436,5 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	owg.Wait()
 	final := mustPolicy(t, cl, l.Experiment)
 	ss[0].p.stop(t)
-	checkShared(t, url, l.Experiment, K, seed, res, ob.seen, final)
+	checkShared(t, url, l.Experiment, K, l.Capacity, seed, res, ob.seen, final)
 }

@@ -303,9 +303,13 @@ func (s *Store) depose(err error) {
 	s.lostOnce.Do(func() {
 		s.lostErr = err
 		close(s.lost)
-		s.o.Logf("leadership lost (epoch %d): %v; nothing more is acknowledged", s.epoch, err)
+		if !errors.Is(err, errClosed) {
+			s.o.Logf("leadership lost (epoch %d): %v; nothing more is acknowledged", s.epoch, err)
+		}
 	})
 }
+
+var errClosed = errors.New("the leadership was released (the store is closed)")
 
 // monitorEvery is how often the lock connection is checked.
 const monitorEvery = 250 * time.Millisecond
@@ -342,7 +346,7 @@ func (s *Store) monitor() {
 func (s *Store) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.monitored
-	s.depose(errors.New("closed"))
+	s.depose(errClosed)
 	s.lock.Close(context.Background())
 	return nil
 }
