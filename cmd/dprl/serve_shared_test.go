@@ -143,7 +143,9 @@ func TestServeSharedStandby(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The database terminates the leader's lock connection: its next report is refused.
-	pgtest.Exec(t, url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'dprl-leader-lock'")
+	if pgtest.Terminate(t, url, "application_name = 'dprl-leader-lock'") != 1 {
+		t.Fatal("no lock connection to terminate")
+	}
 	if a, err := client.New(lead.base(), testAdmin, testClient, nil).Submit(ctx, l.Experiment, client.Submission{User: "u2", Credential: creds["u2"], IdempotencyKey: "k2", Report: rep, Regret: 0}); err == nil {
 		t.Fatalf("a leader that lost its lock acknowledged a report: %+v", a)
 	}

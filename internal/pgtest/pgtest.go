@@ -1,6 +1,9 @@
 // Package pgtest starts a throw-away PostgreSQL cluster for tests: initdb into a scratch
 // directory, pg_ctl start on a Unix socket in that directory (no TCP port is opened), trust
-// authentication, removed when the test ends. PostgreSQL refuses to run as root, so under
+// authentication, removed when the test ends. The WAL writer runs only every 10 s
+// (wal_writer_delay): a commit is durable only if it flushed its own WAL, so a crash
+// (Stop("immediate")) loses every commit that returned without its flush — the test of
+// durability then fails reliably. PostgreSQL refuses to run as root, so under
 // root (.ci/run) the cluster runs as the system user "postgres" (runuser).
 //
 // Without PostgreSQL on the machine the tests skip with a message saying so, unless
@@ -90,7 +93,7 @@ func Start(t testing.TB) *Cluster {
 	if out, err := c.run("initdb", "-D", c.data(), "-U", Superuser, "-A", "trust", "-E", "UTF8", "--no-instructions"); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nport = %d\nmax_connections = 200\nfsync = on\nsynchronous_commit = on\n", dir, c.Port)
+	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nport = %d\nmax_connections = 200\nfsync = on\nsynchronous_commit = on\nwal_writer_delay = 10s\n", dir, c.Port)
 	f, err := os.OpenFile(filepath.Join(c.data(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -173,5 +176,45 @@ func Exec(t testing.TB, url, sql string, args ...any) {
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql, args...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Terminate terminates the backends of database url that the query `SELECT pid FROM
+// pg_stat_activity WHERE <where>` lists and waits until they are gone (their locks released).
+// It returns how many it terminated.
+func Terminate(t testing.TB, url, where string, args ...any) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE "+where, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if _, err := conn.Exec(ctx, "SELECT pg_terminate_backend($1)", pid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)", pids).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return len(pids)
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("backends %v still alive 30 s after pg_terminate_backend", pids)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -38,9 +38,18 @@ func (s *testStore) Close() error {
 	return err
 }
 
-// TestConformance runs the stores' shared conformance suite on PostgreSQL.
-func TestConformance(t *testing.T) {
+// TestPostgres runs this package's tests on one throw-away PostgreSQL cluster (starting one
+// takes seconds): the conformance suite, the fence, durability across a crash of the
+// database.
+func TestPostgres(t *testing.T) {
 	c := pgtest.Start(t)
+	t.Run("Conformance", func(t *testing.T) { testConformance(t, c) })
+	t.Run("Fence", func(t *testing.T) { testFence(t, c) })
+	t.Run("AppendDurable", func(t *testing.T) { testAppendDurable(t, c) })
+}
+
+// testConformance runs the stores' shared conformance suite on PostgreSQL.
+func testConformance(t *testing.T, c *pgtest.Cluster) {
 	storetest.Run(t, func(t *testing.T) (store.Backend, func() store.Backend) {
 		url := c.NewDB(t)
 		open := func() store.Backend { return leader(t, url, Options{Name: "test"}) }
@@ -51,12 +60,11 @@ func TestConformance(t *testing.T) {
 // lockPID is the backend of the connection holding the leader's lock.
 func lockPID(s *Store) uint32 { return s.pid }
 
-// TestFence: a leader whose lock connection is terminated commits nothing from its very next
+// testFence: a leader whose lock connection is terminated commits nothing from its very next
 // write on (the monitor, which would notice within 250 ms, is slowed to an hour here: the
 // fence alone stops it); a new leader's epoch bump waits for a write of the old leader that
 // passed the fence, and sees it; and a deposed leader stays deposed.
-func TestFence(t *testing.T) {
-	c := pgtest.Start(t)
+func testFence(t *testing.T, c *pgtest.Cluster) {
 	rec := func(i byte) []*store.Record {
 		return []*store.Record{{User: [32]byte{i}, Idem: "k", Report: []byte{i}}}
 	}
@@ -70,7 +78,7 @@ func TestFence(t *testing.T) {
 		if err := a.Append("e", 1, rec(1)); err != nil {
 			t.Fatal(err)
 		}
-		pgtest.Exec(t, url, "SELECT pg_terminate_backend($1)", int64(lockPID(a.Store)))
+		pgtest.Terminate(t, url, "pid = $1", int32(lockPID(a.Store)))
 		if err := a.Append("e", 2, rec(2)); !errors.Is(err, store.ErrNotLeader) {
 			t.Fatalf("a leader that lost its lock appended: %v", err)
 		}
@@ -100,7 +108,7 @@ func TestFence(t *testing.T) {
 		if err := a.Create(&store.Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
-		pgtest.Exec(t, url, "SELECT pg_terminate_backend($1)", int64(lockPID(a.Store)))
+		pgtest.Terminate(t, url, "pid = $1", int32(lockPID(a.Store)))
 		b := leader(t, url, Options{Name: "b"})
 		defer b.Close()
 		if b.Epoch() != a.Epoch()+1 {
@@ -130,7 +138,7 @@ func TestFence(t *testing.T) {
 		appended := make(chan error, 1)
 		go func() { appended <- a.Append("e", 1, rec(1)) }()
 		<-in // a's append passed the fence and wrote its record, uncommitted
-		pgtest.Exec(t, url, "SELECT pg_terminate_backend($1)", int64(lockPID(a.Store)))
+		pgtest.Terminate(t, url, "pid = $1", int32(lockPID(a.Store)))
 		led := make(chan *testStore, 1)
 		go func() { led <- leader(t, url, Options{Name: "b"}) }()
 		select {
@@ -148,4 +156,39 @@ func TestFence(t *testing.T) {
 			t.Errorf("the new leader sees %d records, want the 1 the old leader committed", n)
 		}
 	})
+}
+
+// testAppendDurable: every Append that returned is in the database after PostgreSQL crashes
+// (immediate stop, recovery from the WAL) right after it: a report acknowledged after
+// Append returned is never lost.
+func testAppendDurable(t *testing.T, c *pgtest.Cluster) {
+	url := c.NewDB(t)
+	a := leader(t, url, Options{Name: "a"})
+	if err := a.Create(&store.Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	const groups, size = 40, 5
+	for g := 0; g < groups; g++ {
+		var recs []*store.Record
+		for i := 0; i < size; i++ {
+			u := g*size + i + 1
+			recs = append(recs, &store.Record{User: [32]byte{byte(u), byte(u >> 8)}, Idem: "k", Report: []byte{1}})
+		}
+		if err := a.Append("e", uint64(g*size+1), recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Stop("immediate"); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	b := leader(t, url, Options{Name: "b"})
+	defer b.Close()
+	n, stored, err := b.LogLength("e")
+	if err != nil || n != groups*size || stored != groups*size {
+		t.Fatalf("after a crash of the database: %d records appended, %d stored (%v); %d were acknowledged", n, stored, err, groups*size)
+	}
 }
