@@ -44,7 +44,10 @@ type Cluster struct {
 // Bin returns the directory of PostgreSQL's server programs (initdb, pg_ctl), or "".
 func Bin() string {
 	if p, err := exec.LookPath("initdb"); err == nil {
-		if _, err := exec.LookPath("pg_ctl"); err == nil {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r // /usr/local/bin/initdb → /usr/lib/postgresql/15/bin/initdb
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(p), "pg_ctl")); err == nil {
 			return filepath.Dir(p)
 		}
 	}

@@ -250,6 +250,9 @@ func (d *DB) TryLead(ctx context.Context) (*Store, error) {
 	if err == nil {
 		err = s.loadKeys(ctx)
 	}
+	if err == nil {
+		err = s.loadFilters(ctx)
+	}
 	if err != nil {
 		lc.Close(context.Background())
 		return nil, err
@@ -271,6 +274,7 @@ type Store struct {
 	credMu  sync.Mutex
 	credKey store.CredentialKey
 	hooks   *store.CommitHooks
+	users   filters // participation filters (filter.go)
 
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when the leadership is lost
@@ -412,10 +416,20 @@ func (s *Store) fence(ctx context.Context, tx pgx.Tx) error {
 		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
 	default:
 	}
+	return s.fenceRow(tx.QueryRow(ctx, fenceSQL, s.epoch, lockClass, lockObject, s.pid))
+}
+
+// fenceRow checks the result of fenceSQL.
+func (s *Store) fenceRow(row pgx.Row) error {
+	select {
+	case <-s.lost:
+		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
+	default:
+	}
 	var ok bool
 	var holder string
 	var epoch uint64
-	if err := tx.QueryRow(ctx, fenceSQL, s.epoch, lockClass, lockObject, s.pid).Scan(&ok, &holder, &epoch); err != nil {
+	if err := row.Scan(&ok, &holder, &epoch); err != nil {
 		return err
 	}
 	if !ok {
@@ -433,6 +447,21 @@ func (s *Store) fence(ctx context.Context, tx pgx.Tx) error {
 
 // write runs f in a fenced transaction; after, if non-nil, runs once it committed.
 func (s *Store) write(f func(ctx context.Context, tx pgx.Tx) error, after func()) error {
+	return s.writeUnfenced(func(ctx context.Context, tx pgx.Tx) error {
+		if err := s.fence(ctx, tx); err != nil {
+			return err
+		}
+		return f(ctx, tx)
+	}, after)
+}
+
+// writeUnfenced runs f in a transaction, which f fences itself (Append: in its pipeline).
+func (s *Store) writeUnfenced(f func(ctx context.Context, tx pgx.Tx) error, after func()) error {
+	select {
+	case <-s.lost:
+		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
+	default:
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	tx, err := s.pool.Begin(ctx)
@@ -440,9 +469,6 @@ func (s *Store) write(f func(ctx context.Context, tx pgx.Tx) error, after func()
 		return storageErr(err)
 	}
 	defer tx.Rollback(context.Background())
-	if err := s.fence(ctx, tx); err != nil {
-		return storageErr(err)
-	}
 	if err := f(ctx, tx); err != nil {
 		return storageErr(err)
 	}
@@ -492,7 +518,28 @@ func (s *Store) Create(e *store.Experiment) error {
 			return fmt.Errorf("experiment %s exists", e.ID)
 		}
 		return nil
-	}, nil)
+	}, func() { s.users.set(e.ID, newBloom(0)) })
+}
+
+// loadFilters builds the participation filter of every experiment (after the epoch bump:
+// filter.go).
+func (s *Store) loadFilters(ctx context.Context) error {
+	rows, err := s.pool.Query(ctx, "SELECT id FROM dprl_experiments")
+	if err != nil {
+		return err
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		b, err := s.loadFilter(ctx, id)
+		if err != nil {
+			return fmt.Errorf("experiment %s: loading its participation filter: %w", id, err)
+		}
+		s.users.set(id, b)
+	}
+	return nil
 }
 
 // Experiments returns every stored experiment, in ID order.
@@ -522,7 +569,9 @@ func (s *Store) Experiments() ([]*store.Experiment, error) {
 }
 
 // Append appends recs to experiment id's log in one transaction; next must be the log's
-// length + 1, and no user may have a record already: otherwise nothing is written.
+// length + 1, and no user may have a record already: otherwise nothing is written. The fence,
+// the check of the log's length and the writes go to the database in one pipeline (one round
+// trip), then the commit.
 func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 	if len(recs) == 0 {
 		return nil
@@ -531,9 +580,30 @@ func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 	if h := s.hooks; h != nil && h.After != nil {
 		after = h.After
 	}
-	return s.write(func(ctx context.Context, tx pgx.Tx) error {
+	digests := make([][]byte, len(recs))
+	seqs := make([]int64, len(recs))
+	idems := make([]string, len(recs))
+	regrets := make([]float64, len(recs))
+	reports := make([][]byte, len(recs))
+	for i, r := range recs {
+		digests[i], seqs[i], idems[i], regrets[i], reports[i] = r.User[:], int64(next)+int64(i), r.Idem, r.Regret, r.Report
+	}
+	last := int64(next) + int64(len(recs)) - 1
+	err := s.writeUnfenced(func(ctx context.Context, tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(fenceSQL, s.epoch, lockClass, lockObject, s.pid)
+		b.Queue("SELECT appended FROM dprl_experiments WHERE id = $1 FOR UPDATE", id)
+		b.Queue("INSERT INTO dprl_users (exp, digest, seq, idem) SELECT $1, unnest($2::bytea[]), unnest($3::int8[]), unnest($4::text[])", id, digests, seqs, idems)
+		b.Queue(`INSERT INTO dprl_log (exp, seq, digest, idem, regret, report)
+			SELECT $1, unnest($2::int8[]), unnest($3::bytea[]), unnest($4::text[]), unnest($5::float8[]), unnest($6::bytea[])`, id, seqs, digests, idems, regrets, reports)
+		b.Queue("UPDATE dprl_experiments SET appended = $2 WHERE id = $1 AND appended = $3", id, last, int64(next)-1)
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		if err := s.fenceRow(br.QueryRow()); err != nil {
+			return err
+		}
 		var n uint64
-		err := tx.QueryRow(ctx, "SELECT appended FROM dprl_experiments WHERE id = $1 FOR UPDATE", id).Scan(&n)
+		err := br.QueryRow().Scan(&n)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("experiment %s: no such experiment", id)
 		}
@@ -543,24 +613,24 @@ func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 		if n+1 != next {
 			return fmt.Errorf("experiment %s: log has %d records, caller expected %d", id, n, next-1)
 		}
-		logRows := make([][]any, len(recs))
-		userRows := make([][]any, len(recs))
-		for i, r := range recs {
-			seq := int64(next) + int64(i)
-			logRows[i] = []any{id, seq, r.User[:], r.Idem, r.Regret, r.Report}
-			userRows[i] = []any{id, r.User[:], seq, r.Idem}
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"dprl_users"}, []string{"exp", "digest", "seq", "idem"}, pgx.CopyFromRows(userRows)); err != nil {
+		if _, err := br.Exec(); err != nil {
 			var pe *pgconn.PgError
 			if errors.As(err, &pe) && pe.Code == "23505" {
 				return fmt.Errorf("experiment %s: user already contributed", id)
 			}
 			return err
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"dprl_log"}, []string{"exp", "seq", "digest", "idem", "regret", "report"}, pgx.CopyFromRows(logRows)); err != nil {
+		if _, err := br.Exec(); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "UPDATE dprl_experiments SET appended = $2 WHERE id = $1", id, int64(next)+int64(len(recs))-1); err != nil {
+		tag, err := br.Exec()
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("experiment %s: the log changed under the append", id)
+		}
+		if err := br.Close(); err != nil {
 			return err
 		}
 		if h := s.hooks; h != nil && h.Before != nil {
@@ -573,6 +643,16 @@ func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 		}
 		return nil
 	}, after)
+	if err == nil && s.users.add(id, recs) {
+		// The filter outgrew its sizing: rebuilt at twice the size (no other append of this
+		// experiment runs meanwhile; until the swap the old filter answers, still a superset).
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		if b, err := s.loadFilter(ctx, id); err == nil {
+			s.users.set(id, b)
+		}
+		cancel()
+	}
+	return err
 }
 
 // appended returns experiment id's log length (in tx or the pool).
@@ -640,6 +720,9 @@ func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *store
 // Contributed returns the sequence number and idempotency key of user's acknowledged report
 // to experiment id (seq 0 if none).
 func (s *Store) Contributed(id string, user [32]byte) (seq uint64, idem string, err error) {
+	if !s.users.mayHaveContributed(id, user) {
+		return 0, "", nil // certain (filter.go)
+	}
 	err = s.read(func(ctx context.Context) error {
 		var exp *string
 		var sq *int64

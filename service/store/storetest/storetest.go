@@ -98,6 +98,12 @@ func appendReplay(t *testing.T, open Open) {
 		t.Error("an append to an unknown experiment was accepted")
 	}
 	must(t, s.Append("e", 3, recs(3, 3)))
+	// Participation is known at once (before any reopening).
+	for i, want := range []uint64{0, 1, 2, 3, 0} {
+		if seq, _, err := s.Contributed("e", user(i)); err != nil || seq != want {
+			t.Errorf("before reopening: user %d has record %d (%v), want %d", i, seq, err, want)
+		}
+	}
 	must(t, s.Close())
 	s = reopen()
 	defer s.Close()
