@@ -172,6 +172,23 @@ func TestServeSharedStandby(t *testing.T) {
 	}
 }
 
+// waitProgress waits until *done reaches at (true) or the simulation ended first (false).
+func waitProgress(mu *sync.Mutex, done *int64, at int64, ended <-chan struct{}) bool {
+	for {
+		mu.Lock()
+		d := *done
+		mu.Unlock()
+		if d >= at {
+			return true
+		}
+		select {
+		case <-ended:
+			return false
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
 // observer polls an experiment's policy through a failover client and records every (version,
 // rule) it saw, in order.
 type observer struct {
@@ -302,15 +319,17 @@ func TestServeSharedFailover(t *testing.T) {
 		ob.run(octx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
 	}()
 	var (
-		res    *client.SimResult
-		simErr error
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		done   int64
+		res     *client.SimResult
+		simErr  error
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		done    int64
+		simDone = make(chan struct{})
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer close(simDone)
 		res, simErr = client.Simulate(ctx, cl, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
 			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
 	}()
@@ -319,14 +338,8 @@ func TestServeSharedFailover(t *testing.T) {
 	var takeovers []time.Duration
 	for kills < 4 {
 		at := int64(kills+1)*K/6 + int64(rng.IntN(K/24))
-		for {
-			mu.Lock()
-			d := done
-			mu.Unlock()
-			if d >= at {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
+		if !waitProgress(&mu, &done, at, simDone) {
+			t.Fatalf("the users stopped before %d were done: %v", at, simErr)
 		}
 		lead, _ := leaderOf(t, ss, 10*time.Second)
 		lead.kill()
@@ -398,27 +411,23 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	owg.Add(1)
 	go func() { defer owg.Done(); ob.run(octx, client.New(ss[0].base(), "", "", nil), l.Experiment) }()
 	var (
-		res    *client.SimResult
-		simErr error
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		done   int64
+		res     *client.SimResult
+		simErr  error
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		done    int64
+		simDone = make(chan struct{})
 	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer close(simDone)
 		res, simErr = client.Simulate(ctx, cl, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
 			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
 	}()
 	for r := 1; r <= 2; r++ {
-		for {
-			mu.Lock()
-			d := done
-			mu.Unlock()
-			if d >= int64(r)*K/3 {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
+		if !waitProgress(&mu, &done, int64(r)*K/3, simDone) {
+			t.Fatalf("the users stopped before %d were done: %v", int64(r)*K/3, simErr)
 		}
 		if err := c.Stop("immediate"); err != nil {
 			t.Fatal(err)
