@@ -21,6 +21,9 @@ import (
 // It stays a superset of the database's participation index because only the leader writes
 // (every write fenced), the filter is built after the leadership's epoch bump (which waits for
 // every write of the previous leader), and Append adds its users once its commit returned.
+// The same filter answers the revocation check every report makes (Revoked): revocations are
+// written only by the leader too (Revoke adds them once committed).
+//
 // A filter past its sizing keeps answering correctly with more false positives until it is
 // rebuilt from the database at twice the size (synchronously, after the append that crossed
 // the threshold: a few hundred milliseconds per million users).
@@ -72,14 +75,15 @@ type filters struct {
 	by map[string]*bloom
 }
 
-// loadFilter builds experiment id's filter from the database.
-func (s *Store) loadFilter(ctx context.Context, id string) (*bloom, error) {
+// loadFilter builds experiment id's filter of the digests in table (dprl_users: participation,
+// dprl_revoked: revocations) from the database.
+func (s *Store) loadFilter(ctx context.Context, table, id string) (*bloom, error) {
 	var n int
-	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM dprl_users WHERE exp = $1", id).Scan(&n); err != nil {
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM "+table+" WHERE exp = $1", id).Scan(&n); err != nil {
 		return nil, err
 	}
 	b := newBloom(2 * n)
-	rows, err := s.pool.Query(ctx, "SELECT digest FROM dprl_users WHERE exp = $1", id)
+	rows, err := s.pool.Query(ctx, "SELECT digest FROM "+table+" WHERE exp = $1", id)
 	if err != nil {
 		return nil, err
 	}
@@ -96,10 +100,10 @@ func (s *Store) loadFilter(ctx context.Context, id string) (*bloom, error) {
 	return b, rows.Err()
 }
 
-// mayHaveContributed reports whether user may have contributed to experiment id: false is
+// mayHold reports whether experiment id's filter may hold user's digest: false is
 // certain; true must be checked in the database. An experiment without a filter (not loaded
 // yet, or unknown) answers true.
-func (f *filters) mayHaveContributed(id string, user [32]byte) bool {
+func (f *filters) mayHold(id string, user [32]byte) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	b := f.by[id]
@@ -119,6 +123,15 @@ func (f *filters) add(id string, recs []*store.Record) bool {
 		b.add(r.User[:])
 	}
 	return b.n > b.sized
+}
+
+// addDigests is add for bare digests.
+func (f *filters) addDigests(id string, ds [][32]byte) bool {
+	recs := make([]*store.Record, len(ds))
+	for i := range ds {
+		recs[i] = &store.Record{User: ds[i]}
+	}
+	return f.add(id, recs)
 }
 
 // set installs experiment id's filter.

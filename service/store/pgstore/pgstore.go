@@ -275,6 +275,7 @@ type Store struct {
 	credKey store.CredentialKey
 	hooks   *store.CommitHooks
 	users   filters // participation filters (filter.go)
+	revoked filters // revocation filters (filter.go)
 
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when the leadership is lost
@@ -518,7 +519,7 @@ func (s *Store) Create(e *store.Experiment) error {
 			return fmt.Errorf("experiment %s exists", e.ID)
 		}
 		return nil
-	}, func() { s.users.set(e.ID, newBloom(0)) })
+	}, func() { s.users.set(e.ID, newBloom(0)); s.revoked.set(e.ID, newBloom(0)) })
 }
 
 // loadFilters builds the participation filter of every experiment (after the epoch bump:
@@ -533,11 +534,15 @@ func (s *Store) loadFilters(ctx context.Context) error {
 		return err
 	}
 	for _, id := range ids {
-		b, err := s.loadFilter(ctx, id)
+		b, err := s.loadFilter(ctx, "dprl_users", id)
 		if err != nil {
 			return fmt.Errorf("experiment %s: loading its participation filter: %w", id, err)
 		}
 		s.users.set(id, b)
+		if b, err = s.loadFilter(ctx, "dprl_revoked", id); err != nil {
+			return fmt.Errorf("experiment %s: loading its revocation filter: %w", id, err)
+		}
+		s.revoked.set(id, b)
 	}
 	return nil
 }
@@ -647,7 +652,7 @@ func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 		// The filter outgrew its sizing: rebuilt at twice the size (no other append of this
 		// experiment runs meanwhile; until the swap the old filter answers, still a superset).
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		if b, err := s.loadFilter(ctx, id); err == nil {
+		if b, err := s.loadFilter(ctx, "dprl_users", id); err == nil {
 			s.users.set(id, b)
 		}
 		cancel()
@@ -720,7 +725,7 @@ func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *store
 // Contributed returns the sequence number and idempotency key of user's acknowledged report
 // to experiment id (seq 0 if none).
 func (s *Store) Contributed(id string, user [32]byte) (seq uint64, idem string, err error) {
-	if !s.users.mayHaveContributed(id, user) {
+	if !s.users.mayHold(id, user) {
 		return 0, "", nil // certain (filter.go)
 	}
 	err = s.read(func(ctx context.Context) error {
@@ -760,12 +765,23 @@ func (s *Store) Revoke(id string, users [][32]byte) (int, error) {
 			n += int(tag.RowsAffected())
 		}
 		return nil
-	}, nil)
+	}, func() {
+		if s.revoked.addDigests(id, users) {
+			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+			if b, err := s.loadFilter(ctx, "dprl_revoked", id); err == nil {
+				s.revoked.set(id, b)
+			}
+			cancel()
+		}
+	})
 	return n, err
 }
 
 // Revoked reports whether user is revoked for experiment id.
 func (s *Store) Revoked(id string, user [32]byte) (bool, error) {
+	if !s.revoked.mayHold(id, user) {
+		return false, nil // certain (filter.go)
+	}
 	var r bool
 	err := s.read(func(ctx context.Context) error {
 		return s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM dprl_revoked WHERE exp = $1 AND digest = $2)", id, user[:]).Scan(&r)

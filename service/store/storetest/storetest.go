@@ -245,6 +245,9 @@ func revocations(t *testing.T, open Open) {
 	if _, err := s.Revoke("nope", [][32]byte{user(1)}); err == nil {
 		t.Error("a revocation for an unknown experiment was stored")
 	}
+	if got, err := s.Revoked("e", user(3)); err != nil || !got {
+		t.Errorf("before reopening: user 3 revoked %v (%v)", got, err)
+	}
 	must(t, s.Close())
 	s = reopen()
 	defer s.Close()
