@@ -48,7 +48,9 @@ func TestMain(m *testing.M) {
 	if cfg := os.Getenv(crashChildEnv); cfg != "" {
 		os.Exit(crashChild(cfg))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	runAtExit()
+	os.Exit(code)
 }
 
 // crashConfig is what the parent tells a crash child.

@@ -12,6 +12,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,50 +64,73 @@ func Bin() string {
 // is absent (fails it under DPRL_REQUIRE_POSTGRES=1).
 func Start(t testing.TB) *Cluster {
 	t.Helper()
+	if Bin() == "" {
+		Absent(t)
+	}
+	c, err := StartShared()
+	if c != nil {
+		t.Cleanup(c.Remove)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Absent skips t because PostgreSQL is not installed, or fails it under
+// DPRL_REQUIRE_POSTGRES=1.
+func Absent(t testing.TB) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin) and %s=1", RequireEnv)
+	}
+	t.Skipf("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin): install postgresql (apt-get install postgresql-15) to run this test; %s=1 makes this a failure", RequireEnv)
+}
+
+// StartShared starts a cluster that outlives a test (for a whole test binary): the caller
+// removes it (Remove) when its tests are done. On an error the returned cluster, if not nil,
+// must be removed too.
+func StartShared() (*Cluster, error) {
 	bin := Bin()
 	if bin == "" {
-		if os.Getenv(RequireEnv) == "1" {
-			t.Fatalf("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin) and %s=1", RequireEnv)
-		}
-		t.Skipf("PostgreSQL is not installed (no initdb/pg_ctl on PATH or in /usr/lib/postgresql/*/bin): install postgresql (apt-get install postgresql-15) to run this test; %s=1 makes this a failure", RequireEnv)
+		return nil, errors.New("PostgreSQL is not installed")
 	}
 	c := &Cluster{bin: bin}
 	dir, err := os.MkdirTemp("", "dprl-pg-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	c.Dir = dir
-	t.Cleanup(func() {
-		c.Stop("immediate")
-		os.RemoveAll(dir)
-	})
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("running as root, PostgreSQL needs an unprivileged user: no user postgres (%v)", err)
+			return c, fmt.Errorf("running as root, PostgreSQL needs an unprivileged user: no user postgres (%v)", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
+			return c, err
 		}
 		c.runAs = "postgres"
 	}
-	c.Port = 20000 + os.Getpid()%20000
+	c.Port = 20000 + (os.Getpid()*7+int(time.Now().UnixNano()%1000))%20000
 	if out, err := c.run("initdb", "-D", c.data(), "-U", Superuser, "-A", "trust", "-E", "UTF8", "--no-instructions"); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		return c, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
-	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nport = %d\nmax_connections = 200\nfsync = on\nsynchronous_commit = on\nwal_writer_delay = 10s\n", dir, c.Port)
+	conf := fmt.Sprintf("listen_addresses = ''\nunix_socket_directories = '%s'\nport = %d\nmax_connections = 300\nfsync = on\nsynchronous_commit = on\nwal_writer_delay = 10s\n", dir, c.Port)
 	f, err := os.OpenFile(filepath.Join(c.data(), "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		t.Fatal(err)
+		return c, err
 	}
 	f.WriteString(conf)
 	f.Close()
-	if err := c.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return c, c.Start()
+}
+
+// Remove stops the cluster (immediate) and deletes its directory.
+func (c *Cluster) Remove() {
+	c.Stop("immediate")
+	os.RemoveAll(c.Dir)
 }
 
 func (c *Cluster) data() string { return filepath.Join(c.Dir, "data") }
