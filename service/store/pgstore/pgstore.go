@@ -648,7 +648,11 @@ func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 		}
 		return nil
 	}, after)
-	if err == nil && s.users.add(id, recs) {
+	// The users go into the filter whatever the outcome: a commit reported failed may have
+	// happened (the connection broke after COMMIT was sent), and a filter that missed it would
+	// let those users' retries through to the database's key, failing every group they join.
+	// A user added for nothing only costs a lookup.
+	if s.users.add(id, recs) {
 		// The filter outgrew its sizing: rebuilt at twice the size (no other append of this
 		// experiment runs meanwhile; until the swap the old filter answers, still a superset).
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -765,15 +769,15 @@ func (s *Store) Revoke(id string, users [][32]byte) (int, error) {
 			n += int(tag.RowsAffected())
 		}
 		return nil
-	}, func() {
-		if s.revoked.addDigests(id, users) {
-			ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-			if b, err := s.loadFilter(ctx, "dprl_revoked", id); err == nil {
-				s.revoked.set(id, b)
-			}
-			cancel()
+	}, nil)
+	// Whatever the outcome, as in Append: the revocation may have been committed.
+	if s.revoked.addDigests(id, users) {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		if b, err := s.loadFilter(ctx, "dprl_revoked", id); err == nil {
+			s.revoked.set(id, b)
 		}
-	})
+		cancel()
+	}
 	return n, err
 }
 
