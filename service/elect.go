@@ -157,7 +157,7 @@ func (sb *standby) handler() http.Handler {
 			return
 		case "/metrics":
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-			fmt.Fprint(w, "# HELP dprl_leader 1 while this server leads a shared database.\n# TYPE dprl_leader gauge\ndprl_leader 0\n")
+			fmt.Fprint(w, "# HELP dprl_leader 0: this server is a standby of a shared database (the leader serves the full metrics).\n# TYPE dprl_leader gauge\ndprl_leader 0\n")
 			return
 		}
 		w.Header().Set("Dprl-Leader", leader)
