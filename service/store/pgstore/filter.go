@@ -25,8 +25,8 @@ import (
 // written only by the leader too (Revoke adds them once committed).
 //
 // A filter past its sizing keeps answering correctly with more false positives until it is
-// rebuilt from the database at twice the size (synchronously, after the append that crossed
-// the threshold: a few hundred milliseconds per million users).
+// rebuilt from the database at twice the size, in the background (add, finish): appends and
+// checks go on meanwhile on the old filter.
 
 // filterHashes is the number of bit positions per digest (k); filterBitsPerUser the bits per
 // user the filter is sized for (m/n): about 1 % false positives at its sizing.
@@ -41,6 +41,11 @@ type bloom struct {
 	bits  []uint64
 	n     int // digests added
 	sized int // users it is sized for
+	// rebuilding is set while a larger filter is built from the database (in the background);
+	// pending holds the digests added meanwhile, which the new filter takes when it is
+	// installed (finish).
+	rebuilding bool
+	pending    [][32]byte
 }
 
 func newBloom(users int) *bloom {
@@ -110,8 +115,11 @@ func (f *filters) mayHold(id string, user [32]byte) bool {
 	return b == nil || b.mayHold(user[:])
 }
 
-// add records the users of committed records; it reports whether the filter outgrew its
-// sizing (the caller rebuilds it).
+// add records the users of committed records. It reports whether the filter outgrew its
+// sizing and no rebuild runs: the caller then rebuilds it (a larger filter from the database,
+// read after this call, then finish). Every digest added from now until finish is kept for the
+// new filter too, so it covers what the database held when it was read and everything added
+// since.
 func (f *filters) add(id string, recs []*store.Record) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -121,8 +129,34 @@ func (f *filters) add(id string, recs []*store.Record) bool {
 	}
 	for _, r := range recs {
 		b.add(r.User[:])
+		if b.rebuilding {
+			b.pending = append(b.pending, r.User)
+		}
 	}
-	return b.n > b.sized
+	if b.n > b.sized && !b.rebuilding {
+		b.rebuilding = true
+		return true
+	}
+	return false
+}
+
+// finish installs experiment id's rebuilt filter nb with the digests added while it was built;
+// nb nil (the rebuild failed) keeps the current filter, which a later add rebuilds again.
+func (f *filters) finish(id string, nb *bloom) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := f.by[id]
+	if b == nil {
+		return
+	}
+	if nb == nil {
+		b.rebuilding, b.pending = false, nil
+		return
+	}
+	for _, d := range b.pending {
+		nb.add(d[:])
+	}
+	f.by[id] = nb
 }
 
 // addDigests is add for bare digests.

@@ -47,3 +47,48 @@ func TestBloom(t *testing.T) {
 		t.Error("an experiment without a filter must be looked up in the database")
 	}
 }
+
+// TestFilterRebuild: a filter that outgrew its sizing asks once for a rebuild; the digests
+// added while the rebuild reads the database go into the new filter with what it read; a
+// failed rebuild keeps the old filter and is asked for again.
+func TestFilterRebuild(t *testing.T) {
+	var f filters
+	b := newBloom(0)
+	b.sized = 2
+	f.set("e", b)
+	d := func(i byte) *store.Record {
+		return &store.Record{User: [32]byte{i, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, i}}
+	}
+	if f.add("e", []*store.Record{d(1), d(2)}) {
+		t.Fatal("a rebuild asked for at the sizing")
+	}
+	if !f.add("e", []*store.Record{d(3)}) {
+		t.Fatal("no rebuild asked for past the sizing")
+	}
+	if f.add("e", []*store.Record{d(4)}) {
+		t.Fatal("a second rebuild asked for while one runs")
+	}
+	f.finish("e", nil) // failed: the old filter stays
+	for i := byte(1); i <= 4; i++ {
+		if !f.mayHold("e", d(i).User) {
+			t.Fatalf("digest %d lost by a failed rebuild", i)
+		}
+	}
+	if !f.add("e", []*store.Record{d(5)}) {
+		t.Fatal("no rebuild asked for again after a failed one")
+	}
+	f.add("e", []*store.Record{d(6)}) // added while the database is read
+	nb := newBloom(0)
+	for i := byte(1); i <= 5; i++ { // what the database held when read
+		nb.add(d(i).User[:])
+	}
+	f.finish("e", nb)
+	for i := byte(1); i <= 6; i++ {
+		if !f.mayHold("e", d(i).User) {
+			t.Errorf("digest %d missing from the rebuilt filter", i)
+		}
+	}
+	if f.by["e"] != nb || nb.sized != filterMinUsers {
+		t.Error("the rebuilt filter was not installed")
+	}
+}

@@ -276,6 +276,7 @@ type Store struct {
 	hooks   *store.CommitHooks
 	users   filters // participation filters (filter.go)
 	revoked filters // revocation filters (filter.go)
+	bg      sync.WaitGroup // filter rebuilds in the background
 
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when the leadership is lost
@@ -351,6 +352,7 @@ func (s *Store) monitor() {
 func (s *Store) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.monitored
+	s.bg.Wait()
 	s.depose(errClosed)
 	s.lock.Close(context.Background())
 	return nil
@@ -653,15 +655,25 @@ func (s *Store) Append(id string, next uint64, recs []*store.Record) error {
 	// let those users' retries through to the database's key, failing every group they join.
 	// A user added for nothing only costs a lookup.
 	if s.users.add(id, recs) {
-		// The filter outgrew its sizing: rebuilt at twice the size (no other append of this
-		// experiment runs meanwhile; until the swap the old filter answers, still a superset).
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		if b, err := s.loadFilter(ctx, "dprl_users", id); err == nil {
-			s.users.set(id, b)
-		}
-		cancel()
+		s.rebuildFilter(&s.users, "dprl_users", id) // outgrown: rebuilt in the background
 	}
 	return err
+}
+
+// rebuildFilter builds experiment id's filter of table anew from the database in the
+// background and installs it (filters.finish); Close waits for it.
+func (s *Store) rebuildFilter(f *filters, table, id string) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		defer cancel()
+		b, err := s.loadFilter(ctx, table, id)
+		if err != nil {
+			b = nil
+		}
+		f.finish(id, b)
+	}()
 }
 
 // appended returns experiment id's log length (in tx or the pool).
@@ -772,11 +784,7 @@ func (s *Store) Revoke(id string, users [][32]byte) (int, error) {
 	}, nil)
 	// Whatever the outcome, as in Append: the revocation may have been committed.
 	if s.revoked.addDigests(id, users) {
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		if b, err := s.loadFilter(ctx, "dprl_revoked", id); err == nil {
-			s.revoked.set(id, b)
-		}
-		cancel()
+		s.rebuildFilter(&s.revoked, "dprl_revoked", id)
 	}
 	return n, err
 }
