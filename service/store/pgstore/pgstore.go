@@ -274,8 +274,8 @@ type Store struct {
 	credMu  sync.Mutex
 	credKey store.CredentialKey
 	hooks   *store.CommitHooks
-	users   filters // participation filters (filter.go)
-	revoked filters // revocation filters (filter.go)
+	users   filters        // participation filters (filter.go)
+	revoked filters        // revocation filters (filter.go)
 	bg      sync.WaitGroup // filter rebuilds in the background
 
 	lostOnce  sync.Once
