@@ -8,6 +8,10 @@
 //
 // Without PostgreSQL on the machine the tests skip with a message saying so, unless
 // DPRL_REQUIRE_POSTGRES=1 (set by .ci/run), which makes its absence a failure.
+//
+// A test binary that is killed (SIGKILL, a -timeout panic) cannot remove its cluster: it keeps
+// running in /tmp/dprl-pg-*; stop it with pg_ctl -D /tmp/dprl-pg-…/data -m immediate stop (as
+// the user postgres under root) and remove the directory.
 package pgtest
 
 import (
