@@ -5,6 +5,7 @@
 # client), the group commits (reports per fsync), and the server's resident memory sampled
 # every 2 s (flat = bounded state). PROFILE=DIR also writes the CPU profiles of the server and
 # of the simulator (DIR/serve.pprof, DIR/client.pprof; go tool pprof -top DIR/serve.pprof).
+# STORE=postgres serves from a throw-away PostgreSQL cluster (scripts/pg-scratch.sh) instead of bbolt.
 #
 # Then the floor (FLOOR=0 skips it): the same simulator, users and concurrency against
 # scripts/floor (internal/benchfloor), the least a durable report server does — token check,
@@ -18,9 +19,15 @@ AGENT=${AGENT:-practical-jdp}
 CONC=${CONC:-64}
 TIMEOUT=${TIMEOUT:-600}
 FLOOR=${FLOOR:-1}
+STORE=${STORE:-bbolt}
 tmp=$(mktemp -d)
 pids=()
-trap 'for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'for p in ${pids[@]+"${pids[@]}"}; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; [ "$STORE" = postgres ] && scripts/pg-scratch.sh stop "$tmp/pg"; rm -rf "$tmp"' EXIT
+store=()
+if [ "$STORE" = postgres ]; then
+	chmod 755 "$tmp"
+	store=(--store "$(scripts/pg-scratch.sh start "$tmp/pg")")
+fi
 go build -o "$tmp/dprl" ./cmd/dprl
 go build -o "$tmp/floor" ./scripts/floor
 export DPRL_ADMIN_TOKEN=bench-admin-token-0123456789 DPRL_CLIENT_TOKEN=bench-client-token-0123456789
@@ -62,13 +69,14 @@ costs() {
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-start serve "$tmp/dprl" serve --data "$tmp/data" --addr 127.0.0.1:0 ${prof_srv[@]+"${prof_srv[@]}"}
+start serve "$tmp/dprl" serve --data "$tmp/data" --addr 127.0.0.1:0 ${prof_srv[@]+"${prof_srv[@]}"} ${store[@]+"${store[@]}"}
+for _ in $(seq 100); do curl -sf "$url/readyz" >/dev/null && break; sleep 0.1; done # a shared store: until it leads
 (while kill -0 $srv 2>/dev/null; do
 	awk '/VmRSS/{print $2}' /proc/$srv/status 2>/dev/null >>"$tmp/rss"
 	curl -s "$url/metrics" | awk '/^go_memstats_heap_inuse_bytes/{print $2/1024}' >>"$tmp/heap"
 	sleep 2
 done) &
-echo "dprl serve at $url: $USERS users of tabular $AGENT (RiverSwim H = 20, ε = 1, δ = 1e-5), concurrency $CONC, durable commits"
+echo "dprl serve at $url (store $STORE): $USERS users of tabular $AGENT (RiverSwim H = 20, ε = 1, δ = 1e-5), concurrency $CONC, durable commits"
 simulate "$url" "$tmp/serve.sum" ${prof_cli[@]+"${prof_cli[@]}"}
 curl -s "$url/metrics" | awk '/^dprl_commit_batches_total/{n=$2} /^dprl_committed_reports_total/{r=$2}
 	END {if (n > 0) printf "group commits: %d (%.1f reports per commit and fsync)\n", n, r/n}'
@@ -79,7 +87,11 @@ for f in heap rss; do
 	(what=="heap" ? "Go heap in use" : "RSS (includes the mmapped database file)"),
 	first/1024, a[int(n/4)+1]/1024, a[int(n/2)+1]/1024, a[int(3*n/4)+1]/1024, a[n]/1024, max/1024, n}' "$tmp/$f"
 done
-ls -l "$tmp/data/dprl.db" | awk '{printf "database file: %.0f MiB\n", $5/1048576}'
+if [ "$STORE" = postgres ]; then
+	du -sm "$tmp/pg/data" | awk '{printf "PostgreSQL data directory: %d MiB\n", $1}'
+else
+	ls -l "$tmp/data/dprl.db" | awk '{printf "database file: %.0f MiB\n", $5/1048576}'
+fi
 costs "$srv" "$tmp/serve.sum" "dprl serve"
 kill -TERM "$srv"
 wait "$srv" 2>/dev/null || true

@@ -296,6 +296,12 @@ func (s *Server) createExperiment(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "invalid_request", "env.model", "env.model: required with env.name file, and only with it")
 		return
 	}
+	if len(req.Env.Model) > 0 && s.cfg.Store != nil {
+		// An inline model is kept in this server's data directory, which the other servers of
+		// a shared database do not see: a takeover could not rebuild the experiment.
+		fail(w, http.StatusBadRequest, "invalid_request", "env.model", "env.model: an inline model is not served from a shared database (--store postgres://…): the other servers could not rebuild the experiment; use a named environment")
+		return
+	}
 	var modelFile string
 	if len(req.Env.Model) > 0 {
 		modelFile = filepath.Join(s.cfg.Dir, modelPath(id))

@@ -30,10 +30,15 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) {
 	if !authorized(w, r, s.admin, "a backup needs the admin token") {
 		return
 	}
+	b, ok := s.st.(store.Backuper)
+	if !ok {
+		fail(w, http.StatusNotImplemented, "unsupported", "", "this server's store (PostgreSQL) is backed up with PostgreSQL's own tools: pg_dump or pg_basebackup (docs/serve.md, Backups)")
+		return
+	}
 	rc := http.NewResponseController(w)
 	dw := &deadlineWriter{w: w, rc: rc}
 	started := false
-	n, err := s.st.Backup(dw, func(size int64) error {
+	n, err := b.Backup(dw, func(size int64) error {
 		h := w.Header()
 		h.Set("Content-Type", "application/octet-stream")
 		h.Set("Content-Length", strconv.FormatInt(size, 10))

@@ -46,7 +46,7 @@ func (g *commitGroup) reset() {
 // committer is the state of an experiment's committer goroutine (run).
 type committer struct {
 	x        *experiment
-	st       *store.Store
+	st       store.Backend
 	maxBatch int
 	open     *commitGroup // received into the curator, not yet appended
 	fly      *commitGroup // being appended (nil: none)
@@ -69,7 +69,7 @@ type committer struct {
 // is durable publishes what the group staged and answers its reports. If a commit fails, the
 // curator's state is ahead of the log: the experiment refuses reports until the curator is
 // rebuilt from the log (recover).
-func (x *experiment) run(ctx context.Context, st *store.Store, maxBatch int) {
+func (x *experiment) run(ctx context.Context, st store.Backend, maxBatch int) {
 	c := &committer{x: x, st: st, maxBatch: maxBatch, open: newCommitGroup(maxBatch), spare: newCommitGroup(maxBatch),
 		inBatch: make(map[[32]byte]*submission, 2*maxBatch)}
 	defer func() {

@@ -48,7 +48,9 @@ func TestMain(m *testing.M) {
 	if cfg := os.Getenv(crashChildEnv); cfg != "" {
 		os.Exit(crashChild(cfg))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	runAtExit()
+	os.Exit(code)
 }
 
 // crashConfig is what the parent tells a crash child.
@@ -508,7 +510,7 @@ func (o *observer) checkLog(s *Server) {
 	t.Helper()
 	x := s.lookup(o.exp)
 	n := 0
-	err := s.st.Replay(o.exp, func(seq uint64, r *store.Record) error {
+	err := s.st.(*store.Store).Replay(o.exp, func(seq uint64, r *store.Record) error {
 		n++
 		return nil
 	})
@@ -519,7 +521,7 @@ func (o *observer) checkLog(s *Server) {
 		t.Fatalf("the log holds %d reports, %d users were acknowledged", n, len(o.acks))
 	}
 	for id, seq := range o.acks {
-		r, err := s.st.Record(o.exp, seq)
+		r, err := s.st.(*store.Store).Record(o.exp, seq)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -549,7 +551,7 @@ func (o *observer) checkLog(s *Server) {
 		want[v], last = b, v
 	}
 	pub()
-	err = s.st.Replay(o.exp, func(_ uint64, r *store.Record) error {
+	err = s.st.(*store.Store).Replay(o.exp, func(_ uint64, r *store.Record) error {
 		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
 		if err != nil {
 			return err

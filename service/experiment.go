@@ -120,7 +120,7 @@ type result struct {
 
 // newExperiment builds the curator of def and replays its log (every record is durable, so
 // what the replay computes is published as it goes). A new experiment (st nil) has no log yet.
-func newExperiment(reg *engine.Registry, st *store.Store, def *store.Experiment, dir string, queue int, logf func(string, ...any), h *health) (*experiment, error) {
+func newExperiment(reg *engine.Registry, st store.Backend, def *store.Experiment, dir string, queue int, logf func(string, ...any), h *health) (*experiment, error) {
 	var spec engine.RunSpec
 	if err := json.Unmarshal(def.Spec, &spec); err != nil {
 		return nil, fmt.Errorf("experiment %s: spec: %w", def.ID, err)
@@ -187,7 +187,7 @@ func (x *experiment) session() (engine.Served, error) {
 // whether the curator used it. A stored report the curator now refuses (it fails to decode,
 // Receive refuses it, or the curator panics on it) is logged, counted and skipped, never a
 // crash: after a panic the curator is rebuilt and the feed restarts without that record.
-func (x *experiment) feed(st *store.Store, each func(r *store.Record, used bool) error) error {
+func (x *experiment) feed(st store.Backend, each func(r *store.Record, used bool) error) error {
 	skip := map[uint64]bool{}
 	for pass := 0; ; pass++ {
 		// Restore the latest snapshot (snapshot.go), then replay the records after it.
@@ -310,7 +310,7 @@ func safePublish(s protocol.Session) (v uint64, rule any, panicked bool, err err
 // rebuild replaces the curator by a fresh one fed the durable log, then the reports of the
 // current batch that were accepted but are not committed yet (pending, in order, restaging
 // st). Nothing visible changes: the published state is a function of the durable log only.
-func (x *experiment) rebuild(st *store.Store, pending []*submission, sg *staged) error {
+func (x *experiment) rebuild(st store.Backend, pending []*submission, sg *staged) error {
 	served, err := x.session()
 	if err != nil {
 		return err
@@ -514,7 +514,7 @@ func (x *experiment) commitFailed(err error, accepted []*submission, pending *st
 
 // recover rebuilds a stale curator from the durable log, at most once per backoff period (1 s,
 // doubling to 30 s while the rebuild fails). It reports whether the curator is in step again.
-func (x *experiment) recover(st *store.Store) bool {
+func (x *experiment) recover(st store.Backend) bool {
 	now := time.Now()
 	if now.Before(x.staleRetry) {
 		return false
@@ -534,7 +534,7 @@ func (x *experiment) recover(st *store.Store) bool {
 // admit checks a submission's participation (only reached with the user's own credential) and
 // the capacity. A retry of an acknowledged report (same user, same idempotency key) returns
 // its original acknowledgement.
-func (x *experiment) admit(st *store.Store, s *submission, inBatch map[[32]byte]*submission) (result, bool) {
+func (x *experiment) admit(st store.Backend, s *submission, inBatch map[[32]byte]*submission) (result, bool) {
 	if prev, ok := inBatch[s.user]; ok {
 		return x.repeat(s, prev.idem, 0)
 	}

@@ -73,7 +73,7 @@ func (h *health) isDamaged() bool {
 // transaction (store.Probe) and records the outcome, so that the failure clears as soon as
 // the disk accepts commits again. A damaged database is not probed (it never heals); damage
 // that a read found (the store refuses everything after it) is recorded at the next tick.
-func (h *health) probe(ctx context.Context, st *store.Store, period time.Duration) {
+func (h *health) probe(ctx context.Context, st store.Backend, period time.Duration) {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -108,6 +108,8 @@ func storageProblem(err error) string {
 		return ""
 	case errors.Is(err, store.ErrCorrupt):
 		return "the database is damaged"
+	case errors.Is(err, store.ErrNotLeader):
+		return "this server is no longer the leader"
 	case errors.Is(err, syscall.ENOSPC):
 		return "the disk is full"
 	case errors.Is(err, syscall.EDQUOT):

@@ -64,6 +64,10 @@ type Config struct {
 	LockWait time.Duration
 	// Logf, if non-nil, receives operational log lines (never report contents).
 	Logf func(format string, args ...any)
+	// Store, if non-nil, is the durable state to serve (e.g. a PostgreSQL store, package
+	// pgstore, whose leadership the caller holds) instead of the bbolt database in Dir; Dir
+	// still holds the inline models. The server closes it.
+	Store store.Backend
 
 	// hooks are the crash-point harness's fault hooks on every commit path (set only by this
 	// package's tests; a production server has none and no way to get any).
@@ -90,7 +94,7 @@ type Config struct {
 // Server is a running service: its store, its experiments and their committers.
 type Server struct {
 	cfg     Config
-	st      *store.Store
+	st      store.Backend
 	userKey [32]byte
 	admin   [32]byte // SHA-256 of the tokens, compared in constant time
 	client  [32]byte
@@ -146,9 +150,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.probeEvery <= 0 {
 		cfg.probeEvery = time.Second
 	}
-	st, err := store.OpenWith(cfg.Dir, store.Options{Wait: cfg.LockWait, Logf: cfg.Logf, BeforeCommit: cfg.commitFault})
-	if err != nil {
-		return nil, err
+	st := cfg.Store
+	if st == nil {
+		bst, err := store.OpenWith(cfg.Dir, store.Options{Wait: cfg.LockWait, Logf: cfg.Logf, BeforeCommit: cfg.commitFault})
+		if err != nil {
+			return nil, err
+		}
+		st = bst
 	}
 	if err := compactSparse(st, cfg.Logf); err != nil {
 		st.Close()

@@ -41,6 +41,9 @@ func live(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) 
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.Store == nil {
+		cfg.Store = testStore(t, dir) // bbolt (nil), or PostgreSQL under DPRL_SERVICE_STORE=postgres
+	}
 	s, err := service.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func (x *experiment) snapshotter() protocol.Snapshotter {
 // Without a snapshot it returns 0 and, if reset, resets the published state to the fresh
 // curator's (a startup feed restarting after a curator panic). The feed then replays the
 // records after it.
-func (x *experiment) restoreSnapshot(st *store.Store, pub, reset bool) (uint64, error) {
+func (x *experiment) restoreSnapshot(st store.Backend, pub, reset bool) (uint64, error) {
 	snap, err := st.LatestSnapshot(x.def.ID)
 	if err != nil {
 		return 0, err
@@ -124,7 +124,7 @@ func (x *experiment) restoreSnapshot(st *store.Store, pub, reset bool) (uint64, 
 // maybeSnapshot is called by the committer after a batch was committed, published and
 // acknowledged (the curator is then exactly in step with the durable log): it snapshots when
 // the policy says so (final: the committer is stopping).
-func (x *experiment) maybeSnapshot(st *store.Store, final bool) {
+func (x *experiment) maybeSnapshot(st store.Backend, final bool) {
 	if x.stale != nil || x.snapDisabled || x.sinceSnap == 0 {
 		return
 	}
@@ -146,7 +146,7 @@ func (x *experiment) maybeSnapshot(st *store.Store, final bool) {
 }
 
 // saveSnapshot writes the snapshot (and deletes the raw reports it covers) in one transaction.
-func (x *experiment) saveSnapshot(st *store.Store, sn protocol.Snapshotter) error {
+func (x *experiment) saveSnapshot(st store.Backend, sn protocol.Snapshotter) error {
 	if err := x.hooks.at(hookBeforeSnapshot); err != nil {
 		return err
 	}
@@ -206,8 +206,13 @@ func (s *Server) snapshotPolicy() snapshotPolicy {
 }
 
 // compactSparse compacts the database at startup when more than half of its file is free
-// pages (deleted reports) and the file is larger than 1 MiB.
-func compactSparse(st *store.Store, logf func(string, ...any)) error {
+// pages (deleted reports) and the file is larger than 1 MiB. A store without such a file
+// (PostgreSQL reclaims space itself) is left alone.
+func compactSparse(b store.Backend, logf func(string, ...any)) error {
+	st, ok := b.(store.Compacter)
+	if !ok {
+		return nil
+	}
 	size, free, err := st.Sparse()
 	if err != nil {
 		return err

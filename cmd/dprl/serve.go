@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +28,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 		tok        service.Tokens
 		tokensFile string
 		cpuProfile string
+		storeURL   string
+		advertise  string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -51,9 +54,19 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if storeURL != "" {
+				if err := checkStoreURL(storeURL, given); err != nil {
+					return err
+				}
+			}
 			bound, err := service.Bind(l)
 			if err != nil {
 				return inputerr.Error{Err: err}
+			}
+			if storeURL != "" {
+				cfg.AdminToken, cfg.ClientToken, cfg.Registry = given.Admin, given.Client, newRegistry()
+				cfg.Logf = func(f string, a ...any) { fmt.Fprintf(stderr, "dprl serve: "+f+"\n", a...) }
+				return serveShared(cmd, cfg, bound, storeURL, advertise, stdout)
 			}
 			t, path, generated, err := service.LoadTokens(cfg.Dir, given)
 			if err != nil {
@@ -92,6 +105,8 @@ func newServeCmd(stdout, stderr io.Writer) *cobra.Command {
 	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", service.DefaultSnapshotEvery, "snapshot each experiment's state after this many acknowledged reports (-1: only by time and at shutdown); a restart replays only the reports after the last snapshot")
 	f.DurationVar(&cfg.SnapshotInterval, "snapshot-interval", service.DefaultSnapshotInterval, "snapshot each experiment with new reports at least this often (-1s: only by count and at shutdown)")
 	f.BoolVar(&cfg.RetainReports, "retain-reports", false, "keep the raw reports a snapshot covers (audit); by default they are deleted with the snapshot (data minimisation)")
+	f.StringVar(&storeURL, "store", "", "the store: empty for the embedded bbolt database in --data; postgres://USER@HOST:PORT/DB for a PostgreSQL database several servers share, one of them the leader (tokens then from --tokens-file or the environment, identical on every server)")
+	f.StringVar(&advertise, "advertise", "", "with --store postgres://…: this server's URL as the other servers name it when it leads (default: the URL it listens on)")
 	f.StringVar(&cpuProfile, "cpu-profile", "", "write the server's CPU profile (runtime/pprof) to this file when it stops (performance work)")
 	cmd.AddCommand(newRotateKeyCmd(stdout), newBackupCmd(stdout))
 	return cmd
@@ -126,12 +141,15 @@ func tokensFrom(cmd *cobra.Command, file string) (service.Tokens, error) {
 // newRotateKeyCmd is `dprl serve rotate-key --data DIR`: the offline rotation of the
 // credential key (docs/serve.md, "Credentials and keys").
 func newRotateKeyCmd(stdout io.Writer) *cobra.Command {
-	var dir string
+	var dir, storeURL string
 	cmd := &cobra.Command{
 		Use:   "rotate-key",
 		Short: "Rotate the credential key of a stopped server's data directory (every credential minted before is refused; experiments, ledger and participation are kept)",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if storeURL != "" {
+				return rotateSharedKey(cmd, storeURL, stdout)
+			}
 			v, err := service.RotateKey(dir, time.Second)
 			if err != nil {
 				return inputerr.Wrap(err)
@@ -141,6 +159,7 @@ func newRotateKeyCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "data", "dprl-data", "data directory of the stopped server (its lock is taken)")
+	cmd.Flags().StringVar(&storeURL, "store", "", "a shared PostgreSQL database (postgres://…) instead of --data: every server on it stopped (the leadership is taken)")
 	return cmd
 }
 
@@ -234,7 +253,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c := client.New(server, t.Admin, t.Client, nil)
+			c := client.NewFailover(strings.Split(server, ","), t.Admin, t.Client, nil)
 			ctx := cmd.Context()
 			o := client.SimOptions{Experiment: exp, Registry: newRegistry(), Users: users, Concurrency: concurrency,
 				Env: engine.EnvSpec{Name: env, File: envFile, Params: params}}
@@ -288,7 +307,7 @@ func newClientCmd(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	f := sim.Flags()
-	f.StringVar(&server, "server", "http://127.0.0.1:8080", "server base URL")
+	f.StringVar(&server, "server", "http://127.0.0.1:8080", "server base URL; the servers of a shared database (dprl serve --store postgres://…) as a comma-separated list: requests go to the leader, and follow it when it changes")
 	f.StringVar(&exp, "experiment", "", "experiment ID (default: create one, as a simulation, from --family, --agent, … with the admin token); an experiment not created as a simulation is sent no regrets")
 	f.StringVar(&env, "env", "", "the simulated users' environment (default: the experiment's)")
 	f.StringVar(&envFile, "env-file", "", "model file for --env file")

@@ -15,18 +15,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 )
 
-// Client talks to one server.
+// Client talks to one server, or to the servers of a shared database (NewFailover): one of
+// them leads, the others answer 503 not_leader.
 type Client struct {
-	base        string
+	bases       []string
+	cur         atomic.Int64 // the index in bases of the server used
 	http        *http.Client
 	admin, auth string
 
@@ -53,12 +57,26 @@ type cachedPolicy struct {
 // (Go's default transport keeps 2 per host, so concurrent users beyond that would open a new
 // connection for most of their requests).
 func New(base, admin, token string, hc *http.Client) *Client {
+	return NewFailover([]string{base}, admin, token, hc)
+}
+
+// NewFailover returns a client of the servers at bases, which share one database (dprl serve
+// --store postgres://…): it sends each request to the server that answered last, and moves
+// to the next server when that one cannot be reached (its connection is refused) or answers
+// 503 not_leader (a standby) — requests it never processed. Any other failure is returned as
+// it is; Simulate retries a report with the same idempotency key, so a report in flight when
+// the leader dies is acknowledged once, by the server that takes over.
+func NewFailover(bases []string, admin, token string, hc *http.Client) *Client {
 	if hc == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = MaxIdleConns, MaxIdleConns
 		hc = &http.Client{Timeout: 60 * time.Second, Transport: t}
 	}
-	return &Client{base: strings.TrimSuffix(base, "/"), http: hc, admin: admin, auth: token, cache: map[string]cachedPolicy{}, fetches: map[string]*fetch{}}
+	bs := make([]string, len(bases))
+	for i, b := range bases {
+		bs[i] = strings.TrimSuffix(b, "/")
+	}
+	return &Client{bases: bs, http: hc, admin: admin, auth: token, cache: map[string]cachedPolicy{}, fetches: map[string]*fetch{}}
 }
 
 // MaxIdleConns is the number of idle connections to the server a default client keeps open:
@@ -155,7 +173,30 @@ type Ack struct {
 }
 
 func (c *Client) do(ctx context.Context, method, path, token string, body []byte, ctype string, hdr map[string]string, out any) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	for tried := 1; ; tried++ {
+		i := c.cur.Load()
+		resp, err := c.do1(ctx, c.bases[i], method, path, token, body, ctype, hdr, out)
+		if tried >= len(c.bases) || !elsewhere(err) || ctx.Err() != nil {
+			return resp, err
+		}
+		c.cur.CompareAndSwap(i, (i+1)%int64(len(c.bases)))
+	}
+}
+
+// elsewhere reports whether err says the request was not processed by the server and another
+// server of a shared database may take it: the connection was refused (nothing was sent), or
+// a standby answered 503 not_leader.
+func elsewhere(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Status == http.StatusServiceUnavailable && e.Code == "not_leader"
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func (c *Client) do1(ctx context.Context, base, method, path, token string, body []byte, ctype string, hdr map[string]string, out any) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +364,7 @@ func IsCode(err error, code string) bool {
 // /v1/backup) and returns its size. A copy cut short of the length the server announced is an
 // error.
 func (c *Client) Backup(ctx context.Context, w io.Writer) (int64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/backup", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.bases[c.cur.Load()]+"/v1/backup", nil)
 	if err != nil {
 		return 0, err
 	}

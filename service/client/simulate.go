@@ -327,17 +327,18 @@ func (r *remote) Policy(ctx context.Context) (uint64, []byte, error) {
 }
 
 // retry calls f until it succeeds, fails with a client error (4xx other than in_progress), or
-// fails 8 times (transport errors and 5xx back off from 50 ms to 6.4 s: a server restarting).
+// fails 12 times (transport errors and 5xx back off from 50 ms, doubling up to 6.4 s: about 38 s
+// in all, for a server restarting, a standby taking over, or a database restarting under it).
 func retry(ctx context.Context, f func() error) error {
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = f()
 		var e *Error
-		if err == nil || attempt == 7 || ctx.Err() != nil || (errors.As(err, &e) && e.Status < 500 && e.Code != "in_progress") {
+		if err == nil || attempt == 11 || ctx.Err() != nil || (errors.As(err, &e) && e.Status < 500 && e.Code != "in_progress") {
 			return err
 		}
 		select {
-		case <-time.After(time.Duration(50<<attempt) * time.Millisecond):
+		case <-time.After(time.Duration(50<<min(attempt, 7)) * time.Millisecond):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
