@@ -1,0 +1,173 @@
+// Package pngenc encodes figures as PNG cheaply. A figure is an opaque image that is mostly
+// one flat colour, for which image/png spends most of its time choosing a filter for every
+// row (it tries all five) and searching for long matches (zlib's default level): about 30 ms
+// for an 11 × 6 inch figure at 96 dpi, more than the rest of a 1 000-episode run. Encode
+// writes 8-bit RGB rows with filter type None, compressed at zlib's BestSpeed, which on
+// dprl's figures is 5–8 times faster and gives files of the same size (the flat runs that
+// filters would turn into zeros are already runs of identical bytes). The pixels are exactly
+// the image's: decoding the file gives the image back.
+package pngenc
+
+import (
+	"bufio"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"image"
+	"image/png"
+	"io"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// signature is the PNG file signature.
+const signature = "\x89PNG\r\n\x1a\n"
+
+// maxDim bounds the width and height Encode accepts (PNG allows up to 2³¹ − 1; a figure is a
+// few thousand pixels wide at most, and a row is buffered in memory).
+const maxDim = 1 << 20
+
+// Encode writes img to w as a PNG file. An opaque *image.RGBA (every alpha 0xff: a figure on
+// its background) is written as 8-bit RGB with filter None at zlib.BestSpeed; any other image
+// goes through image/png at BestSpeed (which keeps its alpha channel). It is an error if img
+// is empty or wider or taller than 2²⁰ pixels.
+func Encode(w io.Writer, img image.Image) error {
+	b := img.Bounds()
+	if b.Dx() <= 0 || b.Dy() <= 0 {
+		return errors.New("pngenc: empty image")
+	}
+	if b.Dx() > maxDim || b.Dy() > maxDim {
+		return errors.New("pngenc: image larger than 2^20 pixels on a side")
+	}
+	rgba, ok := img.(*image.RGBA)
+	if !ok || !rgba.Opaque() {
+		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, img)
+	}
+	return encodeRGB(w, rgba)
+}
+
+// encodeRGB writes the opaque image m as one IHDR, one IDAT and the IEND chunk.
+func encodeRGB(w io.Writer, m *image.RGBA) error {
+	b := m.Bounds()
+	width, height := b.Dx(), b.Dy()
+	bw := bufio.NewWriter(w)
+	if _, err := io.WriteString(bw, signature); err != nil {
+		return err
+	}
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(width))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(height))
+	ihdr[8] = 8 // bit depth
+	ihdr[9] = 2 // colour type: RGB; compression, filter method and interlace stay 0
+	if err := writeChunk(bw, "IHDR", ihdr[:]); err != nil {
+		return err
+	}
+	idat := &chunkWriter{w: bw, typ: "IDAT"}
+	zw, err := zlib.NewWriterLevel(idat, zlib.BestSpeed)
+	if err != nil {
+		return err
+	}
+	row := make([]byte, 1+3*width) // row[0] = 0: filter type None
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		pix := m.Pix[m.PixOffset(b.Min.X, y):]
+		for x, j := 0, 1; x < width; x, j = x+1, j+3 {
+			row[j], row[j+1], row[j+2] = pix[4*x], pix[4*x+1], pix[4*x+2]
+		}
+		if _, err := zw.Write(row); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := idat.flush(); err != nil {
+		return err
+	}
+	if err := writeChunk(bw, "IEND", nil); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeChunk writes one chunk: length, type, data, CRC-32 of type and data.
+func writeChunk(w io.Writer, typ string, data []byte) error {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	crc := crc32.NewIEEE()
+	crc.Write([]byte(typ))
+	crc.Write(data)
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc.Sum32())
+	for _, p := range [][]byte{n[:], []byte(typ), data, sum[:]} {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkSize is the largest IDAT chunk chunkWriter writes.
+const chunkSize = 1 << 16
+
+// chunkWriter splits the compressed stream into chunks of its type of at most chunkSize bytes.
+type chunkWriter struct {
+	w   io.Writer
+	typ string
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (c *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		k := min(len(p), chunkSize-len(c.buf))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+		if len(c.buf) == chunkSize {
+			if err := c.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// flush writes the buffered bytes as one chunk (nothing if there are none).
+func (c *chunkWriter) flush() error {
+	if len(c.buf) == 0 {
+		return nil
+	}
+	err := writeChunk(c.w, c.typ, c.buf)
+	c.buf = c.buf[:0]
+	return err
+}
+
+// Canvas is a vgimg canvas (white background, vgimg.DefaultDPI) whose WriteTo writes the
+// image with Encode: the PNG canvas of draw.NewFormattedCanvas(w, h, "png") with a faster
+// encoder.
+type Canvas struct{ *vgimg.Canvas }
+
+// NewCanvas returns a w × h canvas.
+func NewCanvas(w, h vg.Length) Canvas { return Canvas{vgimg.New(w, h)} }
+
+// WriteTo implements io.WriterTo.
+func (c Canvas) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w}
+	err := Encode(cw, c.Image())
+	return cw.n, err
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+// Write implements io.Writer.
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
