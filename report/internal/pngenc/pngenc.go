@@ -17,7 +17,9 @@ import (
 	"image"
 	"image/png"
 	"io"
+	"math"
 
+	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgimg"
 )
@@ -149,8 +151,21 @@ func (c *chunkWriter) flush() error {
 // encoder.
 type Canvas struct{ *vgimg.Canvas }
 
-// NewCanvas returns a w × h canvas.
-func NewCanvas(w, h vg.Length) Canvas { return Canvas{vgimg.New(w, h)} }
+// NewCanvas returns a w × h canvas. When w and h are whole numbers of pixels (as every
+// figure's size in inches is), the canvas draws straight onto its image: vgimg.New would
+// allocate the image and then a copy of it for its graphics context.
+func NewCanvas(w, h vg.Length) Canvas {
+	const dpi = vgimg.DefaultDPI
+	pw, ph := float64(w/vg.Inch)*dpi, float64(h/vg.Inch)*dpi
+	if pw != math.Trunc(pw) || ph != math.Trunc(ph) || pw < 1 || ph < 1 || pw > maxDim || ph > maxDim {
+		return Canvas{vgimg.New(w, h)}
+	}
+	img := image.NewRGBA(image.Rect(0, 0, int(pw), int(ph)))
+	ctx := gg.NewContextForRGBA(img)
+	ctx.SetLineCapButt() // as vgimg.New sets up its own context
+	ctx.InvertY()
+	return Canvas{vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi))}
+}
 
 // WriteTo implements io.WriterTo.
 func (c Canvas) WriteTo(w io.Writer) (int64, error) {

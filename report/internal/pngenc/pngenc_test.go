@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // opaqueImage returns a w × h opaque image at origin (x0, y0): a white background with a
@@ -175,5 +176,34 @@ func TestCanvas(t *testing.T) {
 	}
 	if r, g, bl, _ := img.At(b.Min.X+2, b.Max.Y-2).RGBA(); r>>8 != 0xd6 || g>>8 != 0x27 || bl>>8 != 0x28 {
 		t.Errorf("left half not the fill colour: %x %x %x", r>>8, g>>8, bl>>8)
+	}
+}
+
+// TestNewCanvasMatchesVgimg: a canvas of whole pixels (which draws straight onto its image)
+// and vgimg.New's canvas give the same pixels for the same drawing — strokes with butt caps,
+// the y axis pointing up, fills — and a size of fractional pixels falls back to vgimg.New.
+func TestNewCanvasMatchesVgimg(t *testing.T) {
+	drawing := func(c vg.CanvasSizer) {
+		dc := draw.New(c)
+		dc.SetColor(color.RGBA{0x2c, 0xa0, 0x2c, 0xff})
+		dc.Fill(vg.Rectangle{Min: vg.Point{X: 10, Y: 5}, Max: vg.Point{X: 60, Y: 20}}.Path())
+		var p vg.Path
+		p.Move(vg.Point{X: 5, Y: 5})
+		p.Line(vg.Point{X: 100, Y: 60})
+		p.Line(vg.Point{X: 130, Y: 10})
+		dc.SetColor(color.RGBA{0x1f, 0x77, 0xb4, 0xff})
+		dc.SetLineWidth(6)
+		dc.Stroke(p)
+	}
+	for _, size := range []struct{ w, h vg.Length }{{2 * vg.Inch, 1 * vg.Inch}, {11 * vg.Inch, 6 * vg.Inch}, {100.3, 51.7}} {
+		got, want := NewCanvas(size.w, size.h), vgimg.New(size.w, size.h)
+		drawing(got)
+		drawing(want)
+		if !samePixels(got.Image(), want.Image()) {
+			t.Errorf("%v × %v: pixels differ from vgimg.New's canvas", size.w, size.h)
+		}
+		if gw, gh := got.Size(); gw != size.w || gh != size.h {
+			t.Errorf("%v × %v: canvas size %v × %v", size.w, size.h, gw, gh)
+		}
 	}
 }
