@@ -242,7 +242,8 @@ func curveColors(curves []Curve) []color.NRGBA {
 // PlotCurves draws curves on one set of axes and writes the figure to
 // pathNoExt+".png" and pathNoExt+".svg", each atomically (a failure leaves
 // the previous file, if any, in place; the other of the two may already have
-// been replaced). The two are drawn and written concurrently.
+// been replaced), durably when it returns. The two are drawn and written
+// concurrently.
 //
 // Each curve is drawn as its mean line over a translucent band [Lo, Hi] of
 // the same colour, with a legend entry showing both. No two curves of a
@@ -279,12 +280,16 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 		return err
 	}
 	opts, _ = withDefaults(opts)
+	// One batch: each file is fsynced before its rename (a crash leaves the old or the new
+	// figure), the two at once, and their directory once for both.
+	var batch atomicfile.Batch
+	defer batch.Sync()
 	write := func(p *plot.Plot, legend plot.Legend, format string) error {
 		wt, _, err := render(p, legend, opts.Width, opts.Height, format)
 		if err != nil {
 			return err
 		}
-		return atomicfile.WriteFile(pathNoExt+"."+format, func(w io.Writer) error {
+		return batch.WriteFile(pathNoExt+"."+format, func(w io.Writer) error {
 			_, err := wt.WriteTo(w)
 			return err
 		}, plotFilePerm)
