@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -417,4 +419,61 @@ func TestPlotCurvesSameFigure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkTinyRunFigure times the parts of the regret figure of a 1 000-episode run (one
+// curve of 100 checkpoints and the no-learning line, 11 × 6 inches, log y), the figure of
+// scripts/bench-practical-jdp.sh's tiny run: drawing the PNG, encoding it, drawing and
+// encoding the SVG, and PlotCurves as a whole (both, concurrently, written and fsynced).
+func BenchmarkTinyRunFigure(b *testing.B) {
+	curves := regretCurves(b, 1, 100)
+	curves = append(curves, NoLearningCurve(curves[0].X, 3.35))
+	opts := PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: true}
+	build := func() (*plot.Plot, plot.Legend) {
+		p, legend, err := buildPlot("riverswim: cumulative regret, mean ± 95% CI", "episode", "cumulative regret", curves, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p, legend
+	}
+	b.Run("png-draw", func(b *testing.B) {
+		for b.Loop() {
+			p, legend := build()
+			if _, _, err := render(p, legend, opts.Width, opts.Height, "png"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("png-encode", func(b *testing.B) {
+		p, legend := build()
+		wt, _, err := render(p, legend, opts.Width, opts.Height, "png")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := wt.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("svg", func(b *testing.B) {
+		for b.Loop() {
+			p, legend := build()
+			wt, _, err := render(p, legend, opts.Width, opts.Height, "svg")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := wt.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("PlotCurves", func(b *testing.B) {
+		base := filepath.Join(b.TempDir(), "fig")
+		for b.Loop() {
+			if err := PlotCurves(base, "riverswim: cumulative regret, mean ± 95% CI", "episode", "cumulative regret", curves, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -2,22 +2,26 @@
 // one flat colour, for which image/png spends most of its time choosing a filter for every
 // row (it tries all five) and searching for long matches (zlib's default level): about 30 ms
 // for an 11 × 6 inch figure at 96 dpi, more than the rest of a 1 000-episode run. Encode
-// writes 8-bit RGB rows with filter type None, compressed at zlib's BestSpeed, which on
-// dprl's figures is 5–8 times faster and gives files of the same size (the flat runs that
-// filters would turn into zeros are already runs of identical bytes). The pixels are exactly
-// the image's: decoding the file gives the image back.
+// writes 8-bit RGB rows with filter type None, compressed at zlib's BestSpeed in two bands of
+// rows at once, which on dprl's figures is 5–8 times faster on one core (twice that on two)
+// and gives files of the same size (the flat runs that filters would turn into zeros are
+// already runs of identical bytes). The pixels are exactly the image's: decoding the file
+// gives the image back.
 package pngenc
 
 import (
 	"bufio"
-	"compress/zlib"
+	"bytes"
+	"compress/flate"
 	"encoding/binary"
 	"errors"
+	"hash/adler32"
 	"hash/crc32"
 	"image"
 	"image/png"
 	"io"
 	"math"
+	"sync"
 
 	"git.sr.ht/~sbinet/gg"
 	"gonum.org/v1/plot/vg"
@@ -50,10 +54,58 @@ func Encode(w io.Writer, img image.Image) error {
 	return encodeRGB(w, rgba)
 }
 
-// encodeRGB writes the opaque image m as one IHDR, one IDAT and the IEND chunk.
+// stripes is the number of bands of rows compressed concurrently (a figure's encoding then
+// takes half the time on two cores). It is fixed, so the file is the same bytes on every
+// machine whatever its number of cores.
+const stripes = 2
+
+// encodeRGB writes the opaque image m as one IHDR chunk, its zlib stream in IDAT chunks and
+// the IEND chunk. The rows are compressed in stripes bands, concurrently, each band a raw
+// deflate stream of its own (all but the last ended by a sync flush, so their concatenation
+// is one valid deflate stream), behind one zlib header and before the Adler-32 of all rows.
 func encodeRGB(w io.Writer, m *image.RGBA) error {
 	b := m.Bounds()
 	width, height := b.Dx(), b.Dy()
+	type band struct {
+		z     bytes.Buffer
+		adler uint32
+		n     int // uncompressed bytes
+		err   error
+	}
+	bands := make([]band, stripes)
+	compress := func(i int) {
+		bd := &bands[i]
+		y0, y1 := b.Min.Y+height*i/stripes, b.Min.Y+height*(i+1)/stripes
+		fw, err := flate.NewWriter(&bd.z, flate.BestSpeed)
+		if err != nil {
+			bd.err = err
+			return
+		}
+		sum := adler32.New()
+		row := make([]byte, 1+3*width) // row[0] = 0: filter type None
+		for y := y0; y < y1; y++ {
+			pix := m.Pix[m.PixOffset(b.Min.X, y):]
+			for x, j := 0, 1; x < width; x, j = x+1, j+3 {
+				row[j], row[j+1], row[j+2] = pix[4*x], pix[4*x+1], pix[4*x+2]
+			}
+			fw.Write(row) // writes to a bytes.Buffer cannot fail
+			sum.Write(row)
+			bd.n += len(row)
+		}
+		if i < stripes-1 {
+			bd.err = fw.Flush()
+		} else {
+			bd.err = fw.Close()
+		}
+		bd.adler = sum.Sum32()
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < stripes; i++ {
+		wg.Go(func() { compress(i) })
+	}
+	compress(0)
+	wg.Wait()
+
 	bw := bufio.NewWriter(w)
 	if _, err := io.WriteString(bw, signature); err != nil {
 		return err
@@ -67,21 +119,24 @@ func encodeRGB(w io.Writer, m *image.RGBA) error {
 		return err
 	}
 	idat := &chunkWriter{w: bw, typ: "IDAT"}
-	zw, err := zlib.NewWriterLevel(idat, zlib.BestSpeed)
-	if err != nil {
+	// zlib header: deflate with a 32 KiB window (0x78), the fastest level (0x01); 0x7801 is a
+	// multiple of 31 as the format requires.
+	if _, err := idat.Write([]byte{0x78, 0x01}); err != nil {
 		return err
 	}
-	row := make([]byte, 1+3*width) // row[0] = 0: filter type None
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		pix := m.Pix[m.PixOffset(b.Min.X, y):]
-		for x, j := 0, 1; x < width; x, j = x+1, j+3 {
-			row[j], row[j+1], row[j+2] = pix[4*x], pix[4*x+1], pix[4*x+2]
+	adler := uint32(1) // Adler-32 of nothing
+	for i := range bands {
+		if bands[i].err != nil {
+			return bands[i].err
 		}
-		if _, err := zw.Write(row); err != nil {
+		if _, err := idat.Write(bands[i].z.Bytes()); err != nil {
 			return err
 		}
+		adler = adler32Combine(adler, bands[i].adler, bands[i].n)
 	}
-	if err := zw.Close(); err != nil {
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], adler)
+	if _, err := idat.Write(sum[:]); err != nil {
 		return err
 	}
 	if err := idat.flush(); err != nil {
@@ -91,6 +146,30 @@ func encodeRGB(w io.Writer, m *image.RGBA) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// adler32Combine returns the Adler-32 of the concatenation of two byte strings from their
+// checksums a and b and the length n of the second (zlib's adler32_combine).
+func adler32Combine(a, b uint32, n int) uint32 {
+	const base = 65521
+	rem := uint32(n % base)
+	sum1 := a & 0xffff
+	sum2 := rem * sum1 % base
+	sum1 += (b & 0xffff) + base - 1
+	sum2 += (a >> 16) + (b >> 16) + base - rem
+	if sum1 >= base {
+		sum1 -= base
+	}
+	if sum1 >= base {
+		sum1 -= base
+	}
+	if sum2 >= 2*base {
+		sum2 -= 2 * base
+	}
+	if sum2 >= base {
+		sum2 -= base
+	}
+	return sum1 | sum2<<16
 }
 
 // writeChunk writes one chunk: length, type, data, CRC-32 of type and data.

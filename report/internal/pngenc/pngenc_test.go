@@ -3,6 +3,7 @@ package pngenc
 import (
 	"bytes"
 	"errors"
+	"hash/adler32"
 	"image"
 	"image/color"
 	"image/png"
@@ -204,6 +205,36 @@ func TestNewCanvasMatchesVgimg(t *testing.T) {
 		}
 		if gw, gh := got.Size(); gw != size.w || gh != size.h {
 			t.Errorf("%v × %v: canvas size %v × %v", size.w, size.h, gw, gh)
+		}
+	}
+}
+
+// TestAdler32Combine: the combined checksum of two pieces is the checksum of their
+// concatenation, for empty pieces, pieces longer than the modulus 65521 and bytes that make
+// the sums wrap.
+func TestAdler32Combine(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	data := make([]byte, 300_000)
+	for i := range data {
+		data[i] = uint8(r.Uint32())
+	}
+	ff := bytes.Repeat([]byte{0xff}, 200_000)
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		cut  int
+	}{
+		{"both empty", nil, 0},
+		{"first empty", data[:10], 0},
+		{"second empty", data[:10], 10},
+		{"short", data[:100], 37},
+		{"second over the modulus", data, 1000},
+		{"first over the modulus", data, 250_000},
+		{"0xff", ff, 123_457},
+	} {
+		a, b := adler32.Checksum(tc.b[:tc.cut]), adler32.Checksum(tc.b[tc.cut:])
+		if got, want := adler32Combine(a, b, len(tc.b)-tc.cut), adler32.Checksum(tc.b); got != want {
+			t.Errorf("%s: combined %#08x, want %#08x", tc.name, got, want)
 		}
 	}
 }
