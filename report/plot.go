@@ -834,12 +834,24 @@ func render(p *plot.Plot, legend plot.Legend, w, h vg.Length, format string) (wt
 	dc := draw.New(cw)
 	if format != "png" {
 		fillBackground(dc)
+	} else if bg := p.BackgroundColor; bg != nil && sameColor(bg, color.White) {
+		// Nor the plot's white background over the white canvas (the same pixels:
+		// nothing is drawn in the plot's area before it).
+		p.BackgroundColor = nil
+		defer func() { p.BackgroundColor = bg }()
 	}
 	lay, err = drawFigure(dc, p, legend, w, h)
 	if err != nil {
 		return nil, Layout{}, err
 	}
 	return cw, lay, nil
+}
+
+// sameColor reports whether a and b are the same colour (in premultiplied 16-bit RGBA).
+func sameColor(a, b color.Color) bool {
+	r1, g1, b1, a1 := a.RGBA()
+	r2, g2, b2, a2 := b.RGBA()
+	return r1 == r2 && g1 == g2 && b1 == b2 && a1 == a2
 }
 
 // fillBackground paints the canvas white (a raster canvas already is: painting
