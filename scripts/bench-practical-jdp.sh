@@ -12,10 +12,11 @@
 #
 # Without PEER_DIR only dprl is measured. With it, scripts/peer_riverswim.py times the peer's
 # UCBVI_JDP (module finite_tabular_agents in PEER_DIR; its code is not part of dprl; needs
-# python3 with numpy): its episodes/s over PEER_EPISODES episodes (default 30000) against
-# BenchmarkPracticalJDPRun's, then PEER_RUNS (default RUNS) whole peer processes of the tiny
-# run, and one whole peer process of K = 3·10⁴ (about 2 minutes), and the whole-run ratio
-# (peer process wall time / dprl's median) at both sizes. The load average is printed before
+# python3 with numpy): its episodes/s over PEER_EPISODES episodes (default 30000, one whole
+# process of 2–3 minutes, also timed as a process) against BenchmarkPracticalJDPRun's, then
+# PEER_RUNS (default RUNS) whole peer processes of the tiny run (about 5 s each), and the
+# whole-run ratios (peer process wall time / dprl's median) at K = 1 000 and 3·10⁴ (one more
+# peer process of K = 3·10⁴ when PEER_EPISODES is another K). The load average is printed before
 # and after each part: the machine should be otherwise idle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +28,12 @@ echo "$out" | grep -E '^Benchmark'
 dprl=$(echo "$out" | awk '/^BenchmarkPracticalJDPRun/ {for (i = 1; i < NF; i++) if ($(i+1) == "episodes/s") print $i}' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 echo "dprl practical-jdp, K = 30000: median ${dprl} episodes/s"
 if [ $# -ge 1 ]; then
+	s=${EPOCHREALTIME/[.,]/}
 	peer=$(python3 scripts/peer_riverswim.py --peer-dir "$1" --episodes "${2:-30000}")
+	e=${EPOCHREALTIME/[.,]/}
+	peer_whole=$(((e - s) / 1000)) # ms, the whole process
 	echo "$peer"
+	echo "peer UCBVI_JDP, K = ${2:-30000}, whole process: ${peer_whole} ms"
 	p=$(echo "$peer" | sed -E 's/.* ([0-9.]+) episodes\/s.*/\1/')
 	awk -v d="$dprl" -v p="$p" 'BEGIN {printf "ratio dprl / peer (agent episodes/s): %.0f×\n", d / p}'
 fi
@@ -77,7 +82,10 @@ if [ $# -ge 1 ]; then
 	PEER=$1
 	timed "$PEER_RUNS" "peer UCBVI_JDP, K = 1000, whole process" peer_run --episodes 1000
 	awk -v d="$tiny" -v p="$median" 'BEGIN {printf "whole-run ratio peer / dprl at K = 1000: %.0f×\n", p / d}'
-	timed 1 "peer UCBVI_JDP, K = 30000, whole process" peer_run --episodes 30000
-	awk -v d="$whole" -v p="$median" 'BEGIN {printf "whole-run ratio peer / dprl at K = 30000: %.0f×\n", p / d}'
+	if [ "${2:-30000}" != 30000 ]; then
+		timed 1 "peer UCBVI_JDP, K = 30000, whole process" peer_run --episodes 30000
+		peer_whole=$median
+	fi
+	awk -v d="$whole" -v p="$peer_whole" 'BEGIN {printf "whole-run ratio peer / dprl at K = 30000: %.0f×\n", p / d}'
 	echo "load average after the peer: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
