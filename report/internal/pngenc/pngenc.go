@@ -18,6 +18,7 @@ import (
 	"hash/adler32"
 	"hash/crc32"
 	"image"
+	"image/color"
 	"image/png"
 	"io"
 	"math"
@@ -226,28 +227,38 @@ func (c *chunkWriter) flush() error {
 }
 
 // Canvas is a vgimg canvas (white background, vgimg.DefaultDPI) whose WriteTo writes the
-// image with Encode: the PNG canvas of draw.NewFormattedCanvas(w, h, "png") with a faster
-// encoder.
-type Canvas struct{ *vgimg.Canvas }
+// image with Encode and whose FillString composites glyphs without x/image/draw's per-pixel
+// interface calls (glyph.go): the PNG canvas of draw.NewFormattedCanvas(w, h, "png"), the same
+// pixels, faster.
+type Canvas struct {
+	*vgimg.Canvas
+	st []gstate // the context's matrix and colour, as vgimg sets them (never empty)
+}
 
 // NewCanvas returns a w × h canvas. When w and h are whole numbers of pixels (as every
 // figure's size in inches is), the canvas draws straight onto its image: vgimg.New would
 // allocate the image and then a copy of it for its graphics context.
-func NewCanvas(w, h vg.Length) Canvas {
+func NewCanvas(w, h vg.Length) *Canvas {
 	const dpi = vgimg.DefaultDPI
 	pw, ph := float64(w/vg.Inch)*dpi, float64(h/vg.Inch)*dpi
+	var vc *vgimg.Canvas
 	if pw != math.Trunc(pw) || ph != math.Trunc(ph) || pw < 1 || ph < 1 || pw > maxDim || ph > maxDim {
-		return Canvas{vgimg.New(w, h)}
+		vc = vgimg.New(w, h)
+	} else {
+		img := image.NewRGBA(image.Rect(0, 0, int(pw), int(ph)))
+		ctx := gg.NewContextForRGBA(img)
+		ctx.SetLineCapButt() // as vgimg.New sets up its own context
+		ctx.InvertY()
+		vc = vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi))
 	}
-	img := image.NewRGBA(image.Rect(0, 0, int(pw), int(ph)))
-	ctx := gg.NewContextForRGBA(img)
-	ctx.SetLineCapButt() // as vgimg.New sets up its own context
-	ctx.InvertY()
-	return Canvas{vgimg.NewWith(vgimg.UseImageWithContext(img, ctx), vgimg.UseDPI(dpi))}
+	// Both contexts start inverted (InvertY: Translate(0, height), Scale(1, −1)) and black
+	// (vg.Initialize).
+	height := float64(vc.Image().Bounds().Dy())
+	return &Canvas{Canvas: vc, st: []gstate{{m: gg.Identity().Translate(0, height).Scale(1, -1), col: color.Black}}}
 }
 
 // WriteTo implements io.WriterTo.
-func (c Canvas) WriteTo(w io.Writer) (int64, error) {
+func (c *Canvas) WriteTo(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
 	err := Encode(cw, c.Image())
 	return cw.n, err
