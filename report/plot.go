@@ -295,7 +295,14 @@ func plotCurves(pathNoExt string, title, xlabel, ylabel string, curves []Curve, 
 		}, plotFilePerm)
 	}
 	svgErr := make(chan error, 1)
-	go func() { svgErr <- write(p2, legend2, "svg") }()
+	go func() {
+		defer func() {
+			if r := recover(); r != nil { // as render does for drawing, also for writing
+				svgErr <- fmt.Errorf("writing svg: %v", r)
+			}
+		}()
+		svgErr <- write(p2, legend2, "svg")
+	}()
 	return errors.Join(write(p, legend, "png"), <-svgErr)
 }
 
