@@ -23,6 +23,7 @@ func recordFigure(t *testing.T, title, xlabel, ylabel string, curves []Curve, op
 	opts, _ = withDefaults(opts)
 	var derr error
 	items := plotcheck.Record(opts.Width, opts.Height, func(c draw.Canvas) {
+		fillBackground(c)
 		_, derr = drawFigure(c, p, legend, opts.Width, opts.Height)
 	})
 	if derr != nil {

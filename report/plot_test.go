@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
@@ -328,4 +331,149 @@ func TestLogYKeepsNonPositiveCurve(t *testing.T) {
 	if err != nil || !strings.Contains(pc.label, "not drawn") || len(pc.x) != 0 {
 		t.Errorf("zero curve on log y: %+v, %v; want it listed as not drawn", pc, err)
 	}
+}
+
+// referenceFigure renders a figure the way PlotCurves did before its PNG got a faster path:
+// draw's own canvas for format, painted white through the rasteriser, encoded by image/png for
+// a PNG, from one plot drawn first as PNG and then as SVG.
+func referenceFigure(t *testing.T, title string, curves []Curve, opts PlotOptions) (pngData, svgData []byte) {
+	t.Helper()
+	p, legend, err := buildPlot(title, "episode", "regret", curves, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, _ = withDefaults(opts)
+	var out [2]bytes.Buffer
+	for i, format := range []string{"png", "svg"} {
+		cw, err := draw.NewFormattedCanvas(opts.Width, opts.Height, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dc := draw.New(cw)
+		fillBackground(dc)
+		if _, err := drawFigure(dc, p, legend, opts.Width, opts.Height); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cw.WriteTo(&out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out[0].Bytes(), out[1].Bytes()
+}
+
+// TestPlotCurvesSameFigure: the figures PlotCurves writes (PNG through pngenc without the
+// second white fill, PNG and SVG drawn concurrently from two plots) are the reference
+// rendering's: the PNG decodes to the same pixels, the SVG is the same bytes.
+func TestPlotCurvesSameFigure(t *testing.T) {
+	tests := []struct {
+		name   string
+		curves []Curve
+		opts   PlotOptions
+	}{
+		{"regret, log y", append(regretCurves(t, 3, 300), NoLearningCurve(regretCurves(t, 1, 300)[0].X, 2)), PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: true}},
+		{"many curves, default size", regretCurves(t, 12, 80), PlotOptions{}},
+		{"privacy cost, log axes", epsCurves([]float64{0.1, 0.5, 1, 2, 5, 10}), PlotOptions{LogX: true, LogY: true, Width: 9 * vg.Inch, Height: 5 * vg.Inch}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := filepath.Join(t.TempDir(), "fig")
+			title := "riverswim: cumulative regret, mean ± 95% CI"
+			if err := PlotCurves(base, title, "episode", "regret", tc.curves, tc.opts); err != nil {
+				t.Fatal(err)
+			}
+			refPNG, refSVG := referenceFigure(t, title, tc.curves, tc.opts)
+			gotSVG, err := os.ReadFile(base + ".svg")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(gotSVG, refSVG) {
+				t.Error("SVG differs from the reference rendering")
+			}
+			gotPNG, err := os.ReadFile(base + ".png")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := png.Decode(bytes.NewReader(gotPNG))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := png.Decode(bytes.NewReader(refPNG))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Bounds() != want.Bounds() {
+				t.Fatalf("PNG bounds %v, reference %v", got.Bounds(), want.Bounds())
+			}
+			diff := 0
+			for y := want.Bounds().Min.Y; y < want.Bounds().Max.Y; y++ {
+				for x := want.Bounds().Min.X; x < want.Bounds().Max.X; x++ {
+					r1, g1, b1, a1 := got.At(x, y).RGBA()
+					r2, g2, b2, a2 := want.At(x, y).RGBA()
+					if r1 != r2 || g1 != g2 || b1 != b2 || a1 != a2 {
+						diff++
+					}
+				}
+			}
+			if diff > 0 {
+				t.Errorf("PNG: %d pixels differ from the reference rendering", diff)
+			}
+		})
+	}
+}
+
+// BenchmarkTinyRunFigure times the parts of the regret figure of a 1 000-episode run (one
+// curve of 100 checkpoints and the no-learning line, 11 × 6 inches, log y), the figure of
+// scripts/bench-practical-jdp.sh's tiny run: drawing the PNG, encoding it, drawing and
+// encoding the SVG, and PlotCurves as a whole (both, concurrently, written and fsynced).
+func BenchmarkTinyRunFigure(b *testing.B) {
+	curves := regretCurves(b, 1, 100)
+	curves = append(curves, NoLearningCurve(curves[0].X, 3.35))
+	opts := PlotOptions{Width: 11 * vg.Inch, Height: 6 * vg.Inch, LogY: true}
+	build := func() (*plot.Plot, plot.Legend) {
+		p, legend, err := buildPlot("riverswim: cumulative regret, mean ± 95% CI", "episode", "cumulative regret", curves, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return p, legend
+	}
+	b.Run("png-draw", func(b *testing.B) {
+		for b.Loop() {
+			p, legend := build()
+			if _, _, err := render(p, legend, opts.Width, opts.Height, "png"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("png-encode", func(b *testing.B) {
+		p, legend := build()
+		wt, _, err := render(p, legend, opts.Width, opts.Height, "png")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := wt.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("svg", func(b *testing.B) {
+		for b.Loop() {
+			p, legend := build()
+			wt, _, err := render(p, legend, opts.Width, opts.Height, "svg")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := wt.WriteTo(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("PlotCurves", func(b *testing.B) {
+		base := filepath.Join(b.TempDir(), "fig")
+		for b.Loop() {
+			if err := PlotCurves(base, "riverswim: cumulative regret, mean ± 95% CI", "episode", "cumulative regret", curves, opts); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -65,6 +65,12 @@ const ConfigMountPath = "/etc/dprl-config"
 // objects over 1 MiB; the rest is left for the object's other fields).
 const MaxConfigMapBytes = 1<<20 - 16<<10
 
+// Lengths the patterns below leave to a separate check.
+const (
+	maxImage        = 512 // bytes of a container image reference
+	maxConfigMapKey = 253 // bytes of a ConfigMap key
+)
+
 var (
 	safeName = regexp.MustCompile(`[^a-z0-9-]+`)
 	// slurmTime is Slurm's time formats: minutes, minutes:seconds, hours:minutes:seconds,
@@ -77,14 +83,17 @@ var (
 	// literally: sbatch splits its lines at whitespace, removes quotes and backslashes, ends
 	// them at #, and expands % patterns in file names.
 	sbatchPath = regexp.MustCompile(`^/[A-Za-z0-9/._+,=@:~-]*$`)
-	// k8sImage is a container image reference: [registry[:port]/]path[:tag][@digest].
-	k8sImage = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,511}$`)
+	// k8sImage is a container image reference: [registry[:port]/]path[:tag][@digest] (at most
+	// maxImage bytes, checked apart: a bounded repetition {0,511} compiled to a program of 512
+	// copies, a millisecond of every dprl process's start).
+	k8sImage = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:@+-]*$`)
 	// dns1123Subdomain is a Kubernetes object name such as a PersistentVolumeClaim's.
 	dns1123Subdomain = regexp.MustCompile(`^[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*$`)
 	// k8sMount is a conservative absolute mount path.
 	k8sMount = regexp.MustCompile(`^(?:/[A-Za-z0-9._-]+)+$`)
-	// configMapKey is a ConfigMap key (and a file name in the pods).
-	configMapKey = regexp.MustCompile(`^[A-Za-z0-9._-]{1,253}$`)
+	// configMapKey is a ConfigMap key (and a file name in the pods), at most maxConfigMapKey
+	// bytes (checked apart, as for k8sImage).
+	configMapKey = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 	// reproductionName is an embedded reproduction's name.
 	reproductionName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
@@ -287,7 +296,7 @@ func (c Cluster) PodOut() (string, error) {
 // name when that is a valid key, else config.yaml.
 func (c Cluster) configKey() string {
 	b := path.Base(strings.ReplaceAll(c.Config, `\`, "/"))
-	if configMapKey.MatchString(b) && !strings.HasPrefix(b, "..") && b != "." {
+	if len(b) <= maxConfigMapKey && configMapKey.MatchString(b) && !strings.HasPrefix(b, "..") && b != "." {
 		return b
 	}
 	return "config.yaml"
@@ -310,7 +319,7 @@ func (c Cluster) ValidateK8s() error {
 		return err
 	}
 	switch {
-	case !k8sImage.MatchString(c.Image):
+	case len(c.Image) > maxImage || !k8sImage.MatchString(c.Image):
 		return fmt.Errorf("--image: want a container image reference ([registry[:port]/]name[:tag][@digest]: letters, digits, . _ / : @ + -), got %q", c.Image)
 	case len(c.Claim) > 253 || !dns1123Subdomain.MatchString(c.Claim):
 		return fmt.Errorf("--claim: want a PersistentVolumeClaim name (lower-case letters, digits, - and ., at most 253), got %q", c.Claim)

@@ -68,9 +68,10 @@ func TestClusterRefusesUnsafeValues(t *testing.T) {
 	for _, v := range []string{"Runs", "a_b", "-runs", "runs-", "a..b", strings.Repeat("a", 254), ""} {
 		cases = append(cases, tc{"--claim", func(c *Cluster) { c.Claim = v }, false, true})
 	}
-	for _, v := range []string{"dprl latest", "\"dprl\"", "-dprl", "dprl;id", "$(id)", ""} {
+	for _, v := range []string{"dprl latest", "\"dprl\"", "-dprl", "dprl;id", "$(id)", "", "d" + strings.Repeat("x", maxImage)} {
 		cases = append(cases, tc{"--image", func(c *Cluster) { c.Image = v }, false, true})
 	}
+	cases = append(cases, tc{"--image", func(c *Cluster) { c.Image = "d" + strings.Repeat("x", maxImage-1) }, false, false}) // the longest
 	cases = append(cases,
 		tc{"--dprl", func(c *Cluster) { c.Dprl = "" }, true, true},
 		tc{"config", func(c *Cluster) { c.ConfigData = bytes.Repeat([]byte("#\n"), MaxConfigMapBytes) }, false, true},
@@ -316,5 +317,23 @@ func TestClusterK8sManifestsDecode(t *testing.T) {
 	strictDecode(t, files["run-job.yaml"], &j)
 	if ct := j.Spec.Template.Spec.Containers[0]; ct.Command[3] != "qiao-fig1" || len(ct.VolumeMounts) != 1 || len(j.Spec.Template.Spec.Volumes) != 1 {
 		t.Errorf("embedded: %+v", j.Spec.Template.Spec)
+	}
+}
+
+// TestConfigKeyLength: the configuration's base name is its ConfigMap key up to 253 bytes;
+// a longer one (or one that is not a key) becomes config.yaml.
+func TestConfigKeyLength(t *testing.T) {
+	for _, tc := range []struct{ base, want string }{
+		{"q.yaml", "q.yaml"},
+		{strings.Repeat("a", 248) + ".yaml", strings.Repeat("a", 248) + ".yaml"},
+		{strings.Repeat("a", 249) + ".yaml", "config.yaml"},
+		{"a b.yaml", "config.yaml"},
+		{"..q", "config.yaml"},
+	} {
+		c := validCluster()
+		c.Config = "/cfg/" + tc.base
+		if got := c.configKey(); got != tc.want {
+			t.Errorf("configKey of %d-byte base %.20q… = %.20q…, want %.20q…", len(tc.base), tc.base, got, tc.want)
+		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -180,4 +182,44 @@ func TestCheckConfigYAML(t *testing.T) {
 	if err := CheckConfigYAML([]byte("family: tabular\nseeds: [1, 2, 3]\n")); err != nil {
 		t.Errorf("small document refused: %v", err)
 	}
+}
+
+// sink keeps TestLiveHeap's allocations reachable (or not) as the test says; garbage holds
+// one allocation at a time.
+var (
+	sink    [][]byte
+	garbage []byte
+)
+
+// TestLiveHeap: LiveHeap bounds the live heap from above — what is held counts, whether the
+// heap is small (taken as it is) or large (measured after a collection) — and above 16 MiB
+// it collects first, so garbage does not count (the collector is off while the garbage is
+// made, so without that collection the garbage would be measured).
+func TestLiveHeap(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	runtime.GC()
+	hold := func(mib int) {
+		for range mib {
+			sink = append(sink, make([]byte, 1<<20))
+		}
+	}
+	hold(4)
+	if got := LiveHeap(); got < 4<<20 {
+		t.Errorf("4 MiB held, small heap: LiveHeap = %d, want ≥ %d", got, 4<<20)
+	}
+	hold(20)
+	if got := LiveHeap(); got < 24<<20 {
+		t.Errorf("24 MiB held: LiveHeap = %d, want ≥ %d", got, 24<<20)
+	}
+	sink = nil
+	runtime.GC()
+	hold(2)
+	for range 64 {
+		garbage = make([]byte, 1<<20) // the previous one becomes garbage
+	}
+	garbage = nil
+	if got := LiveHeap(); got < 2<<20 || got > 12<<20 {
+		t.Errorf("2 MiB held, 64 MiB of garbage: LiveHeap = %d, want in [2 MiB, 12 MiB]", got)
+	}
+	sink = nil
 }

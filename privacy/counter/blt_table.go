@@ -5,17 +5,328 @@ package counter
 import "math"
 
 // sqrtBLTTable holds fitSqrtBLT's fits, bit for bit, for the capacities the agents and
-// reproductions use (sqrtBLTTableSources in blt_table_test.go).
+// reproductions use (sqrtBLTTableSources in blt_table_test.go) and every capacity up to
+// smallBLTCapacities (short runs).
 var sqrtBLTTable = map[bltKey]BLTParams{
+	// MaxLoss(1) = 1
+	{1, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fa7bf9cd65efc62), math.Float64frombits(0x3fa82f6bff971343), math.Float64frombits(0x3fa6ed9abca6c08b), math.Float64frombits(0x3fa4fd6c9e996985), math.Float64frombits(0x3fa2d59eabc51a91)},
+		Omega: []float64{math.Float64frombits(0x3fd92e9a0720d3ed), math.Float64frombits(0x3fe198c91bcaaa34), math.Float64frombits(0x3fe54fc2b9e4ea16), math.Float64frombits(0x3fe81177e21e3677), math.Float64frombits(0x3fea1d2a7274c432)},
+	},
+	// MaxLoss(2) = 1.5625
+	{2, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fc12b36eb2fca6c), math.Float64frombits(0x3fc40a305f27658f), math.Float64frombits(0x3fb09c0cc0e38b92), math.Float64frombits(0x3fb435a17fde970f), math.Float64frombits(0x3fb0c38033daa109)},
+		Omega: []float64{math.Float64frombits(0x3fe2a184b47cb6e0), math.Float64frombits(0x3fe2b6f59f9c9fe7), math.Float64frombits(0x3fec94a390ab597d), math.Float64frombits(0x3fe9b3c8ec4ca653), math.Float64frombits(0x3fecd26431c0ce36)},
+	},
+	// MaxLoss(3) = 1.93383789
+	{3, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb656311fa205e8), math.Float64frombits(0x3fc3e8c0583054d9), math.Float64frombits(0x3fbf8610d6e5f66b), math.Float64frombits(0x3fb6f61bf5756386), math.Float64frombits(0x3fa6b848c3902da7)},
+		Omega: []float64{math.Float64frombits(0x3fe016f53668f3b5), math.Float64frombits(0x3fe6ec820b441c07), math.Float64frombits(0x3feacc64da1cb5af), math.Float64frombits(0x3fead8fc5ad2bbce), math.Float64frombits(0x3fedcdf1405408f9)},
+	},
+	// MaxLoss(4) = 2.21498108
+	{4, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fc083066b15b5f3), math.Float64frombits(0x3fa8eb2a0438b5a8), math.Float64frombits(0x3fb8cd8d66e5cb60), math.Float64frombits(0x3fb66601b66ba93f), math.Float64frombits(0x3fc1a868e2a0489f)},
+		Omega: []float64{math.Float64frombits(0x3fd5b14468a52863), math.Float64frombits(0x3fe875fd955bf788), math.Float64frombits(0x3fea985d3377acfc), math.Float64frombits(0x3fedce8665ed2a6c), math.Float64frombits(0x3feea1c706f232bc)},
+	},
+	// MaxLoss(5) = 2.44312317
+	{5, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb7293a740c604d), math.Float64frombits(0x3fa665c21714e9cd), math.Float64frombits(0x3fc6b1e686105dda), math.Float64frombits(0x3fb39be794274550), math.Float64frombits(0x3fbca4309ac32684)},
+		Omega: []float64{math.Float64frombits(0x3fd10fd258ecec92), math.Float64frombits(0x3fe84fc051e05515), math.Float64frombits(0x3fefa25af4459e0a), math.Float64frombits(0x3fe7ef80bd026f9f), math.Float64frombits(0x3fe8554796ac55b5)},
+	},
+	// MaxLoss(6) = 2.63611414
+	{6, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb22fa354e97513), math.Float64frombits(0x3fc701d2d9efa03a), math.Float64frombits(0x3faebe0332bad7e4), math.Float64frombits(0x3fb6173774f2439f), math.Float64frombits(0x3fba567f8edd940f)},
+		Omega: []float64{math.Float64frombits(0x3fcd169eac4f4a0f), math.Float64frombits(0x3fe59c5a87e8672a), math.Float64frombits(0x3febe89bd417552b), math.Float64frombits(0x3feff4ec7258b3b1), math.Float64frombits(0x3feec513740cf4bd)},
+	},
+	// MaxLoss(7) = 2.80395181
+	{7, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fab9546652e0327), math.Float64frombits(0x3fc4a7d7a12da3b9), math.Float64frombits(0x3fc2a5b62a2759dc), math.Float64frombits(0x3fb7252c5df55560), math.Float64frombits(0x3fa8ea2b09efade0)},
+		Omega: []float64{math.Float64frombits(0x3fc85cf6e80a0072), math.Float64frombits(0x3fe3319aa7dd3923), math.Float64frombits(0x3fed41d250421e4b), math.Float64frombits(0x3fefba92db8542cf), math.Float64frombits(0x3fedaae1e611333f)},
+	},
+	// MaxLoss(8) = 2.95282729
+	{8, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fac36fb9aae9ae2), math.Float64frombits(0x3fa56fe709a944c4), math.Float64frombits(0x3fc4ee03d779dbac), math.Float64frombits(0x3fc02cc105c749b6), math.Float64frombits(0x3fbcf64439f9dc69)},
+		Omega: []float64{math.Float64frombits(0x3fca7952a83bfda7), math.Float64frombits(0x3fdcf6e06e93dba0), math.Float64frombits(0x3fe65d77b733400a), math.Float64frombits(0x3fee85d5fc75c4b0), math.Float64frombits(0x3fef1364c78344d6)},
+	},
+	// MaxLoss(9) = 3.0868545
+	{9, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb6a3885f38df7d), math.Float64frombits(0x3fc6243a0217359a), math.Float64frombits(0x3fae2af25b632494), math.Float64frombits(0x3faee5dcb5b5678e), math.Float64frombits(0x3fbe8d1d9aeb1688)},
+		Omega: []float64{math.Float64frombits(0x3fd1607fbe3fd4ce), math.Float64frombits(0x3fe6b1c38ad96acb), math.Float64frombits(0x3fedb7b4c4b0ff88), math.Float64frombits(0x3fed39310701dbd3), math.Float64frombits(0x3fefc8205ab51e31)},
+	},
+	// MaxLoss(10) = 3.20891313
+	{10, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb148b014291135), math.Float64frombits(0x3fc5e1982cbbdfa5), math.Float64frombits(0x3fc337336ad7e4b1), math.Float64frombits(0x3f98a9c2b11f2ee2), math.Float64frombits(0x3fb65ae5f6f8947b)},
+		Omega: []float64{math.Float64frombits(0x3fccaf07266d2001), math.Float64frombits(0x3fe4cadd3aef9bf4), math.Float64frombits(0x3fef343edaee04e5), math.Float64frombits(0x3fec684fc96bf383), math.Float64frombits(0x3fedb1a9111e21b2)},
+	},
+	// MaxLoss(11) = 3.32110294
+	{11, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fa8821829fe0d41), math.Float64frombits(0x3fa9bbf66a5eb1f1), math.Float64frombits(0x3fc55e071955db09), math.Float64frombits(0x3fbb1c4a6cef4e3c), math.Float64frombits(0x3fc08419f6935589)},
+		Omega: []float64{math.Float64frombits(0x3fc8e628e5eceb7a), math.Float64frombits(0x3fdaf48a920fb59f), math.Float64frombits(0x3fe6a9e4eea39a65), math.Float64frombits(0x3fee65806ed11c15), math.Float64frombits(0x3fef2cbd67c5e49f)},
+	},
+	// MaxLoss(12) = 3.42500381
+	{12, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fab93b3d0754e38), math.Float64frombits(0x3fb88bf19eb4b955), math.Float64frombits(0x3fb5deb077359f9d), math.Float64frombits(0x3fc8f399be1aa592), math.Float64frombits(0x3fb1e3d767dac362)},
+		Omega: []float64{math.Float64frombits(0x3fc9b851cfa9afe6), math.Float64frombits(0x3fe7a559daa31638), math.Float64frombits(0x3fe0a45b4041f748), math.Float64frombits(0x3fef2fe640f27f2e), math.Float64frombits(0x3feafab5ee385a70)},
+	},
+	// MaxLoss(13) = 3.52183656
+	{13, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb3f63d0e543136), math.Float64frombits(0x3fb1d69d2ccefb45), math.Float64frombits(0x3fbcdc73254553c5), math.Float64frombits(0x3fbb9367c39d91ac), math.Float64frombits(0x3fc0e17bca3558cb)},
+		Omega: []float64{math.Float64frombits(0x3fd0173f3fd4678a), math.Float64frombits(0x3fe828d86243d2b7), math.Float64frombits(0x3fe4c33dec4eb4e1), math.Float64frombits(0x3fedb2ca912a1baa), math.Float64frombits(0x3fef778354ac293b)},
+	},
+	// MaxLoss(14) = 3.61256474
+	{14, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb4466e4272a733), math.Float64frombits(0x3fc2407ac6a71f88), math.Float64frombits(0x3fb71fa3e15bf4e2), math.Float64frombits(0x3fb76bb8742101da), math.Float64frombits(0x3fb8ac468ead77ce)},
+		Omega: []float64{math.Float64frombits(0x3fd05763e2129a70), math.Float64frombits(0x3fe5269cfefaa518), math.Float64frombits(0x3fef6349c2d65a3e), math.Float64frombits(0x3feb662c89e7b4aa), math.Float64frombits(0x3fef1625e91cba1d)},
+	},
+	// MaxLoss(15) = 3.69796345
+	{15, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb50e03e379a119), math.Float64frombits(0x3fb34fd7b0b8874e), math.Float64frombits(0x3fc1392736908547), math.Float64frombits(0x3fb94b80bc28198c), math.Float64frombits(0x3fbbe2dffcfdb80b)},
+		Omega: []float64{math.Float64frombits(0x3fd0ae630c521d8c), math.Float64frombits(0x3fea3af9deff445a), math.Float64frombits(0x3fe5686b3f8870ac), math.Float64frombits(0x3feebba9ec2e6f81), math.Float64frombits(0x3fef61483bb9eae6)},
+	},
+	// MaxLoss(16) = 3.77866498
+	{16, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fa979a10fa8aba1), math.Float64frombits(0x3fbf215909219c68), math.Float64frombits(0x3fc42a588f40c4ce), math.Float64frombits(0x3fb04a1374e80314), math.Float64frombits(0x3fbb831e17744d62)},
+		Omega: []float64{math.Float64frombits(0x3fc7ba78471c8ba9), math.Float64frombits(0x3fe176b89a873814), math.Float64frombits(0x3feab3e721d59cf0), math.Float64frombits(0x3fef64f06b0bebe9), math.Float64frombits(0x3fef6be99484f159)},
+	},
+	// MaxLoss(17) = 3.85519426
+	{17, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fae1674d2acf104), math.Float64frombits(0x3fc3b5302f058c22), math.Float64frombits(0x3fb8da65f1545b28), math.Float64frombits(0x3fae8023be269e42), math.Float64frombits(0x3fc0b7c3bf51620f)},
+		Omega: []float64{math.Float64frombits(0x3fcc0bd8b1a574d8), math.Float64frombits(0x3fe9c7f518ec2726), math.Float64frombits(0x3fe1486983b5323f), math.Float64frombits(0x3feed6998db1e96d), math.Float64frombits(0x3fef6dbaa3541c53)},
+	},
+	// MaxLoss(18) = 3.92798965
+	{18, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb02e42bba87363), math.Float64frombits(0x3fbf98ecc6129c42), math.Float64frombits(0x3fc200beeaa94f41), math.Float64frombits(0x3fa45d6b3baea9e5), math.Float64frombits(0x3fc1046bf2f8d17a)},
+		Omega: []float64{math.Float64frombits(0x3fcbf04475e1d00e), math.Float64frombits(0x3fec644a4ea23fe7), math.Float64frombits(0x3fe37c1fea1ab1ae), math.Float64frombits(0x3febafc17df442a6), math.Float64frombits(0x3fefb04def3e5de3)},
+	},
+	// MaxLoss(19) = 3.99742303
+	{19, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb05024735e160d), math.Float64frombits(0x3fc151410559d3dc), math.Float64frombits(0x3fb25de4197a7b88), math.Float64frombits(0x3fb685699eea76ba), math.Float64frombits(0x3fc2152c98d7d9d7)},
+		Omega: []float64{math.Float64frombits(0x3fcc30924d99c729), math.Float64frombits(0x3fe361b5b1467296), math.Float64frombits(0x3feb386dac4c53c4), math.Float64frombits(0x3fec8880619bb20e), math.Float64frombits(0x3fef9d3eb679f8c5)},
+	},
+	// MaxLoss(20) = 4.06381187
+	{20, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb147f81016ba42), math.Float64frombits(0x3fc2032d560828db), math.Float64frombits(0x3fc0cccac872a897), math.Float64frombits(0x3fb0a1158fafd4dc), math.Float64frombits(0x3fb8772ea656e9de)},
+		Omega: []float64{math.Float64frombits(0x3fcd4e17e0a970f4), math.Float64frombits(0x3fe3e8b70b6cf513), math.Float64frombits(0x3febfd9ee7555834), math.Float64frombits(0x3fee932b37d03c7d), math.Float64frombits(0x3fefdb8a132168db)},
+	},
+	// MaxLoss(21) = 4.12743194
+	{21, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fbad7661d7a86d4), math.Float64frombits(0x3fc300531b88b2a2), math.Float64frombits(0x3fb1e3e352144e32), math.Float64frombits(0x3fc0fd0b82adb3f8), math.Float64frombits(0x3fa68e9e4b4fec5f)},
+		Omega: []float64{math.Float64frombits(0x3fd3fa3b1d139ded), math.Float64frombits(0x3fe7584bdc9f9eb6), math.Float64frombits(0x3febeb90b609031d), math.Float64frombits(0x3fef554a585772a6), math.Float64frombits(0x3fef63b1270249bc)},
+	},
+	// MaxLoss(22) = 4.18851383
+	{22, 5}: {
+		Theta: []float64{math.Float64frombits(0x3faf3910dd618db3), math.Float64frombits(0x3fc0148a6ffbe506), math.Float64frombits(0x3fc25f0f2ac42904), math.Float64frombits(0x3fbad89a63948b08), math.Float64frombits(0x3fb0a37b75d78d4f)},
+		Omega: []float64{math.Float64frombits(0x3fcba0375c3c3fca), math.Float64frombits(0x3fe2c353d6467658), math.Float64frombits(0x3feb21269ac5aef3), math.Float64frombits(0x3fef15420d3f7e49), math.Float64frombits(0x3fefd4d066364e6a)},
+	},
+	// MaxLoss(23) = 4.24727203
+	{23, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb219883aae483b), math.Float64frombits(0x3fc21a3a02e163f7), math.Float64frombits(0x3fc2dbea7001e006), math.Float64frombits(0x3fbcb84cfa6c0e37), math.Float64frombits(0x3f9d08a3321619ea)},
+		Omega: []float64{math.Float64frombits(0x3fce4e7c1252c0fa), math.Float64frombits(0x3fe437a889deca83), math.Float64frombits(0x3fec42e4c4c74bfb), math.Float64frombits(0x3fefae990116e3d8), math.Float64frombits(0x3fef4cfc6a952af9)},
+	},
+	// MaxLoss(24) = 4.30388648
+	{24, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb23852e5cd2c69), math.Float64frombits(0x3fc1bd50577ccf97), math.Float64frombits(0x3fbff22ed3c4a9be), math.Float64frombits(0x3fb90d19a28d5a66), math.Float64frombits(0x3fb14dcec09fc9d6)},
+		Omega: []float64{math.Float64frombits(0x3fce7c7b33f940b5), math.Float64frombits(0x3fe431967f9c4d2e), math.Float64frombits(0x3febdf0c8a7c316d), math.Float64frombits(0x3fefcde316e2d2d4), math.Float64frombits(0x3fee9de25d3cc4dc)},
+	},
+	// MaxLoss(25) = 4.3585189
+	{25, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb5b940652870c3), math.Float64frombits(0x3fc48084b65b38d6), math.Float64frombits(0x3f466b44e9109cd7), math.Float64frombits(0x3fc5ab8609d0d19b), math.Float64frombits(0x3fb5c1e794ce2304)},
+		Omega: []float64{math.Float64frombits(0x3fd12aea523eb83f), math.Float64frombits(0x3fe5ee01a5151454), math.Float64frombits(0x3fee47ff7ef4677f), math.Float64frombits(0x3feda862ff9befce), math.Float64frombits(0x3feffffffffd5ed2)},
+	},
+	// MaxLoss(26) = 4.41131195
+	{26, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb647e8cf0b8623), math.Float64frombits(0x3fc45fc04ea8fc31), math.Float64frombits(0x3fb97ce8e91f9030), math.Float64frombits(0x3fb230366a247b20), math.Float64frombits(0x3fb54b199bac3b75)},
+		Omega: []float64{math.Float64frombits(0x3fd182c26ee2f6ab), math.Float64frombits(0x3fe613ce13caf1bc), math.Float64frombits(0x3fed5c4e7ee528ff), math.Float64frombits(0x3fee27fce2fc4bf4), math.Float64frombits(0x3feffdd1b3746789)},
+	},
+	// MaxLoss(27) = 4.46239328
+	{27, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fafb07611210e6d), math.Float64frombits(0x3fc0fc2042b090c1), math.Float64frombits(0x3fc35cde1bad16ee), math.Float64frombits(0x3fac71d9ea1c2137), math.Float64frombits(0x3fb93ca25a022606)},
+		Omega: []float64{math.Float64frombits(0x3fcbab015cf1e4c1), math.Float64frombits(0x3fe31b4bd1fe8d04), math.Float64frombits(0x3feb9d6c2b60c1f8), math.Float64frombits(0x3fef70ec4cd17bfc), math.Float64frombits(0x3fef92f61fcdd875)},
+	},
+	// MaxLoss(28) = 4.51187896
+	{28, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb3431a745757a2), math.Float64frombits(0x3fc0dcf8241e5c3e), math.Float64frombits(0x3fbb9461af5c5ebc), math.Float64frombits(0x3fb2777707e3b547), math.Float64frombits(0x3fbcf72d52b72c93)},
+		Omega: []float64{math.Float64frombits(0x3fd010e41f617f46), math.Float64frombits(0x3fe45224222a7679), math.Float64frombits(0x3feb736b2d51f41d), math.Float64frombits(0x3fee209e2ef41cc0), math.Float64frombits(0x3fefbbda87d55b4a)},
+	},
+	// MaxLoss(29) = 4.55987162
+	{29, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb45853f8d8386e), math.Float64frombits(0x3fc28a532fd1d126), math.Float64frombits(0x3fc1de3925c8b0be), math.Float64frombits(0x3faabb54b09b6ee2), math.Float64frombits(0x3fb578b4031013c6)},
+		Omega: []float64{math.Float64frombits(0x3fd07e142e01d50f), math.Float64frombits(0x3fe515a7a38759b6), math.Float64frombits(0x3fec9444dea9cbf4), math.Float64frombits(0x3fef62c2587354e0), math.Float64frombits(0x3fefc38bf9e86dda)},
+	},
+	// MaxLoss(30) = 4.60646431
+	{30, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb13c18851f97ae), math.Float64frombits(0x3fc180bde243627a), math.Float64frombits(0x3fc30402d9059f9a), math.Float64frombits(0x3fb85a5dc9e58d40), math.Float64frombits(0x3faabf84625023dc)},
+		Omega: []float64{math.Float64frombits(0x3fcd5ca3cbd55fe9), math.Float64frombits(0x3fe3c172b8ebc3e6), math.Float64frombits(0x3febf33c38b605a8), math.Float64frombits(0x3fef91cdb4e7b300), math.Float64frombits(0x3fef9240e4fb6679)},
+	},
+	// MaxLoss(31) = 4.6517423
+	{31, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb1441bb4e47b65), math.Float64frombits(0x3fc1898ccafb7117), math.Float64frombits(0x3fc2e4e566e5effe), math.Float64frombits(0x3fb35eec8683f561), math.Float64frombits(0x3fb27fcaf0d46e4a)},
+		Omega: []float64{math.Float64frombits(0x3fcd6441bd3f7ea1), math.Float64frombits(0x3fe3c701649ba047), math.Float64frombits(0x3febf44c9f8d2bfd), math.Float64frombits(0x3fef7308ca667c15), math.Float64frombits(0x3fefad64489d1303)},
+	},
+	// MaxLoss(32) = 4.6957828
+	{32, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb5354f3ed9b892), math.Float64frombits(0x3fc2e76029297830), math.Float64frombits(0x3fc1ed473466ee4d), math.Float64frombits(0x3fad72bd30f67097), math.Float64frombits(0x3fb267a673b0ade1)},
+		Omega: []float64{math.Float64frombits(0x3fd0f37bbe353e29), math.Float64frombits(0x3fe573f3d9885f82), math.Float64frombits(0x3feccb06644d9da6), math.Float64frombits(0x3fefa087b21ed65c), math.Float64frombits(0x3fefb54b90b5a7a0)},
+	},
+	// MaxLoss(33) = 4.73865547
+	{33, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb5f055f8339f4f), math.Float64frombits(0x3fc2525b7772200c), math.Float64frombits(0x3fa81542c5286e8b), math.Float64frombits(0x3fbab1d5f4912799), math.Float64frombits(0x3fbeadf130496316)},
+		Omega: []float64{math.Float64frombits(0x3fd17474122de6b5), math.Float64frombits(0x3fe59521b97f6d14), math.Float64frombits(0x3feb9318abff197a), math.Float64frombits(0x3fed6c15a0dbabad), math.Float64frombits(0x3fefb825ebd56f10)},
+	},
+	// MaxLoss(34) = 4.78042531
+	{34, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb7dc3994aeecf7), math.Float64frombits(0x3fc3893b7bdb7df9), math.Float64frombits(0x3fc07e45507eab09), math.Float64frombits(0x3fa2475d947f233d), math.Float64frombits(0x3fb6f01c1fa09bb5)},
+		Omega: []float64{math.Float64frombits(0x3fd2764a7a22a90f), math.Float64frombits(0x3fe6655ff1f04250), math.Float64frombits(0x3fed2e2cd963e9ac), math.Float64frombits(0x3fef32a32290614b), math.Float64frombits(0x3fefd3cc2c68d8a8)},
+	},
+	// MaxLoss(35) = 4.82114966
+	{35, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb40e74d3205b1d), math.Float64frombits(0x3fc221bf8a4a0ecb), math.Float64frombits(0x3fc174da40e94821), math.Float64frombits(0x3faee57998d40ac5), math.Float64frombits(0x3fb551fb4ef1bdcc)},
+		Omega: []float64{math.Float64frombits(0x3fd05825ac8b76bf), math.Float64frombits(0x3fe4e65dbb5c9b7f), math.Float64frombits(0x3fec5c87738990c7), math.Float64frombits(0x3fef45080bda91f7), math.Float64frombits(0x3fefc536294d4af8)},
+	},
+	// MaxLoss(36) = 4.86088501
+	{36, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb2ef01f1907636), math.Float64frombits(0x3fc22edc92cf6ab3), math.Float64frombits(0x3fc28fadb4057932), math.Float64frombits(0x3fb34681d9b9905a), math.Float64frombits(0x3fb04d08934e7daf)},
+		Omega: []float64{math.Float64frombits(0x3fcf59c4c7871314), math.Float64frombits(0x3fe486256987449d), math.Float64frombits(0x3fec5a4389247782), math.Float64frombits(0x3fefa3c99a014b5b), math.Float64frombits(0x3fef989fc7b5702b)},
+	},
+	// MaxLoss(37) = 4.89968089
+	{37, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb2504d4c20300c), math.Float64frombits(0x3fc11f62095ade68), math.Float64frombits(0x3fc1c62cee334e31), math.Float64frombits(0x3fad1875a0e69c3b), math.Float64frombits(0x3fb9576fb11fe9d1)},
+		Omega: []float64{math.Float64frombits(0x3fcf28cccfdb12a9), math.Float64frombits(0x3fe3fc98e34c5eef), math.Float64frombits(0x3febdeb0859bb208), math.Float64frombits(0x3feef60fc027c084), math.Float64frombits(0x3fefbe06fb323a3e)},
+	},
+	// MaxLoss(38) = 4.93758325
+	{38, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb4b5001503ba1c), math.Float64frombits(0x3fc1e4d5b183ea7b), math.Float64frombits(0x3fc1c884918ea79a), math.Float64frombits(0x3f98c7357f7f3ca0), math.Float64frombits(0x3fbdbf5099e791a5)},
+		Omega: []float64{math.Float64frombits(0x3fd0c149de5a4572), math.Float64frombits(0x3fe507401d70303e), math.Float64frombits(0x3fec69226405abbe), math.Float64frombits(0x3fef34cff9f5ee1c), math.Float64frombits(0x3fefad2d8a4f240e)},
+	},
+	// MaxLoss(39) = 4.97463486
+	{39, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb379ca00bef780), math.Float64frombits(0x3fc2566340cc20ff), math.Float64frombits(0x3fc20a0fa164a307), math.Float64frombits(0x3fb061262c6de764), math.Float64frombits(0x3fb363d53439759a)},
+		Omega: []float64{math.Float64frombits(0x3fcff7ed8c608063), math.Float64frombits(0x3fe4c00f73a36d56), math.Float64frombits(0x3fec6b457d97546e), math.Float64frombits(0x3fefc9fe31ec6e61), math.Float64frombits(0x3fef7008d4b25f9c)},
+	},
+	// MaxLoss(40) = 5.01087589
+	{40, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb3c2fa0289433d), math.Float64frombits(0x3fc2000f01c853b9), math.Float64frombits(0x3fc05afeaac1edd8), math.Float64frombits(0x3fb090bba0b08588), math.Float64frombits(0x3fb6f60cfb2afdf7)},
+		Omega: []float64{math.Float64frombits(0x3fd02a3f5a8464ad), math.Float64frombits(0x3fe4c7bd0b60bf50), math.Float64frombits(0x3fec2cc877b42aec), math.Float64frombits(0x3feef0c65515d619), math.Float64frombits(0x3fefcdc46dce7fa4)},
+	},
+	// MaxLoss(41) = 5.04634332
+	{41, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb3f7e64c5090a4), math.Float64frombits(0x3fc223a869ee0113), math.Float64frombits(0x3fc0a9b13a506f45), math.Float64frombits(0x3fb02e333c88e38e), math.Float64frombits(0x3fb63ee03911fb3f)},
+		Omega: []float64{math.Float64frombits(0x3fd04ae80c980a3e), math.Float64frombits(0x3fe4e087202a0bd7), math.Float64frombits(0x3fec47da404232ac), math.Float64frombits(0x3fef0a6a6092ff0c), math.Float64frombits(0x3fefce48688bcbaa)},
+	},
+	// MaxLoss(42) = 5.08107164
+	{42, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb51bd815ca6cfb), math.Float64frombits(0x3fc2996c480ab1b3), math.Float64frombits(0x3fc1845031d3eba8), math.Float64frombits(0x3fb267cc6952f6be), math.Float64frombits(0x3fb04036ee3551ad)},
+		Omega: []float64{math.Float64frombits(0x3fd0f40e767a2f92), math.Float64frombits(0x3fe5575e3b8534d5), math.Float64frombits(0x3feca7066fd64eee), math.Float64frombits(0x3fef7411432efb3a), math.Float64frombits(0x3fefcf6104f0ef00)},
+	},
+	// MaxLoss(43) = 5.11509276
+	{43, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb4092f29524130), math.Float64frombits(0x3fc27d7f321298f1), math.Float64frombits(0x3fc199055fe24c21), math.Float64frombits(0x3fb84dc0f1c5c41c), math.Float64frombits(0x3fa6f76f0d658083)},
+		Omega: []float64{math.Float64frombits(0x3fd04d516c9767fd), math.Float64frombits(0x3fe4fa0505b53de5), math.Float64frombits(0x3fec7e469be41eec), math.Float64frombits(0x3fef6fe465a15bdb), math.Float64frombits(0x3fefe76ca203a2b6)},
+	},
+	// MaxLoss(44) = 5.14843678
+	{44, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb3ea16a160e841), math.Float64frombits(0x3fc1bf7969506abb), math.Float64frombits(0x3fc05d6145f0045d), math.Float64frombits(0x3fb6ab9176808ea3), math.Float64frombits(0x3fb130554e114a5b)},
+		Omega: []float64{math.Float64frombits(0x3fd0533fa08bac0d), math.Float64frombits(0x3fe4c1160b7cf367), math.Float64frombits(0x3fec1bd79fb1e7e5), math.Float64frombits(0x3fef17241cf4842e), math.Float64frombits(0x3fefe6103c22173f)},
+	},
+	// MaxLoss(45) = 5.1811318
+	{45, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb0f7ab85ad9d39), math.Float64frombits(0x3fc0509403a6bf5c), math.Float64frombits(0x3fbf9f96cfdad89b), math.Float64frombits(0x3fbb1ff77ef90a75), math.Float64frombits(0x3fb3a78bd73e5953)},
+		Omega: []float64{math.Float64frombits(0x3fcd2c50afc5d310), math.Float64frombits(0x3fe36437f1a7d40b), math.Float64frombits(0x3feb142bfb64e9f9), math.Float64frombits(0x3feeaf6b8aa71000), math.Float64frombits(0x3fefe6dedbfe4905)},
+	},
+	// MaxLoss(46) = 5.21320489
+	{46, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb3417f9cb57f7b), math.Float64frombits(0x3fc195bba2273094), math.Float64frombits(0x3fc028f24ede67ac), math.Float64frombits(0x3fb8d3ac10079f7c), math.Float64frombits(0x3fb06daef4e1499e)},
+		Omega: []float64{math.Float64frombits(0x3fcfd66337ae2a05), math.Float64frombits(0x3fe4829c32805ff1), math.Float64frombits(0x3febee1df23440a2), math.Float64frombits(0x3fef0952195d7b2d), math.Float64frombits(0x3fefedeebffeade2)},
+	},
 	// MaxLoss(47) = 5.24468063
 	{47, 5}: {
 		Theta: []float64{math.Float64frombits(0x3fb5eb1d5e55af5f), math.Float64frombits(0x3fc31486a238385e), math.Float64frombits(0x3f95e768b10ba48b), math.Float64frombits(0x3fbb5995358e07da), math.Float64frombits(0x3fc18c29f3e43079)},
 		Omega: []float64{math.Float64frombits(0x3fd16087436b328a), math.Float64frombits(0x3fe5b5e99152a696), math.Float64frombits(0x3fefe7aebbec0d0b), math.Float64frombits(0x3fef9fb78ed64f20), math.Float64frombits(0x3fece52023709839)},
 	},
+	// MaxLoss(48) = 5.27558146
+	{48, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb5ee74539ba260), math.Float64frombits(0x3fc2fd78e7295744), math.Float64frombits(0x3fc12524628632ba), math.Float64frombits(0x3fae29a902020952), math.Float64frombits(0x3fb2b6e12c074b87)},
+		Omega: []float64{math.Float64frombits(0x3fd1644e61bd4e9a), math.Float64frombits(0x3fe5b2698d6c3c18), math.Float64frombits(0x3fecd5c3168d4fe5), math.Float64frombits(0x3fef68b38d44aa73), math.Float64frombits(0x3fefd041f7125710)},
+	},
+	// MaxLoss(49) = 5.30593043
+	{49, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb82d54ad10f555), math.Float64frombits(0x3fc302ddee3a4365), math.Float64frombits(0x3fc10cc5e73e259d), math.Float64frombits(0x3fae902ded63fe5d), math.Float64frombits(0x3fb06878c9035b5c)},
+		Omega: []float64{math.Float64frombits(0x3fd2bb49db939d6a), math.Float64frombits(0x3fe65d98822aff54), math.Float64frombits(0x3fed1668135e763e), math.Float64frombits(0x3fefa94797980e55), math.Float64frombits(0x3fefbc3365aada0b)},
+	},
+	// MaxLoss(50) = 5.3357467
+	{50, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb6b85a03c105e1), math.Float64frombits(0x3fc349f45071182b), math.Float64frombits(0x3fc169d1358c598e), math.Float64frombits(0x3fb3e985ff251a2f), math.Float64frombits(0x3fa7ebaba6673227)},
+		Omega: []float64{math.Float64frombits(0x3fd1d429570621ae), math.Float64frombits(0x3fe600784ccd4825), math.Float64frombits(0x3fed097ce5b19e61), math.Float64frombits(0x3fefa16c8e1d5832), math.Float64frombits(0x3fefcc1f69108da0)},
+	},
+	// MaxLoss(51) = 5.36505113
+	{51, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb715e4b971a5d9), math.Float64frombits(0x3fc36c581f5940eb), math.Float64frombits(0x3fc167411346f370), math.Float64frombits(0x3fb3e3427c8b0d3f), math.Float64frombits(0x3fa6bda96ca74191)},
+		Omega: []float64{math.Float64frombits(0x3fd205feb2e334fc), math.Float64frombits(0x3fe624822fb6ec37), math.Float64frombits(0x3fed1d7534d8fd1f), math.Float64frombits(0x3fefb05a5c39e7c8), math.Float64frombits(0x3fefbeb78bbf9966)},
+	},
+	// MaxLoss(52) = 5.39386126
+	{52, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb64e1747f975be), math.Float64frombits(0x3fc2de50b11c828b), math.Float64frombits(0x3fc02542be904ba1), math.Float64frombits(0x3fb2b0eef52a24b9), math.Float64frombits(0x3fb0f7f0ba4508c3)},
+		Omega: []float64{math.Float64frombits(0x3fd1911e6f2d2cfb), math.Float64frombits(0x3fe5ceddd347b1ad), math.Float64frombits(0x3fecbe21788be4a2), math.Float64frombits(0x3fef4501c1402158), math.Float64frombits(0x3fefe1d0848f3f50)},
+	},
+	// MaxLoss(53) = 5.42219539
+	{53, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb61d7262c16f65), math.Float64frombits(0x3fc2f0b3aad4e533), math.Float64frombits(0x3fc06c6f745ce010), math.Float64frombits(0x3fb18e3a7b4774ab), math.Float64frombits(0x3fb19968f2a3f8d4)},
+		Omega: []float64{math.Float64frombits(0x3fd17f298a12d4b9), math.Float64frombits(0x3fe5c018715a63a8), math.Float64frombits(0x3fecc60495e144dc), math.Float64frombits(0x3fef4a013908753c), math.Float64frombits(0x3fefddd7d933fb3e)},
+	},
+	// MaxLoss(54) = 5.45006965
+	{54, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb727cf0314c7eb), math.Float64frombits(0x3fc329301e926554), math.Float64frombits(0x3fc059ba202e29d4), math.Float64frombits(0x3fafd3f5a6f1b361), math.Float64frombits(0x3fb1e79ca9c8a03f)},
+		Omega: []float64{math.Float64frombits(0x3fd20f25d0faf808), math.Float64frombits(0x3fe61d772c23ab13), math.Float64frombits(0x3fecf49ccc1d2651), math.Float64frombits(0x3fef584d3a81f4f0), math.Float64frombits(0x3fefdb1671f3e746)},
+	},
+	// MaxLoss(55) = 5.47749853
+	{55, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb02ae58cd29d2f), math.Float64frombits(0x3fbc51223f1d1c97), math.Float64frombits(0x3fb9644a59421da4), math.Float64frombits(0x3fbd2b2201b609cf), math.Float64frombits(0x3fbcf46660ce2b56)},
+		Omega: []float64{math.Float64frombits(0x3fcc53e8bcd1ac4d), math.Float64frombits(0x3fe29b34af4d248c), math.Float64frombits(0x3fe977ce295c7d6e), math.Float64frombits(0x3feda55a7ea5c072), math.Float64frombits(0x3fefbfb3e9d81569)},
+	},
 	// MaxLoss(56) = 5.50449936
 	{56, 5}: {
 		Theta: []float64{math.Float64frombits(0x3fb5f5716407fe2d), math.Float64frombits(0x3fc2a24638860d21), math.Float64frombits(0x3fbf5e2786831f72), math.Float64frombits(0x3fb5836f5b923926), math.Float64frombits(0x3fafc7dab0667a21)},
 		Omega: []float64{math.Float64frombits(0x3fd1699e8adcbf88), math.Float64frombits(0x3fe5a51083f396c5), math.Float64frombits(0x3fec93d6dc3435e8), math.Float64frombits(0x3fef31f56bd19799), math.Float64frombits(0x3fefebc56c897907)},
+	},
+	// MaxLoss(57) = 5.53108355
+	{57, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb1046450da7756), math.Float64frombits(0x3fc0fdf2ad1e232c), math.Float64frombits(0x3fc066e1dadf051e), math.Float64frombits(0x3fbb8eed51c2e430), math.Float64frombits(0x3fb0a2f04735945c)},
+		Omega: []float64{math.Float64frombits(0x3fcd08f716767a99), math.Float64frombits(0x3fe3983c297f47dd), math.Float64frombits(0x3feb6bc1813be44d), math.Float64frombits(0x3feee73e27cac479), math.Float64frombits(0x3feff2b03b10a90f)},
+	},
+	// MaxLoss(58) = 5.55726758
+	{58, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb6b0e4782db52b), math.Float64frombits(0x3fc2f94bcd5e9b1e), math.Float64frombits(0x3fbf1c8107c0a762), math.Float64frombits(0x3fb0549d5379b8b0), math.Float64frombits(0x3fb3eaeb435d307f)},
+		Omega: []float64{math.Float64frombits(0x3fd1c59cfbfdcdac), math.Float64frombits(0x3fe5f3c58bf3af7b), math.Float64frombits(0x3fecc312424c6210), math.Float64frombits(0x3fefe8f0872d284a), math.Float64frombits(0x3fef399332724562)},
+	},
+	// MaxLoss(59) = 5.58306206
+	{59, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb81414e4c296ec), math.Float64frombits(0x3fc36fd915783f1b), math.Float64frombits(0x3fc0715096dbcaa5), math.Float64frombits(0x3fb10f6c2d2b985a), math.Float64frombits(0x3fae30e9c92f6238)},
+		Omega: []float64{math.Float64frombits(0x3fd29afeda5af965), math.Float64frombits(0x3fe6715123a1644b), math.Float64frombits(0x3fed25cd101a4fcb), math.Float64frombits(0x3fef7a9212448b6a), math.Float64frombits(0x3fefdf6e0043c6fa)},
+	},
+	// MaxLoss(60) = 5.60847921
+	{60, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb9129607812bad), math.Float64frombits(0x3fc3e30b98bfcc3b), math.Float64frombits(0x3fc0decaa2f40237), math.Float64frombits(0x3fb649e5f775bc59), math.Float64frombits(0x3f9c7a499c9265e2)},
+		Omega: []float64{math.Float64frombits(0x3fd31c1c5913f80d), math.Float64frombits(0x3fe6d27cae85ee3e), math.Float64frombits(0x3fed69e3cf739ecc), math.Float64frombits(0x3fefbe532f8d5d80), math.Float64frombits(0x3fefbf4b45ed84f3)},
+	},
+	// MaxLoss(61) = 5.63353006
+	{61, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb8a6ed852018d9), math.Float64frombits(0x3fc3ae38727dfd25), math.Float64frombits(0x3fc085fc6d18e2c8), math.Float64frombits(0x3f95c52d55d3a2d4), math.Float64frombits(0x3fb97e6c8fb9588a)},
+		Omega: []float64{math.Float64frombits(0x3fd2e3952e22240d), math.Float64frombits(0x3fe6a9813083c0c9), math.Float64frombits(0x3fed4845fa751c73), math.Float64frombits(0x3feffffffffffffe), math.Float64frombits(0x3fefa27a7614f9c0)},
+	},
+	// MaxLoss(62) = 5.65822713
+	{62, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb97dc8906ad738), math.Float64frombits(0x3fc3f73e707d14fb), math.Float64frombits(0x3fc0b910548a50f2), math.Float64frombits(0x3fb180d65d804176), math.Float64frombits(0x3fa73ea8cbe450b6)},
+		Omega: []float64{math.Float64frombits(0x3fd3564f86f78d4e), math.Float64frombits(0x3fe6f4fc6f38dc0a), math.Float64frombits(0x3fed77791361a010), math.Float64frombits(0x3fefb77a1a1e7288), math.Float64frombits(0x3fefcba17d36f842)},
+	},
+	// MaxLoss(63) = 5.68257974
+	{63, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb891793bafc5f1), math.Float64frombits(0x3fc3c87fee6824ff), math.Float64frombits(0x3fc0a7abd0056ec4), math.Float64frombits(0x3faa637e68406c1b), math.Float64frombits(0x3fb15ba25b2f8e79)},
+		Omega: []float64{math.Float64frombits(0x3fd2d4e1f1ee813b), math.Float64frombits(0x3fe6a8d32f5da2b5), math.Float64frombits(0x3fed50ec6af64b33), math.Float64frombits(0x3fef8b47b9fcba36), math.Float64frombits(0x3fefd508e3214c91)},
+	},
+	// MaxLoss(64) = 5.70659775
+	{64, 5}: {
+		Theta: []float64{math.Float64frombits(0x3fb8aebb6a385e81), math.Float64frombits(0x3fc3a20d0dc90ea6), math.Float64frombits(0x3fbfaf6740d0111a), math.Float64frombits(0x3fb31cb3232cfefd), math.Float64frombits(0x3faa819211879870)},
+		Omega: []float64{math.Float64frombits(0x3fd2dc3c57e384c7), math.Float64frombits(0x3fe6ab3bbc20762b), math.Float64frombits(0x3fed35f6efa3cb22), math.Float64frombits(0x3fef752129ca8787), math.Float64frombits(0x3fefec0db3e2b12d)},
 	},
 	// MaxLoss(156) = 7.14592876
 	{156, 5}: {
