@@ -310,10 +310,10 @@ func ldpRandomizer(p ldpParams, sigma float64, src *replaySource) (*GaussianRand
 		if err := pp.Validate(); err != nil {
 			return nil, err
 		}
-		z, _, _, err := newPracticalLocal(p.States, p.Actions, p.Horizon, p.Episodes, pp, src)
+		z, _, _, err := newPracticalLocal(p.States, p.Actions, p.Horizon, p.Episodes, pp, nil, src)
 		return z, err
 	}
-	enc := newContribution(p.States, p.Actions, p.Horizon, pp)
+	enc := newContribution(p.States, p.Actions, p.Horizon, pp, nil)
 	return &GaussianRandomizer{enc: enc, sigma: sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}, nil
 }
 
@@ -553,11 +553,11 @@ func TestLDPVectorsReplayMatchesSeeded(t *testing.T) {
 	traj := &model.Trajectory{S: []int{0, 1, 1, 2, 1}, A: []int{1, 1, 1, 0}, R: []float64{0.005, 0, 0.375, 1}}
 	seed := rand.New(rand.NewPCG(7, 8))
 	rec := &replaySource{r: rand.New(rand.NewPCG(7, 8))}
-	zs, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), noise.NewSeeded(seed))
+	zs, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), nil, noise.NewSeeded(seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), rec)
+	zr, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
