@@ -120,8 +120,8 @@ type contribution struct {
 	w       float64 // reward weight (PracticalPrivacy.rewardWeight)
 	// sup is the public transition support (nil: none): the transition block has one
 	// coordinate per (g, s, a, s′) with s′ in the support of (s, a) (support.go).
-	sup *supportSet
-	seen    []int   // visits of each (s,a) in the current episode (pooled)
+	sup  *supportSet
+	seen []int // visits of each (s,a) in the current episode (pooled)
 	// term holds the public terminal states (set by NewPractical; none otherwise): a
 	// terminated episode contributes its L < H steps.
 	term terminal

@@ -172,7 +172,7 @@ func (m *MDP) Absorbing() (*MDP, error) {
 	}
 	c := &MDP{Name: m.Name, S: m.S, A: m.A, H: m.H, Rewards: m.Rewards, Init: m.Init, PublicRewards: m.PublicRewards,
 		PublicSupport: m.PublicSupport,
-		R: make([][]float64, m.H), Sparse: make([]*SparseTable, m.H)}
+		R:             make([][]float64, m.H), Sparse: make([]*SparseTable, m.H)}
 	rewards := m.R
 	if m.mean != nil {
 		rewards = m.mean // entry rewards folded into the mean: no self-loop may re-earn them
