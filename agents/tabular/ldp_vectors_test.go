@@ -116,6 +116,9 @@ type ldpParams struct {
 	// NormBudget (0: the default 80) and PublicRewards (no reward block), omitted when zero.
 	NormBudget    int  `json:"norm_budget,omitempty"`
 	PublicRewards bool `json:"public_rewards,omitempty"`
+	// Support is the public transition support (row s·A+a: the next states of (s, a),
+	// increasing), omitted when not public (support.go).
+	Support [][]int `json:"support,omitempty"`
 }
 
 type ldpTrajectory struct {
@@ -171,7 +174,10 @@ const (
 		"kept k times is kept only if sum c^2 + 2k + 1 <= B (pooled; then c(s,a) = k+1), and when B < M2 (M2 = the " +
 		"largest sum c^2 without a budget: cap m, H steps, S*A cells, filled greedily) a repeat visit (k >= 1) only if " +
 		"sum c^2 + 2k + 1 <= floor(B/2); a step only if sum c^2 + 1 <= B (not pooled); a pair dropped once stays dropped. public_rewards true: no R block (dim = G*S*A*S), rewards " +
-		"neither checked nor read. Checks before anything, in this order (first failure wins): len(states) == H+1, len(actions) == H, " +
+		"neither checked nor read. support given (public support): the NT block has G*E entries, E the number of (s, a, s') in the " +
+		"support, group g's block at g*E, (s, a, s') at the position of s' in the increasing rows of (s, a) taken in order of " +
+		"s*A+a; the R block follows at G*E; a transition outside the support is refused (after the action and reward checks of " +
+		"its step). Checks before anything, in this order (first failure wins): len(states) == H+1, len(actions) == H, " +
 		"len(rewards) == H (else error 'trajectory: want H+1 states, H actions and H rewards'); every state in [0, S-1] " +
 		"(h ascending); then for h ascending: action in [0, A-1], reward not NaN (unless public_rewards). The error " +
 		"strings are in the vectors."
@@ -281,6 +287,18 @@ func ldpSpecs() []ldpSpec {
 			s.params.PublicRewards = true
 			return s
 		}(),
+		{name: "public-support", agent: "practical-ldp",
+			params: ldpParams{States: 3, Actions: 2, Horizon: 6, Pool: true, VisitCap: 2, RewardWeight: 0.5, BatchEvery: 10, Epsilon: 1, Delta: 1e-5, Episodes: 100, Support: [][]int{{0, 1}, {2}, {0, 2}, {1}, {0, 1, 2}, {2}}},
+			note:   "public support of E = 10 entries: the NT block has 10 coordinates (then the R block of S*A), the third visit of (0,0) is capped",
+			states: []int{0, 0, 1, 0, 0, 1, 0}, actions: []int{0, 0, 0, 0, 0, 0}, rewards: []float64{0.25, 0.5, 1, 0, 0.75, 0.125}},
+		{name: "public-support-not-pooled", agent: "practical-ldp-plugin",
+			params: ldpParams{States: 3, Actions: 2, Horizon: 3, Pool: false, VisitCap: 1, RewardWeight: 1, BatchEvery: 1, Epsilon: 0.5, Delta: 1e-5, Episodes: 10, PublicRewards: true, Support: [][]int{{0, 1}, {2}, {0, 2}, {1}, {0, 1, 2}, {2}}},
+			note:   "public support and public rewards, step-dependent: G = H groups of E = 10 coordinates, no R block",
+			states: []int{2, 2, 0, 1}, actions: []int{1, 0, 0}, rewards: []float64{0, 0, 0}},
+		{name: "error-outside-public-support", agent: "practical-ldp",
+			params: ldpParams{States: 3, Actions: 2, Horizon: 3, Pool: true, VisitCap: 2, RewardWeight: 0.5, BatchEvery: 1, Epsilon: 1, Delta: 1e-5, Episodes: 10, Support: [][]int{{0, 1}, {2}, {0, 2}, {1}, {0, 1, 2}, {2}}},
+			note:   "a transition outside the public support ((0,1) -> 0) is refused before any draw",
+			states: []int{0, 1, 0, 0}, actions: []int{0, 0, 1}, rewards: []float64{0, 0, 0}},
 	}
 }
 
@@ -299,21 +317,26 @@ func budgetBlocks(name string, p ldpParams, each int, note string) ldpSpec {
 
 func (p ldpParams) privacy() PracticalPrivacy {
 	return PracticalPrivacy{Model: LDP, Epsilon: p.Epsilon, Delta: p.Delta, Pool: p.Pool, VisitCap: p.VisitCap,
-		BatchEvery: p.BatchEvery, RewardWeight: p.RewardWeight, NormBudget: p.NormBudget, PublicRewards: p.PublicRewards}
+		BatchEvery: p.BatchEvery, RewardWeight: p.RewardWeight, NormBudget: p.NormBudget, PublicRewards: p.PublicRewards,
+		PublicSupport: p.Support != nil}
 }
 
 // ldpRandomizer builds the randomiser of a vector: through the practical-ldp constructor (σ
 // from the ledger) when sigma is 0, else directly with the given σ.
 func ldpRandomizer(p ldpParams, sigma float64, src *replaySource) (*GaussianRandomizer, error) {
 	pp := p.privacy()
+	sup, err := newSupport("params", p.States, p.Actions, pp.PublicSupport, p.Support, terminal{})
+	if err != nil {
+		return nil, err
+	}
 	if sigma == 0 {
 		if err := pp.Validate(); err != nil {
 			return nil, err
 		}
-		z, _, _, err := newPracticalLocal(p.States, p.Actions, p.Horizon, p.Episodes, pp, src)
+		z, _, _, err := newPracticalLocal(p.States, p.Actions, p.Horizon, p.Episodes, pp, sup, src)
 		return z, err
 	}
-	enc := newContribution(p.States, p.Actions, p.Horizon, pp)
+	enc := newContribution(p.States, p.Actions, p.Horizon, pp, sup)
 	return &GaussianRandomizer{enc: enc, sigma: sigma, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}, nil
 }
 
@@ -486,7 +509,7 @@ func TestLDPVectors(t *testing.T) {
 func checkLDPVector(t *testing.T, got, want ldpVector) {
 	t.Helper()
 	bits := func(x float64) string { return strconv.FormatUint(math.Float64bits(x), 16) }
-	if got.Params != want.Params || got.Agent != want.Agent || got.SigmaFrom != want.SigmaFrom {
+	if !reflect.DeepEqual(got.Params, want.Params) || got.Agent != want.Agent || got.SigmaFrom != want.SigmaFrom {
 		t.Errorf("inputs differ: got %+v %q %q, file %+v %q %q", got.Params, got.Agent, got.SigmaFrom, want.Params, want.Agent, want.SigmaFrom)
 	}
 	if !reflect.DeepEqual(got.Trajectory.States, want.Trajectory.States) || !reflect.DeepEqual(got.Trajectory.Actions, want.Trajectory.Actions) {
@@ -553,11 +576,11 @@ func TestLDPVectorsReplayMatchesSeeded(t *testing.T) {
 	traj := &model.Trajectory{S: []int{0, 1, 1, 2, 1}, A: []int{1, 1, 1, 0}, R: []float64{0.005, 0, 0.375, 1}}
 	seed := rand.New(rand.NewPCG(7, 8))
 	rec := &replaySource{r: rand.New(rand.NewPCG(7, 8))}
-	zs, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), noise.NewSeeded(seed))
+	zs, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), nil, noise.NewSeeded(seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), rec)
+	zr, _, _, err := newPracticalLocal(6, 2, 4, p.Episodes, p.privacy(), nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

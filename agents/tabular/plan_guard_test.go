@@ -42,9 +42,9 @@ func TestPlannersNeverPanic(t *testing.T) {
 			tie := rand.New(rand.NewPCG(1, 2))
 			pol := model.NewDeterministic(S, H)
 			if psrl {
-				return newNoisePSRL(S, A, H, true, terminal{}, nil, rand.New(rand.NewPCG(3, 4)), tie).Plan(r, pol)
+				return newNoisePSRL(S, A, H, true, terminal{}, nil, nil, rand.New(rand.NewPCG(3, 4)), tie).Plan(r, pol)
 			}
-			return newNoiseUCB(S, A, H, true, terminal{}, nil, b, tie).Plan(r, pol)
+			return newNoiseUCB(S, A, H, true, terminal{}, nil, nil, b, tie).Plan(r, pol)
 		}
 	}
 	papers := func(dp bool) plan {

@@ -75,6 +75,10 @@ type Release struct {
 	// PublicRewards says the rewards are public (PracticalPrivacy.PublicRewards): nothing
 	// about them is released, R is empty and the planners use the public table.
 	PublicRewards bool
+	// support is the public transition support (PracticalPrivacy.PublicSupport; nil: none):
+	// NT is exactly 0 outside it (nothing is released there) and the planners estimate
+	// P̂ = 0 there (support.go). Shared, never modified.
+	support *supportSet
 	// Users is the number of users whose data the release contains (public: schedule).
 	Users int
 	// NT is N̂(s,a,s'), R is R̂(s,a): noisy sums (may be negative), R already divided by the
@@ -114,7 +118,10 @@ type contribution struct {
 	repeat  int     // the part of B repeat visits may use: B/2 when the budget binds (B < M₂), else B
 	public  bool    // public rewards: no reward block, reported rewards never read
 	w       float64 // reward weight (PracticalPrivacy.rewardWeight)
-	seen    []int   // visits of each (s,a) in the current episode (pooled)
+	// sup is the public transition support (nil: none): the transition block has one
+	// coordinate per (g, s, a, s′) with s′ in the support of (s, a) (support.go).
+	sup  *supportSet
+	seen []int // visits of each (s,a) in the current episode (pooled)
 	// term holds the public terminal states (set by NewPractical; none otherwise): a
 	// terminated episode contributes its L < H steps.
 	term terminal
@@ -123,9 +130,9 @@ type contribution struct {
 	noClip bool
 }
 
-func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
+func newContribution(S, A, H int, p PracticalPrivacy, sup *supportSet) *contribution {
 	c := &contribution{S: S, A: A, H: H, pool: p.Pool, cap: p.capOf(H), budget: p.normBudget(), public: p.PublicRewards,
-		w: p.rewardWeight(), seen: make([]int, S*A)}
+		w: p.rewardWeight(), sup: sup, seen: make([]int, S*A)}
 	c.repeat = c.budget
 	if float64(c.budget) < maxKeptSquares(S, A, H, p) {
 		c.repeat = c.budget / 2 // the budget binds: keep half of it for first visits of new pairs
@@ -134,14 +141,28 @@ func newContribution(S, A, H int, p PracticalPrivacy) *contribution {
 }
 
 func (c *contribution) dim() int {
-	g := c.H
-	if c.pool {
-		g = 1
-	}
+	d := c.ntDim()
 	if c.public {
-		return g * c.S * c.A * c.S
+		return d
 	}
-	return g * c.S * c.A * (c.S + 1)
+	return d + c.groups()*c.S*c.A
+}
+
+// groups returns the number of groups G of the layout: 1 pooled, H per step.
+func (c *contribution) groups() int {
+	if c.pool {
+		return 1
+	}
+	return c.H
+}
+
+// ntDim returns the size of the transition block: G·S·A·S, or G times the support's entries
+// with a public support.
+func (c *contribution) ntDim() int {
+	if c.sup != nil {
+		return c.groups() * c.sup.entries()
+	}
+	return c.groups() * c.S * c.A * c.S
 }
 
 // maxEntry is the largest absolute value an honest contribution vector takes in any entry:
@@ -188,8 +209,11 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 		if !c.public && math.IsNaN(t.R[h]) {
 			return fmt.Errorf("trajectory.R[%d]: reward is NaN", h)
 		}
+		if c.sup != nil && !c.sup.in(t.S[h]*A+t.A[h], t.S[h+1]) {
+			return fmt.Errorf("trajectory.S[%d]: state %d is not a possible next state of (s=%d, a=%d) (outside the public support)", h+1, t.S[h+1], t.S[h], t.A[h])
+		}
 	}
-	nt := len(x) / (S + 1) * S // size of the NT block
+	nt := c.ntDim() // size of the NT block
 	clear(c.seen)
 	sq := 0 // Σ c² of the visits kept so far
 	for h := 0; h < L; h++ {
@@ -211,7 +235,11 @@ func (c *contribution) add(t *model.Trajectory, x []float64) error {
 			sq++
 			i += h * S * A
 		}
-		x[i*S+t.S[h+1]]++
+		if c.sup != nil {
+			x[(i/(S*A))*c.sup.entries()+int(c.sup.idx[(i%(S*A))*S+t.S[h+1]])]++
+		} else {
+			x[i*S+t.S[h+1]]++
+		}
 		if c.public {
 			continue // public rewards: no reward block
 		}
@@ -256,7 +284,15 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 	if !c.b.Add() {
 		return nil
 	}
-	if c.cnt == nil { // exact counts (noise-off twin): the batch is added to the release
+	sup := c.enc.sup
+	switch {
+	case c.cnt == nil && sup != nil: // exact counts inside the public support
+		n := c.enc.ntDim()
+		sup.scatter(c.rel.NT, c.batch[:n], true)
+		for i, v := range c.batch[n:] {
+			c.rel.R[i] += v / c.enc.w
+		}
+	case c.cnt == nil: // exact counts (noise-off twin): the batch is added to the release
 		for i, v := range c.batch {
 			if i < len(c.rel.NT) {
 				c.rel.NT[i] += v
@@ -264,13 +300,18 @@ func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 				c.rel.R[i-len(c.rel.NT)] += v / c.enc.w
 			}
 		}
-	} else {
+	default:
 		if err := c.cnt.Insert(c.batch); err != nil {
 			return fmt.Errorf("practical curator: %w", err)
 		}
 		p := c.cnt.Prefix()
 		n := len(c.rel.NT)
-		c.rel.NT = p[:n:n]
+		if sup != nil { // the counter holds the support's coordinates only: 0 elsewhere
+			n = c.enc.ntDim()
+			sup.scatter(c.rel.NT, p[:n], false)
+		} else {
+			c.rel.NT = p[:n:n]
+		}
 		for i, v := range p[n:] {
 			c.rel.R[i] = v / c.enc.w
 		}
@@ -288,13 +329,14 @@ func (c *PracticalCentral) Release() *Release { return &c.rel }
 // Report returns the ledger's privacy report.
 func (c *PracticalCentral) Report() ledger.Report { return c.report }
 
-// newRelease returns the empty release of the setting p (pooling, public rewards: no R).
-func newRelease(S, A, H int, p PracticalPrivacy) Release {
+// newRelease returns the empty release of the setting p (pooling, public rewards: no R) and
+// the public support sup (nil: none).
+func newRelease(S, A, H int, p PracticalPrivacy, sup *supportSet) Release {
 	g := H
 	if p.Pool {
 		g = 1
 	}
-	r := Release{S: S, A: A, H: H, Pooled: p.Pool, PublicRewards: p.PublicRewards, NT: make([]float64, g*S*A*S)}
+	r := Release{S: S, A: A, H: H, Pooled: p.Pool, PublicRewards: p.PublicRewards, support: sup, NT: make([]float64, g*S*A*S)}
 	if !p.PublicRewards {
 		r.R = make([]float64, g*S*A)
 	}
@@ -302,8 +344,17 @@ func newRelease(S, A, H int, p PracticalPrivacy) Release {
 }
 
 // NewPracticalCentral returns the curator for K episodes (K−1 users are ever ingested). With
-// p.Model == NonPrivate it releases exact counts. σ is fixed here from public parameters.
+// p.Model == NonPrivate it releases exact counts. σ is fixed here from public parameters. A
+// setting with a public support (p.PublicSupport) needs NewPractical, which is given the
+// support.
 func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*PracticalCentral, error) {
+	if p.PublicSupport {
+		return nil, fmt.Errorf("practical curator: privacy.public_support needs the support (NewPractical with PracticalConfig.Support)")
+	}
+	return newPracticalCentral(S, A, H, K, p, nil, src)
+}
+
+func newPracticalCentral(S, A, H, K int, p PracticalPrivacy, sup *supportSet, src noise.Source) (*PracticalCentral, error) {
 	if err := checkShape(S, A, H, K); err != nil {
 		return nil, err
 	}
@@ -316,8 +367,8 @@ func NewPracticalCentral(S, A, H, K int, p PracticalPrivacy, src noise.Source) (
 	if p.Model == LDP {
 		return nil, fmt.Errorf("practical curator: privacy model must be jdp or none, got ldp")
 	}
-	enc := newContribution(S, A, H, p)
-	c := &PracticalCentral{enc: enc, b: agentkit.NewBatches(p.BatchEvery), maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p)}
+	enc := newContribution(S, A, H, p, sup)
+	c := &PracticalCentral{enc: enc, b: agentkit.NewBatches(p.BatchEvery), maxUsers: K - 1, batch: make([]float64, enc.dim()), rel: newRelease(S, A, H, p, sup)}
 	led, err := p.ledger(p.Model)
 	if err != nil {
 		return nil, err
@@ -390,7 +441,12 @@ func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
 		return err
 	}
 	n := len(l.rel.NT)
-	copy(l.rel.NT, l.sum[:n])
+	if l.rel.support != nil { // the reports hold the support's coordinates only: 0 elsewhere
+		n = len(l.sum) - len(l.rel.R)
+		l.rel.support.scatter(l.rel.NT, l.sum[:n], false)
+	} else {
+		copy(l.rel.NT, l.sum[:n])
+	}
 	for i, v := range l.sum[n:] {
 		l.rel.R[i] = v / l.w
 	}
@@ -404,20 +460,20 @@ func (l *PracticalLocalServer) Receive(r *GaussianReport) error {
 func (l *PracticalLocalServer) Release() *Release { return &l.rel }
 
 // newPracticalLocal returns the user-side randomiser and the server of practical-ldp.
-func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, src noise.Source) (*GaussianRandomizer, *PracticalLocalServer, ledger.Report, error) {
-	enc := newContribution(S, A, H, p)
+func newPracticalLocal(S, A, H, K int, p PracticalPrivacy, sup *supportSet, src noise.Source) (*GaussianRandomizer, *PracticalLocalServer, ledger.Report, error) {
+	enc := newContribution(S, A, H, p, sup)
 	// One Gaussian report per user (factor 1, one release), rounded to the grid of σ with a
 	// Secure source: the same calibration a user computes herself (userside.go).
-	sigma, rep, err := practicalLDPCalibration(S, A, H, p, src.Secure())
+	sigma, rep, err := practicalLDPCalibration(S, A, H, p, sup, src.Secure())
 	if err != nil {
 		return nil, nil, rep, err
 	}
-	own, err := PracticalUserSide(S, A, H, p)
+	own, err := practicalUserSide(S, A, H, p, sup)
 	if err != nil {
 		return nil, nil, rep, err
 	}
 	z := &GaussianRandomizer{enc: enc, sigma: sigma, own: own, src: src, rep: GaussianReport{x: make([]float64, enc.dim())}}
-	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p)}
+	srv := &PracticalLocalServer{b: agentkit.NewBatches(p.BatchEvery), sigma: sigma, w: enc.w, cap: K - 1, sum: make([]float64, enc.dim()), rel: newRelease(S, A, H, p, sup)}
 	return z, srv, rep, nil
 }
 
@@ -516,6 +572,12 @@ type PracticalConfig struct {
 	// reward block (public.go). Both nil otherwise. Not part of the configuration's JSON.
 	Rewards     [][]float64 `json:"-"`
 	EntryReward []float64   `json:"-"`
+	// Support is the environment's public transition support when Privacy.PublicSupport is
+	// set: row s·A+a lists the next states of (s, a), increasing (SupportOf of the model, which
+	// the runners pass for a model whose support is public); rows of terminal states are
+	// ignored. The contribution then has coordinates only inside it and the planners estimate
+	// P̂ = 0 outside it (support.go). Nil otherwise. Not part of the configuration's JSON.
+	Support [][]int `json:"-"`
 }
 
 // PracticalAgent is a configured practical agent split along its trust boundary.
@@ -527,6 +589,7 @@ type PracticalAgent struct {
 	Bonus NoiseBonus
 	term  terminal
 	pub   *rewardTable
+	sup   *supportSet
 }
 
 // checkPracticalSize refuses, before anything is allocated, an (S, A, H) model whose tables a
@@ -554,8 +617,8 @@ type PracticalStreams struct {
 }
 
 // NewPractical builds a practical agent for an (S, A, H) MDP and K episodes. All noise levels
-// are computed here from public parameters only (the terminal states and a public reward
-// table are public too). A model
+// are computed here from public parameters only (the terminal states, a public reward table
+// and a public support are public too). A model
 // whose tables the agent cannot hold (checkPracticalSize) is refused before anything is
 // allocated.
 func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*PracticalAgent, error) {
@@ -583,6 +646,10 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 	if err != nil {
 		return nil, err
 	}
+	sup, err := newSupport("agent", S, A, p.PublicSupport, cfg.Support, term)
+	if err != nil {
+		return nil, err
+	}
 	if st.Tie == nil || st.Posterior == nil {
 		return nil, fmt.Errorf("agent: tie-breaking and posterior streams are required")
 	}
@@ -601,24 +668,24 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 		if err != nil {
 			return nil, err
 		}
-		planner = newNoiseUCB(S, A, H, p.Pool, term, pub, bonus, st.Tie)
+		planner = newNoiseUCB(S, A, H, p.Pool, term, pub, sup, bonus, st.Tie)
 	case "psrl":
-		planner = newNoisePSRL(S, A, H, p.Pool, term, pub, st.Posterior, st.Tie)
+		planner = newNoisePSRL(S, A, H, p.Pool, term, pub, sup, st.Posterior, st.Tie)
 	default:
 		return nil, fmt.Errorf("agent.planner: unknown planner %q (allowed: ucb, psrl)", cfg.Planner)
 	}
-	ag := &PracticalAgent{Bonus: bonus, term: term, pub: pub}
+	ag := &PracticalAgent{Bonus: bonus, term: term, pub: pub, sup: sup}
 	pol := model.NewDeterministic(S, H)
 	switch p.Model {
 	case NonPrivate, JDP:
-		c, err := NewPracticalCentral(S, A, H, K, p, st.Noise)
+		c, err := newPracticalCentral(S, A, H, K, p, sup, st.Noise)
 		if err != nil {
 			return nil, err
 		}
 		c.enc.term = term
 		ag.Client, ag.Server, ag.Privacy = rawPracticalClient{}, &practicalCuratorServer{cur: c, planner: planner, pol: pol}, c.Report()
 	case LDP:
-		z, srv, rep, err := newPracticalLocal(S, A, H, K, p, st.Noise)
+		z, srv, rep, err := newPracticalLocal(S, A, H, K, p, sup, st.Noise)
 		if err != nil {
 			return nil, err
 		}

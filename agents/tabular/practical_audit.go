@@ -125,7 +125,7 @@ func practicalAuditRandomizer(kind string, seed rng.Seed) (*GaussianRandomizer, 
 	if err != nil {
 		return nil, err
 	}
-	z, _, _, err := newPracticalLocal(6, 2, 1, 2, p, noise.NewSeeded(seed.Child("noise").Rand()))
+	z, _, _, err := newPracticalLocal(6, 2, 1, 2, p, nil, noise.NewSeeded(seed.Child("noise").Rand()))
 	if err != nil {
 		return nil, err
 	}

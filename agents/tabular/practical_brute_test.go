@@ -113,7 +113,7 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 			for _, vc := range caps {
 				for _, w := range []float64{0, 0.5} {
 					p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: pool, VisitCap: vc, BatchEvery: 1, RewardWeight: w}
-					enc := newContribution(sh.S, sh.A, sh.H, p)
+					enc := newContribution(sh.S, sh.A, sh.H, p, nil)
 					var xs [][]float64
 					allTrajectories(sh.S, sh.A, sh.H, sh.rewards, func(tr *model.Trajectory) {
 						x := make([]float64, enc.dim())

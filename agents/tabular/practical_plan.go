@@ -66,6 +66,11 @@ import (
 // (E the public entry rewards): Q_h = R_h + P̃·(E + V_{h+1}) + bonus, with P̃ and the bonus
 // as above. No reward optimism remains: exploration comes from the transition prior and the
 // bonus only.
+//
+// Public support (support.go). With the support of (s, a) public, of size k, every estimator
+// uses only its k next states: S is replaced by k in the noise variance of the row sum (k·σ_t²,
+// the pessimistic count's σ_t·√k) and in the priors (α/k, PSRL's Dirichlet on k coordinates),
+// and P̂ = P̃ = 0 exactly outside the support.
 type NoiseBonus struct {
 	// Preset is "practical", "plugin" or "theory".
 	Preset string `json:"preset"`
@@ -182,9 +187,11 @@ type noiseUCB struct {
 }
 
 // newNoiseUCB returns the planner of releases pooled over h (pool) or per step, for the
-// terminal states term and the public rewards pub (nil: estimated from the release).
-func newNoiseUCB(S, A, H int, pool bool, term terminal, pub *rewardTable, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
+// terminal states term, the public rewards pub (nil: estimated from the release) and the
+// public support sup (nil: none).
+func newNoiseUCB(S, A, H int, pool bool, term terminal, pub *rewardTable, sup *supportSet, cfg NoiseBonus, tie *rand.Rand) *noiseUCB {
 	b := newInduction(S, A, H, pool, term, pub, tie)
+	b.sup = sup
 	n := b.cells()
 	return &noiseUCB{induction: b, cfg: cfg, version: -1,
 		nt: make([]float64, n), r: make([]float64, n)}
@@ -198,6 +205,7 @@ type induction struct {
 	pooled  bool
 	term    terminal
 	pub     *rewardTable
+	sup     *supportSet // public support (nil: none); the releases carry the same
 	tie     *rand.Rand
 	ties    []int
 	q, v    []float64
@@ -239,6 +247,9 @@ func (b *induction) check(r *Release) error {
 	}
 	if r.PublicRewards != (b.pub != nil) {
 		return fmt.Errorf("release public rewards (%v) do not match the planner's (%v)", r.PublicRewards, b.pub != nil)
+	}
+	if r.support != b.sup {
+		return fmt.Errorf("release public support (%v) does not match the planner's (%v)", r.support != nil, b.sup != nil)
 	}
 	return nil
 }
@@ -325,6 +336,9 @@ func estimates(r *Release, z float64, nt, p, rr []float64) {
 	stdN := r.Std * math.Sqrt(float64(S))
 	cells := r.cells()
 	for i := 0; i < cells; i++ {
+		if r.support != nil { // the noise of the row sum covers the k coordinates of the support
+			stdN = r.Std * math.Sqrt(float64(r.support.size(i%(S*r.A))))
+		}
 		row := r.NT[i*S : (i+1)*S]
 		raw, pos := 0.0, 0.0
 		for _, x := range row {
@@ -429,6 +443,10 @@ func effectiveCount(row []float64, thr, v float64) (raw, pos, e float64) {
 // shrunk transition estimate P̃ and the shrunk reward r̃ (NoiseBonus, estimator "effective";
 // no r̃ with public rewards): alpha = Prior, alphaR = RewardPrior, tau = Threshold.
 func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []float64) {
+	if r.support != nil {
+		effectiveEstimatesSupport(r, alpha, alphaR, tau, ne, p, rr)
+		return
+	}
 	S := r.S
 	v := float64(S) * r.Std * r.Std // noise variance of N̂(s,a)
 	thr, thrR := tau*r.Std, tau*r.RStd
@@ -450,6 +468,47 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 				pr[j] = w / den
 			} else {
 				pr[j] = 1 / float64(S)
+			}
+		}
+		if r.PublicRewards {
+			continue
+		}
+		rr[i] = shrunkReward(r.R[i], raw, e, thrR, alphaR)
+	}
+}
+
+// effectiveEstimatesSupport is effectiveEstimates with the public support r.support: for a
+// cell of support size k, the noise variance of the row sum is k·σ_t², the prior puts α/k on
+// each of the k next states and P̃ = 0 outside them (a terminal state's cell, k = 0, gets
+// n_e = 0 and P̃ = 0: it is never planned from). The row outside the support is exactly 0 in
+// the release, so its raw sum and kept mass are those of the support's coordinates.
+func effectiveEstimatesSupport(r *Release, alpha, alphaR, tau float64, ne, p, rr []float64) {
+	S, sup := r.S, r.support
+	vs := r.Std * r.Std
+	thr, thrR := tau*r.Std, tau*r.RStd
+	for i := range r.cells() {
+		row := r.NT[i*S : (i+1)*S]
+		pr := p[i*S : (i+1)*S]
+		clear(pr)
+		c := i % (S * r.A)
+		k := float64(sup.size(c))
+		raw, pos, e := effectiveCount(row, thr, k*vs)
+		ne[i] = e
+		if k > 0 {
+			u := alpha / k
+			den := e + alpha
+			for _, j := range sup.row(c) {
+				w := u
+				if pos > 0 {
+					w += e * max(row[j]-thr, 0) / pos
+				} else {
+					w += e / k
+				}
+				if den > 0 {
+					pr[j] = w / den
+				} else {
+					pr[j] = 1 / k
+				}
 			}
 		}
 		if r.PublicRewards {
@@ -498,8 +557,9 @@ type noisePSRL struct {
 	alpha []float64
 }
 
-func newNoisePSRL(S, A, H int, pool bool, term terminal, pub *rewardTable, post, tie *rand.Rand) *noisePSRL {
+func newNoisePSRL(S, A, H int, pool bool, term terminal, pub *rewardTable, sup *supportSet, post, tie *rand.Rand) *noisePSRL {
 	b := newInduction(S, A, H, pool, term, pub, tie)
+	b.sup = sup
 	n := b.cells()
 	return &noisePSRL{induction: b, post: post, p: make([]float64, n*S), r: make([]float64, n),
 		alpha: make([]float64, S)}
@@ -524,13 +584,21 @@ func (u *noisePSRL) Plan(r *Release, pol *model.Policy) error {
 			pos += max(x, 0)
 		}
 		neff, neffR := 0.0, 0.0
+		k := float64(S)
+		if u.sup != nil {
+			k = float64(u.sup.size(i % (S * u.A))) // the row's noise covers the support only
+		}
 		if pos > 0 {
-			neff = pos * pos / (pos + float64(S)*vN)
+			neff = pos * pos / (pos + k*vN)
 			neffR = pos * pos / (pos + vR)
 		}
 		tot := 0.0
 		pr := u.p[i*S : (i+1)*S]
 		for j, x := range row {
+			if u.sup != nil && !u.sup.in(i%(S*u.A), j) {
+				pr[j] = 0 // outside the public support: P = 0, nothing sampled
+				continue
+			}
 			a := 1.0
 			if pos > 0 {
 				a += neff * max(x, 0) / pos

@@ -20,6 +20,12 @@ const HomogeneityAssumption = "ASSUMPTION: the MDP is time-homogeneous (P_h = P,
 const PublicRewardsStructure = "PUBLIC: the reward function (mean rewards per step, entry rewards, terminal reward) is " +
 	"the environment's published table; the agent plans with it, never reads a user's rewards and releases no reward statistics"
 
+// PublicSupportStructure is what a practical agent that uses the environment's public
+// transition support (PracticalPrivacy.PublicSupport) states in its privacy report (ledger
+// Config.Public): its releases have no coordinate outside the support, which is not data.
+const PublicSupportStructure = "PUBLIC: the support of the transitions (the next states each (s, a) can reach, not their probabilities) " +
+	"is the environment's published rule; the agent releases transition counts only inside it and plans with P = 0 outside it"
+
 // DefaultNormBudget is the per-user budget B on the squared norm Σ_(s,a) c(s,a)² of the kept
 // visit counts when PracticalPrivacy.NormBudget is 0: M₂ of RiverSwim at H = 20 with the
 // default cap m = 4, so it never binds at H ≤ 20 with m = 4 (M₂ ≤ m·H = 80) and bounds Δ₂ by
@@ -67,6 +73,12 @@ type PracticalPrivacy struct {
 	// (PracticalConfig.Rewards, EntryReward). The report states it (PublicRewardsStructure).
 	// It comes with the environment, not with the configuration's JSON.
 	PublicRewards bool `json:"-"`
+	// PublicSupport says the support of the environment's transitions is public structure
+	// (model.MDP.PublicSupport): the contribution has coordinates only inside it (the same
+	// kept counts, so the same Δ₂), and the planners estimate P̂ = 0 outside it
+	// (PracticalConfig.Support; support.go). The report states it (PublicSupportStructure).
+	// It comes with the environment, not with the configuration's JSON.
+	PublicSupport bool `json:"-"`
 }
 
 // normBudget returns the effective norm budget B (DefaultNormBudget for 0).
@@ -204,12 +216,19 @@ func (p PracticalPrivacy) ledger(m Model) (*ledger.Ledger, error) {
 	if p.PublicRewards {
 		cfg.Public = PublicRewardsStructure
 	}
+	if p.PublicSupport {
+		if cfg.Public != "" {
+			cfg.Public += "; "
+		}
+		cfg.Public += PublicSupportStructure
+	}
 	return ledger.New(cfg)
 }
 
 // inputs returns the public parameters the sensitivity and the schedule of an (S, A, H) agent
 // are computed from, as the report echoes them: "norm_budget" when the budget binds (B < M₂;
-// otherwise it changes nothing) and "public_rewards" when the rewards are public.
+// otherwise it changes nothing), "public_rewards" when the rewards are public and
+// "public_support" when the transitions' support is.
 func (p PracticalPrivacy) inputs(S, A, H int) map[string]float64 {
 	pool := 0.0
 	if p.Pool {
@@ -221,6 +240,9 @@ func (p PracticalPrivacy) inputs(S, A, H int) map[string]float64 {
 	}
 	if p.PublicRewards {
 		in["public_rewards"] = 1
+	}
+	if p.PublicSupport {
+		in["public_support"] = 1
 	}
 	return in
 }

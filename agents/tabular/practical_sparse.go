@@ -106,13 +106,38 @@ func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, r
 	rows.base, rows.start = rows.base[:cells], rows.start[:0]
 	rows.next, rows.w = rows.next[:0], rows.w[:0]
 	rows.step = -1
+	sup := r.support
 	for i := 0; i < cells; i++ {
 		row := r.NT[i*S : (i+1)*S]
+		var k float64
+		if sup != nil {
+			k = float64(sup.size(i % (S * r.A)))
+			v = k * r.Std * r.Std // the row's noise covers the k coordinates of the support
+		}
 		raw, pos, e := effectiveCount(row, thr, v)
 		ne[i] = e
 		rows.start = append(rows.start, int32(len(rows.next)))
 		den := e + alpha
 		switch {
+		case sup != nil:
+			// Public support (effectiveEstimatesSupport): no uniform part, every next state
+			// of the support listed with its whole weight, P̃ = 0 elsewhere.
+			rows.base[i] = 0
+			for _, j := range sup.row(i % (S * r.A)) {
+				w := alpha / k
+				if pos > 0 {
+					w += e * max(row[j]-thr, 0) / pos
+				} else {
+					w += e / k
+				}
+				if den > 0 {
+					w /= den
+				} else {
+					w = 1 / k
+				}
+				rows.next = append(rows.next, j)
+				rows.w = append(rows.w, w)
+			}
 		case !(den > 0):
 			rows.base[i] = 1 / float64(S)
 		case pos > 0:

@@ -22,7 +22,7 @@ func emptyRelease(S, A, H int, pooled bool) Release {
 // effectivePlanner returns a practical UCB planner (estimated rewards) for these tests and
 // benchmarks.
 func effectivePlanner(S, A, H int, pooled bool, term terminal, b NoiseBonus, tie *rand.Rand) *noiseUCB {
-	return newNoiseUCB(S, A, H, pooled, term, nil, b, tie)
+	return newNoiseUCB(S, A, H, pooled, term, nil, nil, b, tie)
 }
 
 // randomRelease returns a release of an (S, A, H) model (pooled or per step) whose counts
@@ -228,7 +228,7 @@ func TestEffectivePlanSparseMatchesDensePublicRewards(t *testing.T) {
 	}
 	var vs [2][]float64
 	for k, path := range []planPath{pathDense, pathSparse} {
-		u := newNoiseUCB(S, A, H, true, term, tbl, b, rand.New(rand.NewPCG(3, 1)))
+		u := newNoiseUCB(S, A, H, true, term, tbl, nil, b, rand.New(rand.NewPCG(3, 1)))
 		u.path = path
 		pol := model.NewDeterministic(S, H)
 		if err := u.Plan(rel, pol); err != nil {

@@ -54,7 +54,7 @@ func TestPracticalSensitivity(t *testing.T) {
 	for _, c := range cases {
 		p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: c.pool, VisitCap: c.cap, BatchEvery: 1, RewardWeight: c.w}
 		d := PracticalSensitivity(c.S, c.A, c.H, p)
-		enc := newContribution(c.S, c.A, c.H, p)
+		enc := newContribution(c.S, c.A, c.H, p, nil)
 		r := rand.New(rand.NewPCG(1, uint64(c.H)))
 		random := func() *model.Trajectory {
 			tr := model.NewTrajectory(c.H)
@@ -128,7 +128,7 @@ func TestPracticalSensitivity(t *testing.T) {
 // invalid states/actions are rejected with an error naming the field.
 func TestContribution(t *testing.T) {
 	p := PracticalPrivacy{Pool: true, VisitCap: 2, BatchEvery: 1}
-	enc := newContribution(2, 2, 4, p)
+	enc := newContribution(2, 2, 4, p, nil)
 	tr := &model.Trajectory{S: []int{0, 0, 0, 1, 1}, A: []int{1, 1, 1, 0}, R: []float64{5, -3, 1, 0.5}}
 	x := make([]float64, enc.dim())
 	if err := enc.add(tr, x); err != nil {
@@ -487,7 +487,7 @@ func TestEffectiveDirected(t *testing.T) {
 		}
 		picked := map[int]bool{}
 		for seed := uint64(0); seed < 64; seed++ {
-			u := newNoiseUCB(S, A, H, true, terminal{}, nil, b, rand.New(rand.NewPCG(seed, 1)))
+			u := newNoiseUCB(S, A, H, true, terminal{}, nil, nil, b, rand.New(rand.NewPCG(seed, 1)))
 			pol := model.NewDeterministic(S, H)
 			if err := u.Plan(r, pol); err != nil {
 				t.Fatal(err)

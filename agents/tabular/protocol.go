@@ -120,11 +120,14 @@ func (c *LocalCurator) UserSide() any { return c.user }
 // visit cap, norm budget, reward weight) and the noise σ, all fixed from public parameters
 // before any data. NormBudget is the effective budget min(B, M₂) (a budget ≥ M₂ never binds).
 type RandomizerParams struct {
-	States        int     `json:"states"`
-	Actions       int     `json:"actions"`
-	Horizon       int     `json:"horizon"`
-	Pool          bool    `json:"pool"`
-	PublicRewards bool    `json:"public_rewards"`
+	States        int  `json:"states"`
+	Actions       int  `json:"actions"`
+	Horizon       int  `json:"horizon"`
+	Pool          bool `json:"pool"`
+	PublicRewards bool `json:"public_rewards"`
+	// PublicSupport: the contribution's transition block has coordinates only inside the
+	// environment's public support (support.go); omitted when false.
+	PublicSupport bool    `json:"public_support,omitempty"`
 	VisitCap      int     `json:"visit_cap"`
 	NormBudget    int     `json:"norm_budget"`
 	RewardWeight  float64 `json:"reward_weight"`
@@ -272,6 +275,9 @@ func (ag *PracticalAgent) Session(name string, m *model.MDP, K int) (protocol.Se
 		return nil, nil, err
 	}
 	if err := ag.pub.sameAs(m); err != nil {
+		return nil, nil, err
+	}
+	if err := ag.sup.same(m); err != nil {
 		return nil, nil, err
 	}
 	ev := NewEvaluator(m)

@@ -109,7 +109,7 @@ func TestContributionNormBudget(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := PracticalPrivacy{Pool: c.pool, VisitCap: c.cap, NormBudget: c.B, RewardWeight: 1}
-			enc := newContribution(c.S, c.A, c.H, p)
+			enc := newContribution(c.S, c.A, c.H, p, nil)
 			tr := &model.Trajectory{S: c.states, A: c.actions, R: make([]float64, c.H)}
 			for h := range tr.R {
 				tr.R[h] = 1
@@ -149,7 +149,7 @@ func TestNormBudgetRandomEpisodes(t *testing.T) {
 		p := PracticalPrivacy{Pool: c.pool, VisitCap: c.cap, NormBudget: c.B, RewardWeight: 0.5}
 		free := p
 		free.NormBudget = c.H * c.H // ≥ M₂: never binds
-		enc, encFree := newContribution(c.S, c.A, c.H, p), newContribution(c.S, c.A, c.H, free)
+		enc, encFree := newContribution(c.S, c.A, c.H, p, nil), newContribution(c.S, c.A, c.H, free, nil)
 		binds := float64(p.normBudget()) < maxKeptSquares(c.S, c.A, c.H, p)
 		x, y := make([]float64, enc.dim()), make([]float64, enc.dim())
 		for i := 0; i < 3000; i++ {
@@ -202,7 +202,7 @@ func TestPracticalSensitivityBudgetBrute(t *testing.T) {
 					for _, public := range []bool{false, true} {
 						p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: pool, VisitCap: vc, NormBudget: B, BatchEvery: 1,
 							RewardWeight: 0.5, PublicRewards: public}
-						enc := newContribution(sh.S, sh.A, sh.H, p)
+						enc := newContribution(sh.S, sh.A, sh.H, p, nil)
 						var xs [][]float64
 						allTrajectories(sh.S, sh.A, sh.H, []float64{0, 1}, func(tr *model.Trajectory) {
 							x := make([]float64, enc.dim())
@@ -292,7 +292,7 @@ func oneStateSquares(enc *contribution, A, H int) float64 {
 func TestPublicRewardsContribution(t *testing.T) {
 	for _, pool := range []bool{true, false} {
 		p := PracticalPrivacy{Pool: pool, VisitCap: 2, RewardWeight: 0.5, PublicRewards: true}
-		enc := newContribution(3, 2, 4, p)
+		enc := newContribution(3, 2, 4, p, nil)
 		g := 1
 		if !pool {
 			g = 4
@@ -390,7 +390,7 @@ func TestPlannersUsePublicRewards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := newRelease(m.S, m.A, H, PracticalPrivacy{Pool: true, PublicRewards: true})
+	rel := newRelease(m.S, m.A, H, PracticalPrivacy{Pool: true, PublicRewards: true}, nil)
 	rel.Users = 1
 	for s := 0; s < m.S; s++ {
 		for a := 0; a < m.A; a++ {
@@ -413,9 +413,9 @@ func TestPlannersUsePublicRewards(t *testing.T) {
 		planner ReleasePlanner
 		tol     float64
 	}{
-		{"plugin-exact", newNoiseUCB(m.S, m.A, H, true, term, pub, exact, tie()), 1e-12},
-		{"effective", newNoiseUCB(m.S, m.A, H, true, term, pub, practical, tie()), 1e-12},
-		{"psrl", newNoisePSRL(m.S, m.A, H, true, term, pub, rand.New(rand.NewPCG(5, 5)), tie()), 1e-12},
+		{"plugin-exact", newNoiseUCB(m.S, m.A, H, true, term, pub, nil, exact, tie()), 1e-12},
+		{"effective", newNoiseUCB(m.S, m.A, H, true, term, pub, nil, practical, tie()), 1e-12},
+		{"psrl", newNoisePSRL(m.S, m.A, H, true, term, pub, nil, rand.New(rand.NewPCG(5, 5)), tie()), 1e-12},
 	} {
 		pol := model.NewDeterministic(m.S, H)
 		if err := c.planner.Plan(&rel, pol); err != nil {
@@ -430,14 +430,14 @@ func TestPlannersUsePublicRewards(t *testing.T) {
 	blind := rel
 	blind.PublicRewards, blind.R = false, make([]float64, m.S*m.A)
 	pol := model.NewDeterministic(m.S, H)
-	if err := newNoiseUCB(m.S, m.A, H, true, term, nil, exact, tie()).Plan(&blind, pol); err != nil {
+	if err := newNoiseUCB(m.S, m.A, H, true, term, nil, nil, exact, tie()).Plan(&blind, pol); err != nil {
 		t.Fatal(err)
 	}
 	if r := reg.Of(pol); r < 0.3 {
 		t.Errorf("control: a planner without the public rewards has regret %g, want > 0.3", r)
 	}
 	// A release whose layout disagrees with the planner's is refused.
-	if err := newNoiseUCB(m.S, m.A, H, true, term, pub, exact, tie()).Plan(&blind, pol); err == nil {
+	if err := newNoiseUCB(m.S, m.A, H, true, term, pub, nil, exact, tie()).Plan(&blind, pol); err == nil {
 		t.Error("a planner with public rewards accepted a release with a reward block")
 	}
 }

@@ -156,7 +156,7 @@ func TestTerminalContributesItsSteps(t *testing.T) {
 			for h := range full.R {
 				full.R[h] = 1
 			}
-			enc := newContribution(m.S, m.A, H, cfg.Privacy)
+			enc := newContribution(m.S, m.A, H, cfg.Privacy, nil)
 			y := make([]float64, enc.dim())
 			enc.term = term
 			if err := enc.add(full, y); err != nil {
@@ -214,7 +214,7 @@ func TestTerminalRefusedReports(t *testing.T) {
 		cen.term = term
 		z := NewRandomizer(m.S, m.A, H, 1, identitySource{})
 		z.term = term
-		enc := newContribution(m.S, m.A, H, PracticalPrivacy{Pool: true})
+		enc := newContribution(m.S, m.A, H, PracticalPrivacy{Pool: true}, nil)
 		enc.term = term
 		x := make([]float64, enc.dim())
 		for who, f := range map[string]func(*model.Trajectory) error{

@@ -21,12 +21,12 @@ import (
 // ledger of p (target (ε, δ)) and returns the σ it calibrates and the ledger's report: with
 // secure, σ also covers the Secure source's grid rounding (it is then larger); without, σ is
 // accounting.GDPFor(ε, δ).GaussianSigma(Δ₂) exactly, the least σ a continuous Gaussian needs.
-func practicalLDPCalibration(S, A, H int, p PracticalPrivacy, secure bool) (float64, ledger.Report, error) {
+func practicalLDPCalibration(S, A, H int, p PracticalPrivacy, sup *supportSet, secure bool) (float64, ledger.Report, error) {
 	led, err := p.ledger(LDP)
 	if err != nil {
 		return 0, ledger.Report{}, err
 	}
-	enc := newContribution(S, A, H, p)
+	enc := newContribution(S, A, H, p, sup)
 	return agentkit.CalibratedReport(led, ledger.Entry{Sensitivity: PracticalSensitivity(S, A, H, p),
 		Dim: enc.dim(), Inputs: p.inputs(S, A, H)}, secure)
 }
@@ -37,8 +37,19 @@ func practicalLDPCalibration(S, A, H int, p PracticalPrivacy, secure bool) (floa
 // LDP) — with the curator's arithmetic. Its Sigma is the least σ that makes her one Gaussian
 // report (ε, δ)-LDP with a continuous Gaussian: a curator built with a Secure source publishes
 // a slightly larger σ (the grid rounding), a seeded one exactly this. VisitCap, NormBudget and
-// RewardWeight are the effective ones (m ∈ [1, H], min(B, M₂), w ∈ (0, 1]).
+// RewardWeight are the effective ones (m ∈ [1, H], min(B, M₂), w ∈ (0, 1]). A setting with a
+// public support (p.PublicSupport) is refused: its layout needs the support itself, which
+// NewPractical is given (PracticalConfig.Support).
 func PracticalUserSide(S, A, H int, p PracticalPrivacy) (RandomizerParams, error) {
+	if p.PublicSupport {
+		return RandomizerParams{}, fmt.Errorf("privacy.public_support: the user side needs the support itself (NewPractical with PracticalConfig.Support)")
+	}
+	return practicalUserSide(S, A, H, p, nil)
+}
+
+// practicalUserSide is PracticalUserSide with the public support sup (nil: none; required when
+// p.PublicSupport).
+func practicalUserSide(S, A, H int, p PracticalPrivacy, sup *supportSet) (RandomizerParams, error) {
 	if err := checkShape(S, A, H, 2); err != nil {
 		return RandomizerParams{}, err
 	}
@@ -51,11 +62,14 @@ func PracticalUserSide(S, A, H int, p PracticalPrivacy) (RandomizerParams, error
 	if err := p.Validate(); err != nil {
 		return RandomizerParams{}, err
 	}
-	sigma, _, err := practicalLDPCalibration(S, A, H, p, false)
+	if p.PublicSupport != (sup != nil) {
+		return RandomizerParams{}, fmt.Errorf("privacy.public_support: %v, but the support is %v", p.PublicSupport, map[bool]string{true: "given", false: "missing"}[sup != nil])
+	}
+	sigma, _, err := practicalLDPCalibration(S, A, H, p, sup, false)
 	if err != nil {
 		return RandomizerParams{}, err
 	}
-	return userSideOf(newContribution(S, A, H, p), sigma), nil
+	return userSideOf(newContribution(S, A, H, p, sup), sigma), nil
 }
 
 // PracticalUserSideFor returns PracticalUserSide for the served practical LDP agent name
@@ -76,7 +90,7 @@ func PracticalUserSideFor(name string, S, A, H int, homogeneous, publicRewards b
 
 // userSideOf returns the published form of a contribution layout and σ.
 func userSideOf(e *contribution, sigma float64) RandomizerParams {
-	return RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, PublicRewards: e.public, VisitCap: e.cap,
+	return RandomizerParams{States: e.S, Actions: e.A, Horizon: e.H, Pool: e.pool, PublicRewards: e.public, PublicSupport: e.sup != nil, VisitCap: e.cap,
 		NormBudget: e.budget, RewardWeight: e.w, Sigma: sigma}.effective()
 }
 
@@ -127,6 +141,8 @@ func (q RandomizerParams) CheckPublished(pub RandomizerParams) error {
 		return refuse("pool", pub.Pool, own.Pool)
 	case p.PublicRewards != own.PublicRewards:
 		return refuse("public_rewards", pub.PublicRewards, own.PublicRewards)
+	case p.PublicSupport != own.PublicSupport:
+		return refuse("public_support", pub.PublicSupport, own.PublicSupport)
 	case p.Pool && p.VisitCap != own.VisitCap:
 		return refuse("visit_cap", pub.VisitCap, own.VisitCap)
 	case p.NormBudget != own.NormBudget:

@@ -120,7 +120,7 @@ func userSideVectors(t *testing.T) []userSideVector {
 		}
 		cfg.Privacy.Pool = in.Homogeneous
 		cfg.Privacy.PublicRewards = in.PublicRewards
-		secure, _, err := practicalLDPCalibration(in.States, in.Actions, in.Horizon, cfg.Privacy, true)
+		secure, _, err := practicalLDPCalibration(in.States, in.Actions, in.Horizon, cfg.Privacy, nil, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func userSideVectors(t *testing.T) []userSideVector {
 			t.Fatal(err)
 		}
 		out = append(out, userSideVector{userSideInput: in, Sensitivity: PracticalSensitivity(in.States, in.Actions, in.Horizon, cfg.Privacy),
-			Mu: g.Mu, SigmaSecure: secure, Dim: newContribution(in.States, in.Actions, in.Horizon, cfg.Privacy).dim(), Own: own,
+			Mu: g.Mu, SigmaSecure: secure, Dim: newContribution(in.States, in.Actions, in.Horizon, cfg.Privacy, nil).dim(), Own: own,
 			Checks: userSideChecks(own, secure)})
 	}
 	return out

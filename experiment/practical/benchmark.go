@@ -94,7 +94,8 @@ func (r *Result) benchmarkSummary(b *bytes.Buffer) (string, error) {
 	fmt.Fprintf(b, "K = %d users per run (UCBVI: the K of its row), seeds %v, δ = %g, wall time %.0f s on %d workers. "+
 		"practical-* are dprl's agents (practical-privacy spec: private exactly as the accountant states, no regret proof); "+
 		"practical-ucbvi is practical-jdp's non-private twin (the same agent on exact counts); UCBVI is the papers' non-private baseline. "+
-		"Every environment declares its terminal states and its reward table as public structure (the Gymnasium environment publishes both); "+
+		"Every environment declares its terminal states, its reward table and the support of its transitions (the next states each (s, a) can reach, "+
+		"not their probabilities) as public structure (the Gymnasium environment publishes its whole table P); "+
 		"one set of constants for all environments.\n", c.Episodes, c.Seeds, c.Delta, r.Seconds, r.Workers)
 	var goals [][]string
 	for _, group := range r.groups() {

@@ -128,6 +128,9 @@ func PracticalAgentBytes(S, A, H, K int, cfg agents.PracticalConfig) int64 {
 	if p.PublicRewards { // the agent's copy of the public reward table (shared steps once)
 		stats = membudget.Add(stats, publicRewardBytes(cfg))
 	}
+	if p.PublicSupport { // the support's rows (SupportOf) and the agent's index of it
+		stats = membudget.Add(stats, publicSupportBytes(S, A, cfg.Support))
+	}
 	return membudget.Add(membudget.Add(planner, stats), smallTables(S, A, H))
 }
 
@@ -142,6 +145,18 @@ func publicRewardBytes(cfg agents.PracticalConfig) int64 {
 		b = membudget.Add(b, membudget.Floats(int64(len(r))))
 	}
 	return b
+}
+
+// publicSupportBytes returns the bytes of a public support: the rows given (SupportOf) and
+// the agent's copy (offsets, next states and the S·A·S index; support.go). The contribution
+// and the counter, smaller with a support, are bounded by the dense layout above.
+func publicSupportBytes(S, A int, rows [][]int) int64 {
+	var n int64
+	for _, r := range rows {
+		n += int64(len(r))
+	}
+	sa := int64(S) * int64(A)
+	return membudget.Add(membudget.Slice(sa, 24)+8*n, 4*(sa+1)+4*n+membudget.Mul(4*sa, int64(S)))
 }
 
 // memoryEstimate bounds a practical-suite plan: the environments of every curve (fixed),
@@ -178,6 +193,9 @@ func curveAgentBytes(m *model.MDP, cv *Curve, delta float64) int64 {
 		cfg.Privacy.Pool = m.Homogeneous()
 		if m.PublicRewards {
 			cfg.Privacy.PublicRewards, cfg.Rewards, cfg.EntryReward = true, m.R, m.EntryReward
+		}
+		if m.PublicSupport {
+			cfg.Privacy.PublicSupport, cfg.Support = true, agents.SupportOf(m)
 		}
 		return PracticalAgentBytes(m.S, m.A, m.H, cv.Episodes, cfg)
 	}

@@ -215,6 +215,11 @@ func build(m *model.MDP, cv *Curve, K int, delta float64, secure bool, st engine
 		if m.PublicRewards {
 			cfg.Privacy.PublicRewards, cfg.Rewards, cfg.EntryReward = true, m.R, m.EntryReward
 		}
+		// Likewise its transition support (the next states each (s, a) can reach) when the
+		// model declares it public: counts are then released only inside it.
+		if m.PublicSupport {
+			cfg.Privacy.PublicSupport, cfg.Support = true, agents.SupportOf(m)
+		}
 		ag, err := agents.NewPractical(m.S, m.A, m.H, K, cfg, agents.PracticalStreams{
 			Tie: tie, Posterior: st.Agent().Child("posterior").Rand(), Noise: practicalNoise})
 		if err != nil {

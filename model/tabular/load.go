@@ -33,6 +33,7 @@ import (
 //	  - [1, 0]
 //	entry_reward: [0, 0.5]     # optional, length S: reward on entering each state (see below)
 //	public_rewards: false      # optional: the reward function is public structure (see below)
+//	public_support: false      # optional: the transitions' support is public structure (see below)
 //	reward_map:                # optional, informational (RewardMap)
 //	  scale: 0.01              # reward = scale·original + offset
 //	  offset: 1
@@ -57,6 +58,13 @@ import (
 // function (reward, entry_reward, terminal_reward) public structure, as a simulator's
 // published table is: an agent may read it and spend no privacy budget on rewards; the
 // model's values do not change.
+//
+// Public support. public_support: true (MDP.PublicSupport) declares the support of the
+// transitions — for every (h,) s, a the set of next states s' with P(s'|s,a) > 0, the rules of
+// the environment (FrozenLake's slip to three neighbours), not the probabilities — public
+// structure, as a simulator's published transition table is: an agent may read the non-zero
+// pattern of the table. The model's values do not change. On a deterministic environment the
+// support is the whole transition function.
 //
 // Sparse transitions. Instead of transitions (exactly one of the two is given), a file may list
 // the non-zero transition probabilities:
@@ -103,6 +111,8 @@ type File struct {
 	// EntryReward and PublicRewards are MDP.EntryReward and MDP.PublicRewards.
 	EntryReward   []float64 `json:"entry_reward,omitempty" yaml:"entry_reward,omitempty"`
 	PublicRewards bool      `json:"public_rewards,omitempty" yaml:"public_rewards,omitempty"`
+	// PublicSupport is MDP.PublicSupport.
+	PublicSupport bool `json:"public_support,omitempty" yaml:"public_support,omitempty"`
 	// RewardMap, optional, records how the rewards of a model exported from elsewhere were
 	// mapped into [0, 1] (see RewardMap). It is validated and otherwise ignored: the model is
 	// the one given by reward, and Marshal does not write it back.
@@ -237,7 +247,8 @@ func (f *File) MDP() (*MDP, error) {
 	if err := f.checkFileSize(len(f.TransitionsSparse)); err != nil {
 		return nil, err
 	}
-	m := &MDP{Name: f.Name, S: S, A: A, H: H, Init: f.Init, EntryReward: f.EntryReward, PublicRewards: f.PublicRewards}
+	m := &MDP{Name: f.Name, S: S, A: A, H: H, Init: f.Init, EntryReward: f.EntryReward, PublicRewards: f.PublicRewards,
+		PublicSupport: f.PublicSupport}
 	if m.Name == "" {
 		m.Name = "file"
 	}
@@ -563,7 +574,7 @@ func toFloat(v any) (float64, bool) {
 
 // Marshal encodes m in the File format, as JSON when format is "json", else YAML: homogeneous
 // when every step has the same transitions and rewards (Homogeneous), with its terminal states
-// (if any state is terminal), entry rewards and public_rewards, dense or sparse by File's rule (the dense form when m holds P
+// (if any state is terminal), entry rewards, public_rewards and public_support, dense or sparse by File's rule (the dense form when m holds P
 // and it has at most 8 times as many numbers as the sparse list).
 func Marshal(m *MDP, format string) ([]byte, error) {
 	if err := m.Validate(); err != nil {
@@ -575,7 +586,7 @@ func Marshal(m *MDP, format string) ([]byte, error) {
 		steps = 1
 	}
 	f := File{Name: m.Name, States: m.S, Actions: m.A, Horizon: m.H, Rewards: m.Rewards.String(), Homogeneous: homog, Init: m.Init,
-		EntryReward: m.EntryReward, PublicRewards: m.PublicRewards}
+		EntryReward: m.EntryReward, PublicRewards: m.PublicRewards, PublicSupport: m.PublicSupport}
 	for s := 0; s < m.S; s++ {
 		if m.IsTerminal(s) {
 			f.Terminal = append(f.Terminal, s)

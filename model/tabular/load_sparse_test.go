@@ -173,13 +173,37 @@ func TestGymExportFiles(t *testing.T) {
 	}
 }
 
+// TestPublicSupportRoundTrip: public_support is read, written back by Marshal (JSON and YAML)
+// only when true, and absent means false.
+func TestPublicSupportRoundTrip(t *testing.T) {
+	m := mustLoad(t, "testdata/frozenlake-4x4.json")
+	for _, public := range []bool{false, true} {
+		m.PublicSupport = public
+		for _, format := range []string{"json", "yaml"} {
+			data, err := Marshal(m, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(data), "public_support"); got != public {
+				t.Errorf("%s, public_support %v: written %v", format, public, got)
+			}
+			back, err := Parse(data, format)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameModel(t, back, m)
+		}
+	}
+}
+
 // sameModel fails unless a and b are the same model: shapes, rewards, initial distribution,
 // terminal states and every transition row bit for bit (P itself may be absent from either).
 func sameModel(t testing.TB, a, b *MDP) {
 	t.Helper()
 	if a.S != b.S || a.A != b.A || a.H != b.H || a.Rewards != b.Rewards || a.Name != b.Name ||
 		!reflect.DeepEqual(a.R, b.R) || !reflect.DeepEqual(a.Init, b.Init) || a.TerminalReward != b.TerminalReward ||
-		!reflect.DeepEqual(a.EntryReward, b.EntryReward) || a.PublicRewards != b.PublicRewards {
+		!reflect.DeepEqual(a.EntryReward, b.EntryReward) || a.PublicRewards != b.PublicRewards ||
+		a.PublicSupport != b.PublicSupport {
 		t.Fatalf("models differ: %+v\n%+v", a, b)
 	}
 	for s := 0; s < a.S; s++ {

@@ -73,6 +73,11 @@ type MDP struct {
 	// public structure, as a simulator's published reward table is: an agent may read it and
 	// then spends no privacy budget on rewards. It changes nothing in the model's values.
 	PublicRewards bool
+	// PublicSupport says that the support of the transitions (for every h, s, a the next
+	// states s' with P_h(s'|s,a) > 0: the non-zero pattern of Sparse, not its probabilities)
+	// is public structure, as a simulator's published transition table is: an agent may read
+	// it. It changes nothing in the model's values.
+	PublicSupport bool
 	// mean caches the total mean rewards per step when EntryReward is set (built by Validate).
 	mean [][]float64
 	// Sparse holds the transitions as compressed rows, one table per step (the same pointer at
@@ -166,7 +171,8 @@ func (m *MDP) Absorbing() (*MDP, error) {
 		return m, nil
 	}
 	c := &MDP{Name: m.Name, S: m.S, A: m.A, H: m.H, Rewards: m.Rewards, Init: m.Init, PublicRewards: m.PublicRewards,
-		R: make([][]float64, m.H), Sparse: make([]*SparseTable, m.H)}
+		PublicSupport: m.PublicSupport,
+		R:             make([][]float64, m.H), Sparse: make([]*SparseTable, m.H)}
 	rewards := m.R
 	if m.mean != nil {
 		rewards = m.mean // entry rewards folded into the mean: no self-loop may re-earn them

@@ -75,6 +75,7 @@ import numpy as np
 from . import __version__
 from .client import MAX_BATCH, MAX_CREDENTIAL_USERS, APIError, BatchItem, BatchResult, Client, Policy
 from .ldp import GaussianRandomizer, SecureNormal, UserSideError
+from .ldp import support_of as ldp_support_of
 from .server import LocalServer, find_binary
 
 __all__ = [
@@ -151,6 +152,9 @@ class Tables:
         # practical agents then release no reward statistics, and the user's contribution has
         # no reward block.
         self.public_rewards = model.get("public_rewards", False) is True
+        # Likewise the support of its transitions (MDP.PublicSupport): the user's contribution
+        # then has coordinates only inside it (dprl.ldp.support_of).
+        self.support = ldp_support_of(model) if model.get("public_support", False) is True else None
         ts = np.flatnonzero(self.terminal)
         self.R[ts] = self.terminal_reward
         self.P: np.ndarray | None = None  # (S, A, S), dense files only
@@ -520,6 +524,7 @@ def run(
     experiment_seed: int | None = None,
     absorbing: bool = False,
     public_rewards: bool = True,
+    public_support: bool = True,
     **env_kwargs: Any,
 ) -> RunResult:
     """Play ``users`` Gymnasium users of ``env_id`` against a new experiment (module docstring).
@@ -535,7 +540,9 @@ def run(
     baseline (``non_private``, without ε or δ; labelled NON-PRIVATE). ``absorbing=True`` exports
     and plays the absorbing model (episodes of H steps; module docstring). ``public_rewards=False``
     exports the model without declaring its reward table public (the exporter declares it by
-    default): the practical agents then learn the rewards from the users' privatised reports."""
+    default): the practical agents then learn the rewards from the users' privatised reports;
+    ``public_support=False`` likewise without declaring the transitions' support public (then
+    every next state's count is released, with noise)."""
     import gymnasium as gym  # the 'gym' extra
 
     from . import gym_export as gx
@@ -547,7 +554,7 @@ def run(
     if server is None:
         with LocalServer() as srv:
             return run(srv, env_id, agent, epsilon, delta, users, seed, horizon, out, batch, progress, user_prefix,
-                       experiment_seed, absorbing, public_rewards, **env_kwargs)
+                       experiment_seed, absorbing, public_rewards, public_support, **env_kwargs)
 
     env = gym.make(env_id, **env_kwargs)
     c = _client_of(server)
@@ -555,7 +562,7 @@ def run(
         u = env.unwrapped
         H = horizon if horizon is not None else gx.default_horizon(env_id, env_kwargs.get("map_name"), absorbing)
         model = gx.export_env(env, H, gx._file_name(env_id, env, env_kwargs.get("map_name")), absorbing=absorbing,
-                              public_rewards=public_rewards)
+                              public_rewards=public_rewards, public_support=public_support)
         tables = Tables(model)
         rm = model["reward_map"]
         scale, offset = float(rm["scale"]), float(rm["offset"])
@@ -614,7 +621,7 @@ def _randomizer(pol: Policy, noise: SecureNormal, tables: Tables, epsilon: float
         raise UserSideError("sigma", f"the policy of {pol.experiment} is privatized but the server published no randomiser parameters: refusing to report")
     rz = GaussianRandomizer.for_user(str(pol.header["agent"]), tables.S, tables.A, tables.H, True,
                                      epsilon, delta, published=pol.user_side, source=noise,
-                                     public_rewards=tables.public_rewards)
+                                     public_rewards=tables.public_rewards, support=tables.support)
     want = json.loads(rz.header.to_json())
     if want != pol.header:
         raise ValueError(f"the randomiser's header {want} differs from the policy's {pol.header}")

@@ -64,6 +64,14 @@ and reads back in dprl with exact ``V*`` and regret. The environment's table
   entering s'). dprl's practical agents then read the rewards instead of learning them and
   spend no privacy budget on them; values and regret are unchanged (the mean reward of
   ``(s, a)`` is ``reward + Σ P(s'|s,a)·entry_reward[s']``);
+* a public transition support (unless ``--private-support``): Gymnasium publishes the whole
+  table ``P``, so the rules of the environment — which next states each ``(s, a)`` can reach,
+  e.g. FrozenLake's slip to the three neighbours — are public, and the file declares
+  ``public_support: true``: the support is the non-zero pattern of ``transitions_sparse``
+  (the probabilities stay what the agents learn). dprl's practical agents then release
+  transition counts only inside it and estimate ``P = 0`` outside it. On a deterministic
+  environment (Taxi, CliffWalking) the support is the whole transition function. Not with
+  ``--absorbing`` (the format before terminal states);
 * the initial distribution: ``env.unwrapped.initial_state_distrib`` when present (all four),
   else the state of ``env.reset(seed=0)``;
 * the horizon H: ``--horizon``, else the default of the environment (:data:`DEFAULT_HORIZONS`):
@@ -328,12 +336,15 @@ def to_file(
     absorbing: bool = False,
     P_entries: Mapping[int, Mapping[int, Sequence[Sequence[Any]]]] | None = None,
     public_rewards: bool = True,
+    public_support: bool = True,
 ) -> dict[str, Any]:
     """The dprl MDP file (a dict in the File schema) of a table: sparse with terminal states,
     or with ``absorbing`` the dense file with absorbing terminal states (module docstring).
     With ``P_entries`` (the Gymnasium ``P`` table) and ``public_rewards``, the reward table is
     declared public (``public_rewards: true``) when it has the form base(s, a) + entry(s')
-    (:func:`decompose_rewards`; entry rewards need deterministic rewards)."""
+    (:func:`decompose_rewards`; entry rewards need deterministic rewards). With
+    ``public_support`` the sparse file declares its transitions' support public
+    (``public_support: true``)."""
     if absorbing:
         check_size(table.n_states, table.n_actions, horizon)
     else:
@@ -405,6 +416,8 @@ def to_file(
         if entry is not None:
             f["entry_reward"] = [_clamp01(m.scale * x, f"entry_reward[{s2}]") for s2, x in enumerate(entry)]
         f["public_rewards"] = True
+    if public_support:
+        f["public_support"] = True
     return f
 
 
@@ -474,10 +487,13 @@ def export_env(
     rewards: str = "deterministic",
     absorbing: bool = False,
     public_rewards: bool = True,
+    public_support: bool = True,
 ) -> dict[str, Any]:
     """The dprl MDP file of a Gymnasium environment with a ``P`` table (``env.unwrapped.P``).
-    Its reward table is declared public unless ``public_rewards`` is false (the environment
-    publishes it: an agent then spends no privacy budget on rewards)."""
+    Its reward table is declared public unless ``public_rewards`` is false, and the support of
+    its transitions unless ``public_support`` is false (the environment publishes both: an
+    agent then spends no privacy budget on rewards and releases counts only inside the
+    support)."""
     u = env.unwrapped
     if getattr(u, "fickle_passenger", False):
         raise ValueError("Taxi with fickle_passenger=True changes the state outside P: not exportable")
@@ -493,7 +509,7 @@ def export_env(
         init = [0.0] * nS
         init[int(s0)] = 1.0
     table = table_from_p(P, nS, nA, init)
-    return to_file(table, init, horizon, name, rewards, absorbing, P, public_rewards)
+    return to_file(table, init, horizon, name, rewards, absorbing, P, public_rewards, public_support)
 
 
 def make_env(
@@ -540,12 +556,13 @@ def export(
     absorbing: bool = False,
     is_rainy: bool | None = None,
     public_rewards: bool = True,
+    public_support: bool = True,
 ) -> dict[str, Any]:
     """Make the environment and return its dprl MDP file (a dict)."""
     env = make_env(env_id, map_name, is_slippery, is_rainy)
     try:
         H = horizon if horizon is not None else default_horizon(env_id, map_name, absorbing)
-        return export_env(env, H, _file_name(env_id, env, map_name), rewards, absorbing, public_rewards)
+        return export_env(env, H, _file_name(env_id, env, map_name), rewards, absorbing, public_rewards, public_support)
     finally:
         env.close()
 
@@ -583,13 +600,14 @@ def write_json(f: dict[str, Any], path: str) -> None:
     lines.append('  "reward": [')
     for s, row in enumerate(f["reward"]):
         lines.append("    [" + ", ".join(_num(r) for r in row) + "]" + ("," if s < S - 1 else ""))
-    if "public_rewards" in f:
-        lines.append("  ],")
-        if "entry_reward" in f:
-            lines.append('  "entry_reward": [' + ", ".join(_num(x) for x in f["entry_reward"]) + "],")
-        lines.append(f'  "public_rewards": {json.dumps(f["public_rewards"])}')
-    else:
-        lines.append("  ]")
+    tail = []
+    if "entry_reward" in f and "public_rewards" in f:
+        tail.append('  "entry_reward": [' + ", ".join(_num(x) for x in f["entry_reward"]) + "]")
+    for key in ("public_rewards", "public_support"):
+        if key in f:
+            tail.append(f'  {json.dumps(key)}: {json.dumps(f[key])}')
+    lines.append("  ]" + ("," if tail else ""))
+    lines.extend(",\n".join(tail).split("\n") if tail else [])
     lines.append("}")
     with open(path, "w", encoding="utf-8") as out:
         out.write("\n".join(lines) + "\n")
@@ -616,12 +634,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--private-rewards", action="store_true",
                     help="do not declare the reward table public (default: public when it has the form "
                          "base(s, a) + entry(s'), as every toy-text table has; agents then spend no privacy budget on rewards)")
+    ap.add_argument("--private-support", action="store_true",
+                    help="do not declare the transitions' support public (default: public, since Gymnasium publishes its table P; "
+                         "agents then release transition counts only inside it)")
     ap.add_argument("--absorbing", action="store_true",
                     help="the format before terminal states: dense transitions, terminal states absorbing (H·S·A·S ≤ 2^24)")
     args = ap.parse_args(argv)
     try:
         f = export(args.env_id, args.horizon, args.map_name, args.slippery, args.rewards, args.absorbing, args.rainy,
-                   not args.private_rewards)
+                   not args.private_rewards, not args.private_support)
         write_json(f, args.out)
     except Exception as e:  # gym.make's errors included: report and exit 2, as dprl does
         print(f"dprl.gym_export: {type(e).__name__}: {e}", file=sys.stderr)
@@ -631,6 +652,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         kind = f"{len(f['transitions_sparse'])} transition entries, terminal states {f.get('terminal', [])}"
         if f.get("public_rewards"):
             kind += ", public reward table" + (" with entry rewards" if "entry_reward" in f else "")
+        if f.get("public_support"):
+            kind += ", public support"
     else:
         kind = "dense, terminal states absorbing"
     print(

@@ -24,6 +24,14 @@ goes from ``k`` to ``k + 1`` adds ``2k + 1``, a step-dependent cell ``1``; when 
 rewards are checked first, with the Go error messages (an inconsistent trajectory of fewer than
 ``H`` actions gets a message of its own, which the shared vectors do not pin).
 
+Public support (``public_support`` in the model, Go ``agents/tabular/support.go``). When the
+environment's model declares the support of its transitions public, the transition block has
+one coordinate per ``(g, s, a, s')`` with ``s'`` a possible next state of ``(s, a)`` — ``G·E``
+entries, ``E`` the support's size without the rows of terminal states, in the order of
+``(s, a)`` then increasing ``s'`` — and noise is drawn only there. The kept counts are the same,
+so Δ₂ and σ are unchanged. :func:`support_of` computes the support from the model file; a
+transition outside it is refused (the Go message) before anything is counted.
+
 Noise. Every coordinate, zero or not, becomes ``x_i + σ·z_i`` with ``z_i`` a standard normal
 draw: the product rounded to a double, then the sum (two IEEE-754 roundings, as Go's
 ``noise.Seeded`` computes ``x + σ·NormFloat64()``). ``σ`` is public and fixed before any data.
@@ -77,6 +85,7 @@ __all__ = [
     "GaussianRandomizer",
     "contribution",
     "practical_sensitivity",
+    "support_of",
     "AGENT_DEFAULTS",
     "Calibration",
     "UserSideError",
@@ -116,6 +125,9 @@ class LDPParams:
     reward_weight: float = DEFAULT_REWARD_WEIGHT
     norm_budget: int = 0
     public_rewards: bool = False
+    #: The public transition support (None: not public): row ``s·A + a`` lists the next states
+    #: of ``(s, a)``, increasing, empty for a terminal state (:func:`support_of`).
+    support: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("states", "actions", "horizon"):
@@ -131,6 +143,26 @@ class LDPParams:
             raise ValueError(f"privacy.norm_budget: must be >= 0 (0 = {DEFAULT_NORM_BUDGET}), got {self.norm_budget!r}")
         if not isinstance(self.public_rewards, bool):
             raise ValueError(f"privacy.public_rewards: must be a bool, got {self.public_rewards!r}")
+        if self.support is not None:
+            S, A = self.states, self.actions
+            if len(self.support) != S * A:
+                raise ValueError(f"support: want one row per (s, a), {S * A}, got {len(self.support)}")
+            for c, row in enumerate(self.support):
+                for k, s2 in enumerate(row):
+                    if isinstance(s2, bool) or not isinstance(s2, int) or not 0 <= s2 < S or (k > 0 and s2 <= row[k - 1]):
+                        raise ValueError(f"support[{c // A}][{c % A}][{k}]: next states must be increasing ints in [0, {S - 1}], got {s2!r}")
+
+    @property
+    def entries(self) -> int:
+        """The number of (s, a, s') of the public support (0 without one)."""
+        return sum(len(r) for r in self.support) if self.support is not None else 0
+
+    @property
+    def nt_dim(self) -> int:
+        """Length of the transition block: G·S·A·S, or G·E with a public support."""
+        if self.support is not None:
+            return self.groups * self.entries
+        return self.groups * self.states * self.actions * self.states
 
     @property
     def cap(self) -> int:
@@ -167,9 +199,11 @@ class LDPParams:
 
     @property
     def dim(self) -> int:
-        """Length of the contribution vector, G·S·A·(S+1) (G·S·A·S with public rewards)."""
-        per = self.states if self.public_rewards else self.states + 1
-        return self.groups * self.states * self.actions * per
+        """Length of the contribution vector, G·S·A·(S+1) (G·S·A·S with public rewards; the
+        transition block G·E with a public support)."""
+        if self.public_rewards:
+            return self.nt_dim
+        return self.nt_dim + self.groups * self.states * self.actions
 
     def header(self, agent: str = AGENT) -> Header:
         """The header of this agent's privatised reports (one block of length dim)."""
@@ -179,6 +213,30 @@ class LDPParams:
             family=FAMILY_TABULAR,
             dims=Dims(horizon=self.horizon, states=self.states, actions=self.actions, blocks=(self.dim,)),
         )
+
+
+def support_of(model: Mapping[str, Any]) -> tuple[tuple[int, ...], ...]:
+    """The public transition support of a model file (a dict in dprl's File schema,
+    homogeneous or not): for every ``(s, a)`` the increasing next states of positive probability
+    at some step, empty for a terminal state (Go ``SupportOf`` without the terminal rows)."""
+    S, A = int(model["states"]), int(model["actions"])
+    rows: list[set[int]] = [set() for _ in range(S * A)]
+    homogeneous = model.get("homogeneous") is True
+    if "transitions_sparse" in model:
+        for e in model["transitions_sparse"]:
+            s, a, s2, pr = (e[0], e[1], e[2], e[3]) if homogeneous else (e[1], e[2], e[3], e[4])
+            if float(pr) > 0:
+                rows[int(s) * A + int(a)].add(int(s2))
+    else:
+        steps = [model["transitions"]] if homogeneous else model["transitions"]
+        for step in steps:
+            for s in range(S):
+                for a in range(A):
+                    for s2, pr in enumerate(step[s][a]):
+                        if float(pr) > 0:
+                            rows[s * A + a].add(s2)
+    terminal = {int(x) for x in model.get("terminal") or []}
+    return tuple(() if c // A in terminal else tuple(sorted(r)) for c, r in enumerate(rows))
 
 
 def _max_sum_squares(H: int, m: int, n: int) -> float:
@@ -251,14 +309,23 @@ def contribution(
         if s < 0 or s >= S:
             raise TrajectoryError(f"trajectory.S[{h}]: state must be in [0, {S - 1}], got {s}")
     public = p.public_rewards
+    sup = p.support
+    pos: dict[tuple[int, int], int] = {}
+    if sup is not None:
+        for c, row in enumerate(sup):
+            for s2 in row:
+                pos[(c, s2)] = len(pos)
     for h in range(L):
         a = actions[h]
         if a < 0 or a >= A:
             raise TrajectoryError(f"trajectory.A[{h}]: action must be in [0, {A - 1}], got {a}")
         if not public and math.isnan(float(rewards[h])):
             raise TrajectoryError(f"trajectory.R[{h}]: reward is NaN")
+        if sup is not None and (states[h] * A + a, states[h + 1]) not in pos:
+            raise TrajectoryError(f"trajectory.S[{h + 1}]: state {states[h + 1]} is not a possible next state of "
+                                  f"(s={states[h]}, a={a}) (outside the public support)")
     x = [0.0] * p.dim
-    nt = p.groups * S * A * S
+    nt = p.nt_dim
     w = p.weight
     cap, budget = p.cap, p.budget
     # When the budget binds (B < M₂) repeat visits may use only half of it (Go contribution.repeat).
@@ -278,7 +345,10 @@ def contribution(
                 break  # the budget is spent: no later step is kept
             sq += 1
             i += h * S * A
-        x[i * S + states[h + 1]] += 1.0
+        if sup is not None:
+            x[(i // (S * A)) * len(pos) + pos[(i % (S * A), states[h + 1])]] += 1.0
+        else:
+            x[i * S + states[h + 1]] += 1.0
         if not public:
             x[nt + i] += w * _clip_reward(float(rewards[h]))
     return x
@@ -498,26 +568,33 @@ class Calibration:
         """The parameters in the form a server publishes them (``user_side``), effective cap,
         norm budget (min(B, M₂)) and weight."""
         p = self.params
-        return {"states": p.states, "actions": p.actions, "horizon": p.horizon, "pool": p.pool,
-                "public_rewards": p.public_rewards, "visit_cap": p.cap, "norm_budget": p.effective_budget,
-                "reward_weight": p.weight, "sigma": self.sigma}
+        out = {"states": p.states, "actions": p.actions, "horizon": p.horizon, "pool": p.pool,
+               "public_rewards": p.public_rewards, "visit_cap": p.cap, "norm_budget": p.effective_budget,
+               "reward_weight": p.weight, "sigma": self.sigma}
+        if p.support is not None:
+            out["public_support"] = True  # omitted when false, as Go writes it
+        return out
 
 
 def calibrate(
     agent: str, states: int, actions: int, horizon: int, homogeneous: bool, epsilon: float, delta: float,
     public_rewards: bool = False,
+    support: Sequence[Sequence[int]] | None = None,
 ) -> Calibration:
     """The user's own calibration from public parameters: the served agent (``practical-ldp``
     or ``practical-ldp-plugin``: its visit cap and reward weight, :data:`AGENT_DEFAULTS`, and
     the norm budget :data:`DEFAULT_NORM_BUDGET`), the public (S, A, H), whether the
     environment's model is time-homogeneous (then the statistics are pooled, as the curator
     decides), whether its reward function is public (``public_rewards`` in the model: then
-    there is no reward block) and her own (ε, δ). Bit for bit the Go accountant's."""
+    there is no reward block), its public transition support if the model declares one
+    (``support``, :func:`support_of`: the transition block then has the support's coordinates
+    only; Δ₂ and σ are unchanged) and her own (ε, δ). Bit for bit the Go accountant's."""
     if agent not in AGENT_DEFAULTS:
         raise ValueError(f"agent: no user-side calibration for {agent!r} (known: {', '.join(sorted(AGENT_DEFAULTS))})")
     cap, w = AGENT_DEFAULTS[agent]
     params = LDPParams(states=states, actions=actions, horizon=horizon, pool=bool(homogeneous),
-                       visit_cap=cap, reward_weight=w, public_rewards=bool(public_rewards))
+                       visit_cap=cap, reward_weight=w, public_rewards=bool(public_rewards),
+                       support=None if support is None else tuple(tuple(int(x) for x in r) for r in support))
     mu = gdp_for(epsilon, delta)
     sens = practical_sensitivity(params)
     return Calibration(agent=agent, params=params, epsilon=float(epsilon), delta=float(delta),
@@ -553,6 +630,9 @@ def check_published(own: Calibration, published: Mapping[str, Any] | None) -> fl
     public = get("public_rewards")
     if public is not want["public_rewards"]:
         raise refuse("public_rewards", public, want["public_rewards"])
+    ps = published.get("public_support", False)
+    if ps is not want.get("public_support", False):
+        raise refuse("public_support", ps, want.get("public_support", False))
     cap = get("visit_cap")
     if pool:
         eff = want["horizon"] if isinstance(cap, (int, float)) and (cap == 0 or cap > want["horizon"]) else cap
@@ -596,14 +676,15 @@ class GaussianRandomizer:
         published: Mapping[str, Any] | None = None,
         source: NormalSource | None = None,
         public_rewards: bool = False,
+        support: Sequence[Sequence[int]] | None = None,
     ) -> GaussianRandomizer:
         """The randomiser of a user who promised (``epsilon``, ``delta``): σ and every parameter
         from :func:`calibrate` (``public_rewards``: the environment's model declares its reward
-        function public); with ``published`` (the server's ``user_side``), it is checked
+        function public; ``support``: its public transition support, :func:`support_of`); with ``published`` (the server's ``user_side``), it is checked
         (:func:`check_published`, raising :class:`UserSideError`) and the larger of the two σ
         is used (the server's estimator assumes its σ; more noise never weakens her
         guarantee)."""
-        own = calibrate(agent, states, actions, horizon, homogeneous, epsilon, delta, public_rewards)
+        own = calibrate(agent, states, actions, horizon, homogeneous, epsilon, delta, public_rewards, support)
         sigma = own.sigma
         if published is not None:
             sigma = max(sigma, check_published(own, published))

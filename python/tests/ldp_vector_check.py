@@ -44,6 +44,7 @@ def params_of(v: dict[str, Any]) -> ldp.LDPParams:
         reward_weight=p["reward_weight"],
         norm_budget=p.get("norm_budget", 0),
         public_rewards=p.get("public_rewards", False),
+        support=tuple(tuple(r) for r in p["support"]) if "support" in p else None,
     )
 
 

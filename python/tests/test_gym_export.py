@@ -428,6 +428,31 @@ def test_cli_writes_a_file_and_refuses_bad_input(tmp_path: Path) -> None:
     assert r.returncode == 2 and "dprl.gym_export:" in r.stderr and not (tmp_path / "t.json").exists()
 
 
+def test_public_support_is_declared_unless_private(tmp_path: Path) -> None:
+    """The exporter declares the transitions' support public by default (Gymnasium publishes P)
+    and --private-support writes the same file without it; the support the Python user computes
+    (ldp.support_of) is the non-zero pattern of transitions_sparse, terminal rows empty."""
+    _gym()
+    from dprl import ldp
+
+    on, off = tmp_path / "on.json", tmp_path / "off.json"
+    assert _cli("FrozenLake8x8-v1", str(on)).returncode == 0
+    r = _cli("FrozenLake8x8-v1", str(off), "--private-support")
+    assert r.returncode == 0, r.stderr
+    f, g = json.loads(on.read_text()), json.loads(off.read_text())
+    assert f.get("public_support") is True and "public_support" not in g
+    assert {k: v for k, v in f.items() if k != "public_support"} == g
+    assert "public support" in _cli("FrozenLake-v1", str(tmp_path / "x.json")).stdout
+    assert gx.export("FrozenLake-v1", absorbing=True).get("public_support") is None
+    sup = ldp.support_of(f)
+    A = f["actions"]
+    for s, a, s2, _p in f["transitions_sparse"]:
+        assert s2 in sup[s * A + a]
+    assert sum(len(r) for r in sup) == len(f["transitions_sparse"])
+    assert all(sup[t * A + a] == () for t in f["terminal"] for a in range(A))
+    assert all(3 >= len(r) >= 1 for c, r in enumerate(sup) if c // A not in f["terminal"])
+
+
 def test_fickle_passenger_is_refused() -> None:
     _gym()
     env = gx.make_env(taxi_id())

@@ -133,7 +133,9 @@ class FakeServer:
     def policy(self, exp: str, refresh: bool = True) -> Policy:
         assert self.model is not None
         S, A, H = int(self.model["states"]), int(self.model["actions"]), int(self.model["horizon"])
-        honest = ldp.calibrate(self.agent, S, A, H, True, self.eps, self.delta, self.model.get("public_rewards", False) is True)
+        support = ldp.support_of(self.model) if self.model.get("public_support", False) is True else None
+        honest = ldp.calibrate(self.agent, S, A, H, True, self.eps, self.delta, self.model.get("public_rewards", False) is True,
+                               support)
         header = json.loads(honest.params.header(self.agent).to_json())
         return Policy(experiment=exp, version=1, header=header, rule={"Act": [[0] * S for _ in range(H)], "Prob": None},
                       user_side=self.tamper(honest.user_side()), etag='"1"')
@@ -157,6 +159,7 @@ TAMPER = {
     "reward-block-dropped": (lambda us: dict(us, public_rewards=True), "public_rewards"),
     "reward-weight-1": (lambda us: dict(us, reward_weight=1), "reward_weight"),
     "no-pooling": (lambda us: dict(us, pool=False), "pool"),
+    "support-dropped": (lambda us: {k: v for k, v in us.items() if k != "public_support"}, "public_support"),
     "no-user-side": (lambda us: None, "sigma"),
 }
 # The fake server's model declares its reward table public (the exporter's default) for these:
@@ -191,7 +194,7 @@ def test_fake_server_sigma_of_a_weaker_epsilon_is_refused() -> None:
 
     def weaker(us: dict[str, Any]) -> dict[str, Any]:
         w = ldp.calibrate("practical-ldp", us["states"], us["actions"], us["horizon"], True, 8, 1e-5, us["public_rewards"])
-        return w.user_side()
+        return dict(us, sigma=w.sigma)  # the layout (public support included) is the honest one
 
     srv = FakeServer(weaker)
     with pytest.raises(ldp.UserSideError, match="sigma"):

@@ -74,6 +74,10 @@ def _fake_server_reward_block_dropped() -> None:
     cal.test_fake_server_publishing_less_noise_is_refused("reward-block-dropped")
 
 
+def _fake_server_support_dropped() -> None:
+    cal.test_fake_server_publishing_less_noise_is_refused("support-dropped")
+
+
 def _overriding_check(field: str) -> Callable[[ldp.Calibration, Any], float]:
     """check_published that takes the user's own value of field instead of the server's."""
     check = ldp.check_published
@@ -98,6 +102,10 @@ USER_SIDE_MUTANTS: dict[str, tuple[str, Callable[[], object], list[Callable[[], 
     # BROKEN: the user does not check whether the server's layout has a reward block.
     "public-rewards-unchecked": ("check_published", lambda: _overriding_check("public_rewards"),
                                  [_all_calibration_vectors, _fake_server_reward_block_dropped]),
+    # BROKEN: the user does not check whether the server's layout has the public support (her
+    # report, one coordinate per possible next state, would be read in another layout).
+    "public-support-unchecked": ("check_published", lambda: _overriding_check("public_support"),
+                                 [_fake_server_support_dropped]),
     # BROKEN: the user's own μ is 10 % larger than the accountant's (10 % less noise).
     "mu-10pc-larger": ("gdp_for", lambda: (lambda eps, delta, f=ldp.gdp_for: 1.1 * f(eps, delta)), [_all_calibration_vectors]),
     # BROKEN: the noise comes from a fixed-seed generator, not the OS CSPRNG.
@@ -125,5 +133,6 @@ def test_user_side_checks_pass_unmutated() -> None:
     _fake_server_sigma_zero()
     _fake_server_norm_budget_smaller()
     _fake_server_reward_block_dropped()
+    _fake_server_support_dropped()
     cal.test_two_fresh_sources_differ()
     cal.test_seeding_random_and_numpy_does_not_reproduce_the_noise()

@@ -27,6 +27,9 @@ func TestEveryEnvLoads(t *testing.T) {
 		if got := [4]int{m.S, m.A, m.H, nt}; got != want[name] {
 			t.Errorf("%s: S, A, H, terminal states = %v, want %v", name, got, want[name])
 		}
+		if !m.PublicSupport {
+			t.Errorf("%s: the support of its transitions is not declared public", name)
+		}
 		if !m.PublicRewards || !m.Homogeneous() || m.Dense() {
 			t.Errorf("%s: public rewards %v, homogeneous %v, dense %v; want public, homogeneous, sparse", name, m.PublicRewards, m.Homogeneous(), m.Dense())
 		}
