@@ -181,7 +181,7 @@ class Tables:
             # A reward earned on entering s' (model/tabular MDP.EntryReward): folded into the
             # mean reward of the live rows; a terminal self-loop never re-earns it.
             e = np.asarray(model["entry_reward"], dtype=np.float64)
-            if e.shape != (S,):
+            if e.ndim != 1 or e.shape[0] != S:
                 raise ValueError(f"model.entry_reward: want {S} numbers")
             self.R = self.R + self.expect(e)
             self.R[ts] = self.terminal_reward

@@ -23,6 +23,7 @@ on PATH or in the cache.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import secrets
 import shutil
@@ -96,7 +97,7 @@ _build_lock = threading.Lock()
 
 
 def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
-    """``go build -o CACHE/bin/dprl ./cmd/dprl`` in repo (once per process per repo). When the
+    """``go build -o CACHE/bin/<checkout hash>/dprl ./cmd/dprl`` in repo (once per process per repo). When the
     build fails (a checkout being edited) it raises :class:`ServerError`, also when an earlier
     build exists: that one would not be the checkout's code."""
     with _build_lock:
@@ -105,13 +106,20 @@ def build_binary(repo: Path, out_dir: Path | None = None) -> Path:
         go = shutil.which("go")
         if go is None:
             raise ServerError("no dprl binary on PATH and no go toolchain to build one (install Go ≥ 1.26 or put dprl on PATH)")
-        d = out_dir or (_cache_dir() / "bin")
+        # One cache directory per checkout: two checkouts (or a CI clone beside a working
+        # tree) building at once must not overwrite each other's binary, whose version string
+        # is the same. The build goes to a temporary name and is renamed into place, so a
+        # process running the previous build is never handed a half-written file.
+        d = out_dir or (_cache_dir() / "bin" / hashlib.sha256(str(repo.resolve()).encode()).hexdigest()[:16])
         d.mkdir(parents=True, exist_ok=True)
         out = d / "dprl"
-        p = subprocess.run([go, "build", "-o", str(out), "./cmd/dprl"], cwd=repo, capture_output=True, text=True)
+        tmp = d / f".dprl.tmp-{os.getpid()}"
+        p = subprocess.run([go, "build", "-o", str(tmp), "./cmd/dprl"], cwd=repo, capture_output=True, text=True)
         if p.returncode != 0:
+            tmp.unlink(missing_ok=True)
             stale = f" (the earlier build {out} is not used: it is not this checkout's code)" if out.is_file() else ""
             raise ServerError(f"go build ./cmd/dprl in {repo} failed (exit {p.returncode}){stale}:\n{p.stderr.strip()}")
+        os.replace(tmp, out)
         _built[repo] = out
         return out
 

@@ -143,3 +143,27 @@ def test_server_source_install_finds_path_binary(tmp_path: Path) -> None:
     p = _find_in(site, tmp_path, "print(find_binary()); print(bundled_binary())")
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == [str(tmp_path / "path-bin" / "dprl"), "None"]
+
+
+def test_builds_of_two_checkouts_do_not_share_a_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two checkouts building at once (a CI clone beside a working tree) used to write the same
+    ~/.cache/dprl/bin/dprl: one ran the other's binary, of the same version string but without
+    its commands (`dprl report` was "unknown" in .ci/run). Each checkout now has its own path."""
+    from dprl import server
+
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], cwd: Path, **kw: object) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd)
+        Path(cmd[cmd.index("-o") + 1]).write_text("#!/bin/sh\n")
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(server.subprocess, "run", fake_run)
+    monkeypatch.setattr(server.shutil, "which", lambda name: "/usr/bin/go")
+    monkeypatch.setenv("DPRL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(server, "_built", {})
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    pa, pb = server.build_binary(a), server.build_binary(b)
+    assert pa != pb and pa.is_file() and pb.is_file()
+    assert not list(pa.parent.glob(".dprl.tmp-*"))
