@@ -172,21 +172,52 @@ func TestServeSharedStandby(t *testing.T) {
 	}
 }
 
-// waitProgress waits until *done reaches at (true) or the simulation ended first (false).
-func waitProgress(mu *sync.Mutex, done *int64, at int64, ended <-chan struct{}) bool {
+// simLoad is a `dprl client simulate` load (8 users at once, seeded) running in the background.
+type simLoad struct {
+	mu    sync.Mutex
+	done  int64 // users finished so far
+	ended chan struct{}
+	res   *client.SimResult
+	err   error // set before ended is closed
+}
+
+// startLoad starts the simulated users of experiment exp through cl.
+func startLoad(ctx context.Context, cl *client.Client, exp string, seed uint64) *simLoad {
+	l := &simLoad{ended: make(chan struct{})}
+	go func() {
+		defer close(l.ended)
+		l.res, l.err = client.Simulate(ctx, cl, client.SimOptions{Experiment: exp, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
+			Progress: func(n int64) { l.mu.Lock(); l.done += n; l.mu.Unlock() }})
+	}()
+	return l
+}
+
+// waitFor waits until at users are done (nil), or fails t if the simulation ended first.
+func (l *simLoad) waitFor(t *testing.T, at int64) {
+	t.Helper()
 	for {
-		mu.Lock()
-		d := *done
-		mu.Unlock()
+		l.mu.Lock()
+		d := l.done
+		l.mu.Unlock()
 		if d >= at {
-			return true
+			return
 		}
 		select {
-		case <-ended:
-			return false
+		case <-l.ended:
+			t.Fatalf("the users stopped before %d were done: %v", at, l.err)
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// wait waits for the end of the simulation and fails t on its error.
+func (l *simLoad) wait(t *testing.T) *client.SimResult {
+	t.Helper()
+	<-l.ended
+	if l.err != nil {
+		t.Fatal(l.err)
+	}
+	return l.res
 }
 
 // observer polls an experiment's policy through a failover client and records every (version,
@@ -318,29 +349,13 @@ func TestServeSharedFailover(t *testing.T) {
 		defer owg.Done()
 		ob.run(octx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
 	}()
-	var (
-		res     *client.SimResult
-		simErr  error
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		done    int64
-		simDone = make(chan struct{})
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(simDone)
-		res, simErr = client.Simulate(ctx, cl, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
-			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
-	}()
+	load := startLoad(ctx, cl, l.Experiment, seed)
 	rng := rand.New(rand.NewPCG(7, 8))
 	kills := 0
 	var takeovers []time.Duration
 	for kills < 4 {
 		at := int64(kills+1)*K/6 + int64(rng.IntN(K/24))
-		if !waitProgress(&mu, &done, at, simDone) {
-			t.Fatalf("the users stopped before %d were done: %v", at, simErr)
-		}
+		load.waitFor(t, at)
 		lead, _ := leaderOf(t, ss, 10*time.Second)
 		lead.kill()
 		kills++
@@ -355,10 +370,7 @@ func TestServeSharedFailover(t *testing.T) {
 		takeovers = append(takeovers, time.Since(t0))
 		lead.start(t, extra...) // back as a standby
 	}
-	wg.Wait()
-	if simErr != nil {
-		t.Fatal(simErr)
-	}
+	res := load.wait(t)
 	ostop()
 	owg.Wait()
 	t.Logf("%d kills of the leader; takeovers after %v", kills, takeovers)
@@ -410,25 +422,9 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	var owg sync.WaitGroup
 	owg.Add(1)
 	go func() { defer owg.Done(); ob.run(octx, client.New(ss[0].base(), "", "", nil), l.Experiment) }()
-	var (
-		res     *client.SimResult
-		simErr  error
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		done    int64
-		simDone = make(chan struct{})
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		defer close(simDone)
-		res, simErr = client.Simulate(ctx, cl, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
-			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
-	}()
+	load := startLoad(ctx, cl, l.Experiment, seed)
 	for r := 1; r <= 2; r++ {
-		if !waitProgress(&mu, &done, int64(r)*K/3, simDone) {
-			t.Fatalf("the users stopped before %d were done: %v", int64(r)*K/3, simErr)
-		}
+		load.waitFor(t, int64(r)*K/3)
 		if err := c.Stop("immediate"); err != nil {
 			t.Fatal(err)
 		}
@@ -439,10 +435,7 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 		_, d := leaderOf(t, ss, 20*time.Second)
 		t.Logf("database restart %d: the server leads again %s after the database started", r, d.Round(time.Millisecond))
 	}
-	wg.Wait()
-	if simErr != nil {
-		t.Fatal(simErr)
-	}
+	res := load.wait(t)
 	ostop()
 	owg.Wait()
 	final := mustPolicy(t, cl, l.Experiment)
