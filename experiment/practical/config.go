@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	agents "github.com/dprl/dprl/agents/tabular"
@@ -244,19 +245,19 @@ func (c *Config) validateCurves() error {
 	garnet := false
 	seen := map[CurveSpec]bool{}
 	for i, cv := range c.Curves {
-		switch cv.Env {
-		case "riverswim", "file":
+		switch env := cv.Env; {
+		case env == "riverswim", env == "file":
 			if cv.EnvSeed != 0 {
 				return fmt.Errorf("curves[%d].env_seed: only for env garnet, got %d", i, cv.EnvSeed)
 			}
 			if (cv.Env == "file") != (cv.File != "") {
 				return fmt.Errorf("curves[%d].file: an MDP file path for env file, and only for it (env %s, file %q)", i, cv.Env, cv.File)
 			}
-		case "frozenlake4x4", "frozenlake8x8", "cliffwalking", "taxi":
+		case slices.Contains(gymenvs.Names(), env):
 			if cv.EnvSeed != 0 || cv.File != "" {
 				return fmt.Errorf("curves[%d]: env %s takes neither env_seed nor file", i, cv.Env)
 			}
-		case "garnet":
+		case env == "garnet":
 			if cv.File != "" {
 				return fmt.Errorf("curves[%d].file: only for env file, got %q", i, cv.File)
 			}

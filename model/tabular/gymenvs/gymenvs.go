@@ -25,15 +25,26 @@ type Env struct {
 	Gym string
 	// Desc is a one-line description for `dprl list`.
 	Desc string
+	// File is the embedded file it loads (without ".json"; empty: Name).
+	File string
+	// PrivateSupport loads the file with its transition support private (MDP.PublicSupport
+	// false): on a deterministic environment (CliffWalking, Taxi) the support is the whole
+	// transition function, so with the support public, and the rewards public, nothing is
+	// left to learn; these variants keep the dynamics to be learnt.
+	PrivateSupport bool
 }
 
 // Envs returns the embedded environments in a fixed order.
 func Envs() []Env {
 	return []Env{
-		{"frozenlake4x4", "FrozenLake-v1 (4x4, slippery)", "Gymnasium FrozenLake-v1 4×4 slippery: S=16, A=4, H=100 (its time limit), 5 terminal states, reward on entering the goal (public)"},
-		{"frozenlake8x8", "FrozenLake8x8-v1 (slippery)", "Gymnasium FrozenLake8x8-v1 slippery: S=64, A=4, H=200 (its time limit), 11 terminal states, reward on entering the goal (public)"},
-		{"cliffwalking", "CliffWalking-v1", "Gymnasium CliffWalking-v1: S=48, A=4, H=50 (it has no time limit), the goal terminal, rewards −1 a step and −100 for the cliff mapped into [0, 1] (public)"},
-		{"taxi", "Taxi-v3 (= Taxi-v4 of gymnasium 1.4)", "Gymnasium Taxi-v3/v4: S=500, A=6, H=200 (its time limit), 2 976 sparse transitions, 4 terminal states, rewards −1 a step, −10 illegal, +20 drop-off mapped into [0, 1] (public)"},
+		{Name: "frozenlake4x4", Gym: "FrozenLake-v1 (4x4, slippery)", Desc: "Gymnasium FrozenLake-v1 4×4 slippery: S=16, A=4, H=100 (its time limit), 5 terminal states, reward on entering the goal (public)"},
+		{Name: "frozenlake8x8", Gym: "FrozenLake8x8-v1 (slippery)", Desc: "Gymnasium FrozenLake8x8-v1 slippery: S=64, A=4, H=200 (its time limit), 11 terminal states, reward on entering the goal (public)"},
+		{Name: "cliffwalking", Gym: "CliffWalking-v1", Desc: "Gymnasium CliffWalking-v1: S=48, A=4, H=50 (it has no time limit), the goal terminal, rewards −1 a step and −100 for the cliff mapped into [0, 1] (public)"},
+		{Name: "taxi", Gym: "Taxi-v3 (= Taxi-v4 of gymnasium 1.4)", Desc: "Gymnasium Taxi-v3/v4: S=500, A=6, H=200 (its time limit), 2 976 sparse transitions, 4 terminal states, rewards −1 a step, −10 illegal, +20 drop-off mapped into [0, 1] (public)"},
+		{Name: "cliffwalking-private-support", Gym: "CliffWalking-v1", File: "cliffwalking", PrivateSupport: true,
+			Desc: "cliffwalking with its transition support private: the agent learns the (deterministic) dynamics"},
+		{Name: "taxi-private-support", Gym: "Taxi-v3 (= Taxi-v4 of gymnasium 1.4)", File: "taxi", PrivateSupport: true,
+			Desc: "taxi with its transition support private: the agent learns the (deterministic) dynamics"},
 	}
 }
 
@@ -48,10 +59,16 @@ func Names() []string {
 
 // Load returns the named environment's model (a fresh copy).
 func Load(name string) (*tabular.MDP, error) {
-	if !slices.Contains(Names(), name) {
+	i := slices.IndexFunc(Envs(), func(e Env) bool { return e.Name == name })
+	if i < 0 {
 		return nil, fmt.Errorf("unknown benchmark environment %q (available: %v)", name, Names())
 	}
-	data, err := files.ReadFile(name + ".json")
+	e := Envs()[i]
+	file := e.File
+	if file == "" {
+		file = e.Name
+	}
+	data, err := files.ReadFile(file + ".json")
 	if err != nil {
 		return nil, err
 	}
@@ -60,5 +77,8 @@ func Load(name string) (*tabular.MDP, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	m.Name = name
+	if e.PrivateSupport {
+		m.PublicSupport = false
+	}
 	return m, nil
 }

@@ -1,6 +1,7 @@
 package gymenvs
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -8,10 +9,12 @@ import (
 // description states, and its optimal value beats the uniform policy.
 func TestEveryEnvLoads(t *testing.T) {
 	want := map[string][4]int{ // S, A, H, terminal states
-		"frozenlake4x4": {16, 4, 100, 5},
-		"frozenlake8x8": {64, 4, 200, 11},
-		"cliffwalking":  {48, 4, 50, 1},
-		"taxi":          {500, 6, 200, 4},
+		"frozenlake4x4":                {16, 4, 100, 5},
+		"frozenlake8x8":                {64, 4, 200, 11},
+		"cliffwalking":                 {48, 4, 50, 1},
+		"taxi":                         {500, 6, 200, 4},
+		"cliffwalking-private-support": {48, 4, 50, 1},
+		"taxi-private-support":         {500, 6, 200, 4},
 	}
 	for _, name := range Names() {
 		m, err := Load(name)
@@ -27,8 +30,8 @@ func TestEveryEnvLoads(t *testing.T) {
 		if got := [4]int{m.S, m.A, m.H, nt}; got != want[name] {
 			t.Errorf("%s: S, A, H, terminal states = %v, want %v", name, got, want[name])
 		}
-		if !m.PublicSupport {
-			t.Errorf("%s: the support of its transitions is not declared public", name)
+		if private := strings.HasSuffix(name, "-private-support"); m.PublicSupport == private {
+			t.Errorf("%s: public support %v, want %v", name, m.PublicSupport, !private)
 		}
 		if !m.PublicRewards || !m.Homogeneous() || m.Dense() {
 			t.Errorf("%s: public rewards %v, homogeneous %v, dense %v; want public, homogeneous, sparse", name, m.PublicRewards, m.Homogeneous(), m.Dense())
