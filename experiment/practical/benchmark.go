@@ -111,16 +111,20 @@ func (r *Result) benchmarkSummary(b *bytes.Buffer) (string, error) {
 	fmt.Fprintf(b, "K = %d users per run (UCBVI: the K of its row), seeds %v, δ = %g, wall time %.0f s on %d workers. "+
 		"practical-* are dprl's agents (practical-privacy spec: private exactly as the accountant states, no regret proof); "+
 		"practical-ucbvi is practical-jdp's non-private twin (the same agent on exact counts); UCBVI is the papers' non-private baseline. "+
-		"Every environment declares its terminal states, its reward table and the support of its transitions (the next states each (s, a) can reach, "+
-		"not their probabilities) as public structure (the Gymnasium environment publishes its whole table P); "+
+		"Every environment declares its terminal states and its reward table as public structure, and its heading says whether the support of its "+
+		"transitions (the next states each (s, a) can reach, not their probabilities) is public too (the Gymnasium environment publishes its whole table P); "+
 		"one set of constants for all environments.\n", c.Episodes, c.Seeds, c.Delta, r.Seconds, r.Workers)
 	var goals [][]string
 	for _, group := range r.groups() {
 		u := r.Uniform[group]
 		head := fmt.Sprintf("\n## %s (uniform policy: %.4f per episode)\n\n", group, u)
 		if m, err := gymenvs.Load(group); err == nil {
-			head = fmt.Sprintf("\n## %s: S = %d, A = %d, H = %d (uniform policy: %.4f regret per episode; JDP lower-bound term H·S·A/ε = %d at ε = 1)\n\n",
-				group, m.S, m.A, m.H, u, m.H*m.S*m.A)
+			support := "transition support private"
+			if m.PublicSupport {
+				support = "transition support public"
+			}
+			head = fmt.Sprintf("\n## %s: S = %d, A = %d, H = %d, %s (uniform policy: %.4f regret per episode; JDP lower-bound term H·S·A/ε = %d at ε = 1)\n\n",
+				group, m.S, m.A, m.H, support, u, m.H*m.S*m.A)
 		}
 		b.WriteString(head)
 		twin := r.find(group, "practical-ucbvi", 0)

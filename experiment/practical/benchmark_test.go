@@ -44,6 +44,9 @@ func TestBenchmarkGoalsVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !strings.Contains(out, "## frozenlake4x4: S = 16, A = 4, H = 100, transition support public") {
+				t.Errorf("the heading does not state the public support:\n%s", out)
+			}
 			_, goals, ok := strings.Cut(out, "## Goals of practical-jdp")
 			if !ok {
 				t.Fatalf("no goals table:\n%s", out)
