@@ -6,6 +6,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/linmdp"
 	"github.com/dprl/dprl/experiment/calibration"
+	"github.com/dprl/dprl/experiment/engine"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/rng"
 )
@@ -74,24 +75,6 @@ const (
 	Pooled
 )
 
-// Exponent is a regret growth exponent in K predicted by a theorem; Known is false when the
-// agent has none (its manifest then says null, its summary "none").
-type Exponent struct {
-	Value float64
-	Known bool
-}
-
-// theory is a known exponent.
-func theory(v float64) Exponent { return Exponent{Value: v, Known: true} }
-
-// String is the exponent as `dprl list` and the summary print it.
-func (e Exponent) String() string {
-	if !e.Known {
-		return "none"
-	}
-	return fmt.Sprintf("%.2f", e.Value)
-}
-
 // Agent is one row of the family's agent table: everything the configuration check, the
 // runner, the memory estimate, the listing and the service know about an agent.
 type Agent struct {
@@ -107,7 +90,7 @@ type Agent struct {
 	// Work is its per-episode work (when it refits; Refit agents record K updates).
 	Work Work
 	// Theory is the papers' regret growth exponent (leading term at large K), if any.
-	Theory Exponent
+	Theory engine.Exponent
 	// Memory is its memory layout; Probes the extra agents its constructor builds besides
 	// itself (each as large as the agent).
 	Memory Layout
@@ -128,23 +111,23 @@ type Agent struct {
 // Nothing writes to it (tests substitute a copy with withAgent).
 var agentTable = []Agent{
 	{Name: "lsvi-ucb", Desc: "LSVI-UCB (Jin et al. 2020), refit every episode, non-private",
-		Work: Refit, Theory: theory(0.5), Memory: Stats,
+		Work: Refit, Theory: engine.Theory(0.5), Memory: Stats,
 		New: func(env *model.MDP, cfg *Config, cell Cell, com agents.Common) (agents.Agent, error) {
 			return agents.NewLSVIUCB(env, com)
 		}},
 	{Name: "rare-switch", Desc: "ngo with noise off (LSVI-UCB-RareSwitch), non-private",
-		Work: Switch, Theory: theory(0.5), Memory: Tree, New: ngo(agents.NgoConfig{NoiseOff: true})},
+		Work: Switch, Theory: engine.Theory(0.5), Memory: Tree, New: ngo(agents.NgoConfig{NoiseOff: true})},
 	{Name: "ngo", Desc: "Private LSVI-UCB with low switching (Ngo, Vietri & Wu 2022, Alg. 1), ρ-zCDP → (ε,δ)-JDP with the spec's corrected constants [S]",
-		Privacy: JDP, Calibration: calibration.Exact, Work: Switch, Theory: theory(0.5), Memory: Tree, Spurious: true,
+		Privacy: JDP, Calibration: calibration.Exact, Work: Switch, Theory: engine.Theory(0.5), Memory: Tree, Spurious: true,
 		Twins: []string{"rare-switch", "rare-switch-reg"}, New: ngo(agents.NgoConfig{})},
 	// [P]: the printed calibration; its Info reports the effective ε it actually spends.
 	{Name: "ngo-printed", Desc: "ngo with the printed constants [P]: NOT private at the nominal ε (prints its effective ε)",
-		Privacy: JDP, Calibration: calibration.Paper, Work: Switch, Theory: theory(0.5), Memory: Tree,
+		Privacy: JDP, Calibration: calibration.Paper, Work: Switch, Theory: engine.Theory(0.5), Memory: Tree,
 		New: ngo(agents.NgoConfig{Calibration: agents.CalibPrinted})},
 	// Noise off, but with the regulariser Ngo uses at this ε (λ = 2λ̃_Λ): separates the cost of
 	// the regulariser from the cost of the noise.
 	{Name: "rare-switch-reg", Desc: "rare-switch with ngo's regulariser λ = 2λ̃_Λ at the given ε, non-private (separates regulariser from noise)",
-		Privacy: Twin, Work: Switch, Theory: theory(0.5), Memory: Tree, Probes: 1,
+		Privacy: Twin, Work: Switch, Theory: engine.Theory(0.5), Memory: Tree, Probes: 1,
 		New: func(env *model.MDP, cfg *Config, cell Cell, com agents.Common) (agents.Agent, error) {
 			probe, err := agents.NewNgo(env, agents.NgoConfig{Common: agents.Common{K: cfg.Episodes, P: cfg.P, Seed: &rng.Seed{}},
 				Epsilon: cell.Epsilon, Delta: cfg.Delta})
@@ -155,17 +138,17 @@ var agentTable = []Agent{
 			return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
 		}},
 	{Name: "luyo-batched", Desc: "privacy-preserving batched LSVI-UCB (Luyo et al. 2021, Alg. 2, App. E.1, c_K = dΥ), (ε,δ)-JDP",
-		Privacy: JDP, Calibration: calibration.Paper, Work: Batch, Theory: theory(0.6), Memory: Tree,
+		Privacy: JDP, Calibration: calibration.Paper, Work: Batch, Theory: engine.Theory(0.6), Memory: Tree,
 		Twins: []string{"batch-twin"}, New: luyo(agents.LuyoConfig{})},
 	// Spec §4.6 zCDP recalibration of Alg. 2 (not in the paper).
 	{Name: "luyo-zcdp", Desc: "luyo-batched with the spec's zCDP recalibration (§4.6, not in the paper)",
-		Privacy: JDP, Calibration: calibration.ZCDP, Work: Batch, Theory: theory(0.6), Memory: Tree,
+		Privacy: JDP, Calibration: calibration.ZCDP, Work: Batch, Theory: engine.Theory(0.6), Memory: Tree,
 		New: luyo(agents.LuyoConfig{Calibration: agents.LuyoZCDP})},
 	// Same B as the private agent at this ε (E.1 formula), noise off.
 	{Name: "batch-twin", Desc: "luyo-batched with noise off (LSVI-UCB-Batch), non-private",
-		Privacy: Twin, Work: Batch, Theory: theory(0.5), Memory: Tree, New: luyo(agents.LuyoConfig{NoiseOff: true})},
+		Privacy: Twin, Work: Batch, Theory: engine.Theory(0.5), Memory: Tree, New: luyo(agents.LuyoConfig{NoiseOff: true})},
 	{Name: "luyo-nonbatched", Desc: "Luyo et al.'s non-batched variant (B = K, Remarks 3 and 7), (ε,δ)-JDP",
-		Privacy: JDP, Calibration: calibration.Paper, Work: Refit, Theory: theory(0.75), Memory: Tree,
+		Privacy: JDP, Calibration: calibration.Paper, Work: Refit, Theory: engine.Theory(0.75), Memory: Tree,
 		Twins: []string{"lsvi-ucb"}, New: luyo(agents.LuyoConfig{NonBatched: true})},
 	// dprl's practical agents have no regret proof; their non-private twins are LSVI-UCB
 	// variants (pooled), 1/2.
@@ -176,10 +159,10 @@ var agentTable = []Agent{
 		Privacy: JDP, Calibration: calibration.Exact, Work: Batch, Memory: Pooled,
 		Twins: []string{"practical-batch-twin"}, New: practical(func(pc *agents.PracticalConfig) { pc.Batched = true })},
 	{Name: "practical-rare-switch", Desc: "practical-lsvi's non-private twin (exact statistics, same schedule)",
-		Work: Switch, Theory: theory(0.5), Memory: Pooled,
+		Work: Switch, Theory: engine.Theory(0.5), Memory: Pooled,
 		New: practical(func(pc *agents.PracticalConfig) { pc.Mode = agents.PracticalNonPrivate })},
 	{Name: "practical-batch-twin", Desc: "practical-lsvi-batched's non-private twin",
-		Work: Batch, Theory: theory(0.5), Memory: Pooled,
+		Work: Batch, Theory: engine.Theory(0.5), Memory: Pooled,
 		New: practical(func(pc *agents.PracticalConfig) { pc.Mode, pc.Batched = agents.PracticalNonPrivate, true })},
 	{Name: "practical-lsvi-noiseoff", Desc: "practical-lsvi on exact statistics with the private agent's regulariser and widths (separates the cost of the noise)",
 		Privacy: Twin, Work: Switch, Memory: Pooled,

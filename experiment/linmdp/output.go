@@ -20,7 +20,7 @@ import (
 // (leading term at large K; its table row): 1/2 for LSVI-UCB and its low-switching/batched
 // twins and for Ngo et al. (Thm 16), 3/5 for Luyo et al.'s batched algorithm (Thm 8) and 3/4
 // for its non-batched variant (Remark 7); dprl's private practical agents have none.
-func TheoryExponent(agent string) Exponent { return row(agent).Theory }
+func TheoryExponent(agent string) engine.Exponent { return row(agent).Theory }
 
 // CellSummary is the per-cell part of the manifest and summary.
 type CellSummary struct {
@@ -80,12 +80,7 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 	for _, c := range r.Cells {
 		runs := make([][]float64, len(c.Runs))
 		s := CellSummary{Cell: c.Cell, Runs: c.Runs}
-		s.GrowthTheory = rundir.Number(math.NaN())
-		if th := TheoryExponent(c.Cell.Agent); th.Known {
-			s.GrowthTheory = rundir.Number(th.Value)
-		} else {
-			s.Undefined.Set("growth_exponent_theory", math.NaN(), "none: no regret theorem for this agent")
-		}
+		s.GrowthTheory = TheoryExponent(c.Cell.Agent).Number(&s.Undefined, "growth_exponent_theory")
 		for i, sr := range c.Runs {
 			runs[i] = sr.Cum
 			n := float64(len(c.Runs))
