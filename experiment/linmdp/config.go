@@ -9,7 +9,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/cfgfile"
@@ -83,7 +82,7 @@ type Config struct {
 	TieBreak string `yaml:"tie_break" json:"tie_break"`
 	// Epsilons are the ε of the private agents (and of their ε-dependent twins).
 	Epsilons []float64 `yaml:"epsilons" json:"epsilons,omitempty"`
-	// Agents are agent names (see agentNames).
+	// Agents are agent names (rows of the agent table, AgentNames).
 	Agents []string `yaml:"agents" json:"agents"`
 	// Envs are the environments; BetaModes the β settings.
 	Envs      []EnvSpec  `yaml:"envs" json:"envs"`
@@ -92,18 +91,8 @@ type Config struct {
 	Inputs []rundir.Input `yaml:"-" json:"-"`
 }
 
-// Agent names accepted in Config.Agents.
-var agentNames = []string{"lsvi-ucb", "rare-switch", "ngo", "ngo-printed", "rare-switch-reg", "luyo-batched", "luyo-zcdp", "batch-twin", "luyo-nonbatched",
-	"practical-lsvi", "practical-lsvi-batched", "practical-rare-switch", "practical-batch-twin", "practical-lsvi-noiseoff", "practical-lsvi-theory"}
-
-// epsilonFree reports whether an agent ignores ε (the non-private agents).
-func epsilonFree(a string) bool {
-	switch a {
-	case "lsvi-ucb", "rare-switch", "practical-rare-switch", "practical-batch-twin":
-		return true
-	}
-	return false
-}
+// epsilonFree reports whether an agent ignores ε (the non-private agents; its table row).
+func epsilonFree(a string) bool { return !row(a).Privacy.usesEpsilon() }
 
 // ParseConfig parses (strictly: unknown fields, duplicate keys and a second document are
 // errors) and validates a YAML configuration. A field whose zero value means "unset"
@@ -150,7 +139,7 @@ func (c *Config) Validate() error {
 	case len(c.BetaModes) == 0:
 		return fmt.Errorf("beta_modes: need at least one β setting")
 	case len(c.Agents) == 0:
-		return fmt.Errorf("agents: need at least one agent (allowed: %v)", agentNames)
+		return fmt.Errorf("agents: need at least one agent (allowed: %v)", AgentNames())
 	}
 	if c.TieBreak == "" {
 		c.TieBreak = "bonus"
@@ -169,12 +158,8 @@ func (c *Config) Validate() error {
 		}
 	}
 	for _, a := range c.Agents {
-		ok := false
-		for _, n := range agentNames {
-			ok = ok || a == n
-		}
-		if !ok {
-			return fmt.Errorf("agents: unknown agent %q (allowed: %v)", a, agentNames)
+		if _, ok := lookupAgent(a); !ok {
+			return fmt.Errorf("agents: unknown agent %q (allowed: %v)", a, AgentNames())
 		}
 		if !epsilonFree(a) && len(c.Epsilons) == 0 {
 			return fmt.Errorf("epsilons: agent %q needs at least one ε", a)
@@ -195,9 +180,9 @@ func (c *Config) Validate() error {
 		// Every paper agent's constants (noise scales ∝ 1/ε, widths) must be finite at every
 		// ε: a tiny ε is refused here, before any compute, not when the run reaches the cell.
 		// (The practical agents calibrate through μ-GDP, whose σ stays finite as ε → 0, and
-		// their constructor builds counters of size K: they are not built here.)
+		// their constructor builds counters of size K: the Pooled layout is not built here.)
 		for _, a := range c.Agents {
-			if epsilonFree(a) || strings.HasPrefix(a, "practical-") {
+			if epsilonFree(a) || row(a).Memory == Pooled {
 				continue
 			}
 			if err := checkAgent(env, c, Cell{Env: e.Name, Agent: a}); err != nil {
@@ -270,7 +255,3 @@ func (c *Config) used(horizons map[string]int) *Config {
 	}
 	return &u
 }
-
-// AgentNames returns every agent name a configuration accepts (Config.Agents), the papers'
-// agents first, then dprl's practical ones (prefix "practical-").
-func AgentNames() []string { return append([]string(nil), agentNames...) }

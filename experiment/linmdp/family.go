@@ -29,12 +29,8 @@ func (Family) Name() string { return FamilyName }
 func (f Family) Catalogue(w io.Writer) {
 	l := engine.Listing{Family: FamilyName, Title: "linear MDPs (Ngo, Vietri & Wu 2022 Alg. 1; Luyo et al. 2021 §4 Alg. 2; dprl's practical agents)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, n := range AgentNames() {
-		d := agentDescriptions[n]
-		if c := AgentCalibration(n); c != "" {
-			d += "; calibration " + c
-		}
-		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: d})
+	for _, a := range agentTable {
+		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.listing()})
 	}
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration of ngo and the practical agents: the spec's corrected constants, exact accounting"},
@@ -43,25 +39,6 @@ func (f Family) Catalogue(w io.Writer) {
 	}
 	l.Notes = []string{"In a configuration block: envs[].kind, agents[], epsilons (every agent that uses ε runs at each), beta_modes; a suite has blocks:."}
 	l.Write(w)
-}
-
-// agentDescriptions describes the linear-MDP agents.
-var agentDescriptions = map[string]string{
-	"lsvi-ucb":                "LSVI-UCB (Jin et al. 2020), refit every episode, non-private",
-	"ngo":                     "Private LSVI-UCB with low switching (Ngo, Vietri & Wu 2022, Alg. 1), ρ-zCDP → (ε,δ)-JDP with the spec's corrected constants [S]",
-	"ngo-printed":             "ngo with the printed constants [P]: NOT private at the nominal ε (prints its effective ε)",
-	"rare-switch":             "ngo with noise off (LSVI-UCB-RareSwitch), non-private",
-	"rare-switch-reg":         "rare-switch with ngo's regulariser λ = 2λ̃_Λ at the given ε, non-private (separates regulariser from noise)",
-	"luyo-batched":            "privacy-preserving batched LSVI-UCB (Luyo et al. 2021, Alg. 2, App. E.1, c_K = dΥ), (ε,δ)-JDP",
-	"luyo-zcdp":               "luyo-batched with the spec's zCDP recalibration (§4.6, not in the paper)",
-	"batch-twin":              "luyo-batched with noise off (LSVI-UCB-Batch), non-private",
-	"luyo-nonbatched":         "Luyo et al.'s non-batched variant (B = K, Remarks 3 and 7), (ε,δ)-JDP",
-	"practical-lsvi":          "practical private LSVI-UCB, low switching, Gaussian continual counters, exact μ-GDP accounting, (ε,δ)-JDP",
-	"practical-lsvi-batched":  "practical-lsvi updating its policy at every release (a data-independent batch schedule) instead of low switching",
-	"practical-rare-switch":   "practical-lsvi's non-private twin (exact statistics, same schedule)",
-	"practical-batch-twin":    "practical-lsvi-batched's non-private twin",
-	"practical-lsvi-noiseoff": "practical-lsvi on exact statistics with the private agent's regulariser and widths (separates the cost of the noise)",
-	"practical-lsvi-theory":   "practical-lsvi with the theory constants (c_β = 1)",
 }
 
 // repros are the family's reproductions: practical-linear-mdp takes --long.

@@ -2,7 +2,6 @@ package linmdp
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/membudget"
@@ -18,12 +17,6 @@ const (
 	lowerSeeds    = "seeds (--seeds)"
 )
 
-// perEpisodeUpdates reports whether agent recomputes its policy after every episode (and so
-// records K updates).
-func perEpisodeUpdates(agent string) bool {
-	return agent == "lsvi-ucb" || agent == "luyo-nonbatched"
-}
-
 // agentBytes bounds one agent of the named kind on env for K episodes: the papers' agents'
 // statistics (per step the Gram d², the target d and the next-state sums N·d), their private
 // forms' binary-mechanism trees per step (2L+1 packed Grams and targets) and released and
@@ -31,10 +24,11 @@ func perEpisodeUpdates(agent string) bool {
 // the target and the next-state sums, exact, batched and in its BLT counter: 5 buffers and 10
 // vectors) and its copy of the features (N·A·d); the planner's per-state and per-feature
 // tables (N·A, H·N) and the run's values and policies ((H+1)·N); the per-episode regret (K)
-// and, for agents that update every episode,
-// the list of updates (K × 32 bytes, grown by append). rare-switch-reg builds a probe agent
-// besides its own.
+// and, for agents that refit every episode (Work Refit),
+// the list of updates (K × 32 bytes, grown by append). An agent with Probes builds as many
+// probe agents besides its own. The layout and probes are the agent's row (Agent.Memory).
 func agentBytes(env *model.MDP, K int, agent string) int64 {
+	a := row(agent)
 	N, A, D, H := int64(env.N), int64(env.A), int64(env.D), int64(env.H)
 	pk := int64(noise.PackedLen(int(min(D, 1<<20))))
 	// The planner: feature ids, scores and bonuses per (s, a), the map of distinct features it
@@ -42,21 +36,20 @@ func agentBytes(env *model.MDP, K int, agent string) int64 {
 	// (h, s); the run: V*, π*, the last policy and its values (twice while it is replaced).
 	b := 3*membudget.Floats(N*A) + membudget.Slice(N*A, 8) + membudget.Slice(N*A, 24*D+96) + 2*membudget.Floats(H*N) + membudget.Floats(4*D*D)
 	b = membudget.Add(b, membudget.Mul(membudget.Floats((H+1)*N), 5))
-	if strings.HasPrefix(agent, "practical-") {
+	switch a.Memory {
+	case Pooled:
 		b = membudget.Add(b, membudget.Floats(N*A*D)+membudget.Mul(membudget.Floats(pk+D+N*D), int64(counter.DefaultBLTBuffers)+12))
-	} else {
+	case Stats:
 		b = membudget.Add(b, membudget.Floats(H*(D*D+D+N*D)))
-		if agent != "lsvi-ucb" {
-			L := int64(counter.Levels(max(K, 1)))
-			b = membudget.Add(b, membudget.Mul(membudget.Floats(H*(pk+D)), 2*L+4))
-			b = membudget.Add(b, membudget.Floats(3*H*D*D))
-		}
+	case Tree:
+		b = membudget.Add(b, membudget.Floats(H*(D*D+D+N*D)))
+		L := int64(counter.Levels(max(K, 1)))
+		b = membudget.Add(b, membudget.Mul(membudget.Floats(H*(pk+D)), 2*L+4))
+		b = membudget.Add(b, membudget.Floats(3*H*D*D))
 	}
-	if agent == "rare-switch-reg" {
-		b *= 2
-	}
+	b = membudget.Mul(b, int64(1+a.Probes))
 	b = membudget.Add(b, membudget.Floats(int64(K)))
-	if perEpisodeUpdates(agent) {
+	if a.Work == Refit {
 		b = membudget.Add(b, membudget.AppendGrown(int64(K), 32))
 	}
 	return b

@@ -16,16 +16,11 @@ import (
 	"github.com/dprl/dprl/report"
 )
 
-// TheoryExponent is the regret growth exponent in K predicted by the papers for each agent
-// (leading term at large K): 1/2 for LSVI-UCB and its low-switching/batched twins and for
-// Ngo et al. (Thm 16), 3/5 for Luyo et al.'s batched algorithm (Thm 8) and 3/4 for its
-// non-batched variant (Remark 7).
-var TheoryExponent = map[string]float64{
-	"lsvi-ucb": 0.5, "rare-switch": 0.5, "rare-switch-reg": 0.5, "batch-twin": 0.5, "ngo": 0.5, "ngo-printed": 0.5, "luyo-batched": 0.6, "luyo-zcdp": 0.6, "luyo-nonbatched": 0.75,
-	// dprl's practical agents have no regret proof; their non-private twins are LSVI-UCB
-	// variants (pooled), 1/2.
-	"practical-rare-switch": 0.5, "practical-batch-twin": 0.5,
-}
+// TheoryExponent is the regret growth exponent in K predicted by the papers for an agent
+// (leading term at large K; its table row): 1/2 for LSVI-UCB and its low-switching/batched
+// twins and for Ngo et al. (Thm 16), 3/5 for Luyo et al.'s batched algorithm (Thm 8) and 3/4
+// for its non-batched variant (Remark 7); dprl's private practical agents have none.
+func TheoryExponent(agent string) engine.Exponent { return row(agent).Theory }
 
 // CellSummary is the per-cell part of the manifest and summary.
 type CellSummary struct {
@@ -43,8 +38,9 @@ type CellSummary struct {
 	// computed from raw statistics.
 	SpuriousMean float64 `json:"nonprivate_diag_spurious_updates_mean,omitempty"`
 	// Growth is the growth exponent over [K/10, K]; null when undefined (zero regret).
-	Growth        rundir.Number `json:"growth_exponent_last_decade"`
-	GrowthTheory  float64       `json:"growth_exponent_theory"`
+	Growth rundir.Number `json:"growth_exponent_last_decade"`
+	// GrowthTheory is the papers' exponent; null (Undefined says "none") without a theorem.
+	GrowthTheory  rundir.Number `json:"growth_exponent_theory"`
 	Private       bool          `json:"private"`
 	EffectiveEps  float64       `json:"effective_epsilon,omitempty"`
 	Note          string        `json:"note,omitempty"`
@@ -57,6 +53,17 @@ type CellSummary struct {
 	Runs          any           `json:"runs"`
 	// Undefined says why a number above is null.
 	Undefined rundir.Undefined `json:"undefined,omitempty"`
+}
+
+// twinPairs are the (private agent, twin) pairs of the privacy cost, in the table's order.
+func twinPairs() [][2]string {
+	var out [][2]string
+	for _, a := range agentTable {
+		for _, tw := range a.Twins {
+			out = append(out, [2]string{a.Name, tw})
+		}
+	}
+	return out
 }
 
 func sanitize(s string) string {
@@ -72,7 +79,8 @@ func (r *Result) Summaries() ([]CellSummary, []report.Band, error) {
 	var bands []report.Band
 	for _, c := range r.Cells {
 		runs := make([][]float64, len(c.Runs))
-		s := CellSummary{Cell: c.Cell, GrowthTheory: TheoryExponent[c.Cell.Agent], Runs: c.Runs}
+		s := CellSummary{Cell: c.Cell, Runs: c.Runs}
+		s.GrowthTheory = TheoryExponent(c.Cell.Agent).Number(&s.Undefined, "growth_exponent_theory")
 		for i, sr := range c.Runs {
 			runs[i] = sr.Cum
 			n := float64(len(c.Runs))
@@ -237,8 +245,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 		for _, e := range cfg.Envs {
 			var curves []report.Curve
 			for _, b := range cfg.BetaModes {
-				for _, pair := range [][2]string{{"ngo", "rare-switch"}, {"ngo", "rare-switch-reg"}, {"luyo-batched", "batch-twin"}, {"luyo-nonbatched", "lsvi-ucb"},
-					{"practical-lsvi", "practical-rare-switch"}, {"practical-lsvi", "practical-lsvi-noiseoff"}, {"practical-lsvi-batched", "practical-batch-twin"}} {
+				for _, pair := range twinPairs() {
 					a, tw := pair[0], pair[1]
 					var xs []float64
 					var diffs [][]float64 // [seed][ε]
@@ -357,7 +364,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 					}
 				}
 				upd := fmt.Sprintf("%.1f", s.UpdatesMean)
-				if s.Cell.Agent == "ngo" {
+				if row(s.Cell.Agent).Spurious {
 					upd = fmt.Sprintf("%.1f (%.1f)", s.UpdatesMean, s.SpuriousMean)
 				}
 				if s.CapHitSeeds > 0 {
@@ -373,7 +380,7 @@ func (r *Result) summary(sums []CellSummary, costRows [][]string) string {
 				rows = append(rows, []string{s.Cell.Label, fmt.Sprintf("%.3g", s.Cell.CBeta), fmt.Sprintf("%.3g", s.Beta), fmt.Sprintf("%.3g", s.Regulariser), fmt.Sprintf("%.2f", s.TieFraction),
 					fmt.Sprintf("%.0f %s", s.FinalMean, rundir.FormatCI(len(cfg.Seeds), "%.0f", float64(s.FinalLo), float64(s.FinalHi))),
 					fmt.Sprintf("%.3f → %.3f", s.FirstMean, s.LastMean), yes, upd,
-					fmt.Sprintf("%s (%.2f)", fmtF(s.Growth), s.GrowthTheory), priv})
+					fmt.Sprintf("%s (%s)", fmtF(s.Growth), TheoryExponent(s.Cell.Agent)), priv})
 			}
 			_ = report.WriteMarkdownTable(&b, header, rows)
 			b.WriteString("\n")

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
-	model "github.com/dprl/dprl/model/linmdp"
 )
 
 //go:embed configs/practical-linear-mdp.yaml
@@ -37,33 +36,6 @@ func (s *Suite) long() {
 		b.Seeds = append([]uint64(nil), practicalLongSeeds...)
 		b.Agents = append(b.Agents, "lsvi-ucb")
 	}
-}
-
-// newPracticalAgent builds dprl's practical agents (ok = false for other names). The theory
-// variant ignores cbeta (c_β = 1).
-func newPracticalAgent(env *model.MDP, cfg *Config, cell Cell, com agents.Common) (agents.Agent, bool, error) {
-	pc := agents.PracticalConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta}
-	switch cell.Agent {
-	case "practical-lsvi":
-	case "practical-lsvi-batched":
-		pc.Batched = true
-	case "practical-rare-switch":
-		pc.Mode = agents.PracticalNonPrivate
-	case "practical-batch-twin":
-		pc.Mode, pc.Batched = agents.PracticalNonPrivate, true
-	case "practical-lsvi-noiseoff":
-		pc.Mode = agents.PracticalNoiseOff
-	case "practical-lsvi-theory":
-		pc.Theory = true
-		pc.CBeta = 1
-	default:
-		return nil, false, nil
-	}
-	a, err := agents.NewPractical(env, pc)
-	if err != nil {
-		return nil, true, err
-	}
-	return a, true, nil
 }
 
 // Issue 13's goal for the linear-MDP family (E2 LatentRiver, K = 2·10⁵, (1, 1e−5)-JDP).

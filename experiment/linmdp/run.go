@@ -7,7 +7,6 @@ import (
 
 	agents "github.com/dprl/dprl/agents/linmdp"
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/internal/uniform"
 	"github.com/dprl/dprl/experiment/rundir"
@@ -44,23 +43,6 @@ type Cell struct {
 	// Calibration is the agent's noise calibration in dprl's vocabulary (package
 	// experiment/calibration; empty for a non-private agent): see AgentCalibration.
 	Calibration string `json:"calibration,omitempty"`
-}
-
-// AgentCalibration returns the calibration name (package experiment/calibration) of a
-// linear-MDP agent, whose calibration is fixed by its name: ngo uses the spec's corrected
-// constants [S] ("exact"), ngo-printed the printed ones [P] and Luyo et al.'s agents App. E.1
-// ("paper"), luyo-zcdp the spec's §4.6 recalibration ("zcdp"), and dprl's private practical
-// agents the μ-GDP accountant's exact σ ("exact"). Non-private agents and twins return "".
-func AgentCalibration(agent string) string {
-	switch agent {
-	case "ngo", "practical-lsvi", "practical-lsvi-batched", "practical-lsvi-theory":
-		return calibration.Exact
-	case "ngo-printed", "luyo-batched", "luyo-nonbatched":
-		return calibration.Paper
-	case "luyo-zcdp":
-		return calibration.ZCDP
-	}
-	return ""
 }
 
 // SeedResult is one run of one cell.
@@ -171,41 +153,11 @@ func newAgent(env *model.MDP, cfg *Config, cell Cell, cbeta float64, seed *rng.S
 		return nil, err
 	}
 	com := agents.Common{K: cfg.Episodes, P: cfg.P, CBeta: cbeta, Tie: tie, Seed: seed, Noise: src}
-	switch cell.Agent {
-	case "lsvi-ucb":
-		return agents.NewLSVIUCB(env, com)
-	case "rare-switch":
-		return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
-	case "ngo":
-		return agents.NewNgo(env, agents.NgoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
-	case "ngo-printed":
-		// [P]: the printed calibration; its Info reports the effective ε it actually spends.
-		return agents.NewNgo(env, agents.NgoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, Calibration: agents.CalibPrinted})
-	case "luyo-zcdp":
-		// Spec §4.6 zCDP recalibration of Alg. 2 (not in the paper).
-		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, Calibration: agents.LuyoZCDP})
-	case "rare-switch-reg":
-		// Noise off, but with the regulariser Ngo uses at this ε (λ = 2λ̃_Λ): separates the
-		// cost of the regulariser from the cost of the noise.
-		probe, err := agents.NewNgo(env, agents.NgoConfig{Common: agents.Common{K: cfg.Episodes, P: cfg.P, Seed: &rng.Seed{}},
-			Epsilon: cell.Epsilon, Delta: cfg.Delta})
-		if err != nil {
-			return nil, err
-		}
-		com.Lambda = probe.Info().Regulariser
-		return agents.NewNgo(env, agents.NgoConfig{Common: com, NoiseOff: true})
-	case "luyo-batched":
-		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta})
-	case "batch-twin":
-		// Same B as the private agent at this ε (E.1 formula), noise off.
-		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, NoiseOff: true})
-	case "luyo-nonbatched":
-		return agents.NewLuyo(env, agents.LuyoConfig{Common: com, Epsilon: cell.Epsilon, Delta: cfg.Delta, NonBatched: true})
+	a, ok := lookupAgent(cell.Agent)
+	if !ok {
+		return nil, fmt.Errorf("unknown agent %q", cell.Agent)
 	}
-	if a, ok, err := newPracticalAgent(env, cfg, cell, com); ok {
-		return a, err
-	}
-	return nil, fmt.Errorf("unknown agent %q", cell.Agent)
+	return a.New(env, cfg, cell, com)
 }
 
 // Run executes every (cell, seed) pair on this machine through the engine (in memory) and
@@ -277,6 +229,9 @@ func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 			if b.MatchRegulariser {
 				target *= math.Sqrt(in.Regulariser)
 			}
+			if !(in.Beta > 0) || math.IsInf(in.Beta, 0) {
+				return nil, nil, fmt.Errorf("beta_modes[%s].match_c_beta: agent %s on %s has β = %g at c_β = 1, so no multiplier matches it (use c_beta for this agent)", b.Name, c.Agent, c.Env, in.Beta)
+			}
 			c.CBeta = target / in.Beta
 		}
 		res.Cells = append(res.Cells, CellResult{Cell: *c})
@@ -334,11 +289,12 @@ func runOne(ctx context.Context, env *model.MDP, cfg *Config, cell Cell, st engi
 	for _, r := range tr.Regret[K-dec:] {
 		sr.LastMean += r / float64(dec)
 	}
+	a := row(cell.Agent)
 	for i, u := range tr.Updates {
-		if cell.Agent == "ngo" && !u.ExactWouldTrigger {
+		if a.Spurious && !u.ExactWouldTrigger {
 			sr.Spurious++
 		}
-		if i < 200 && cell.Agent != "lsvi-ucb" && cell.Agent != "luyo-nonbatched" {
+		if i < 200 && a.Work != Refit {
 			sr.UpdateEpisodes = append(sr.UpdateEpisodes, u.Episode)
 		}
 	}

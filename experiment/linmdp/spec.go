@@ -79,7 +79,7 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 	}
 	usesEps := false
 	for i, a := range s.Agents {
-		if err := engine.CheckAgent(i, a, FamilyName, agentNames); err != nil {
+		if err := engine.CheckAgent(i, a, FamilyName, AgentNames()); err != nil {
 			return nil, err
 		}
 		if epsilonFree(a) {

@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"strings"
 
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/experiment/calibration"
@@ -248,43 +249,47 @@ func (c *Config) Validate() error {
 				return err
 			}
 		}
-		if cv.Algorithm == PracticalAlgorithm {
-			if _, err := cv.practicalConfigs(c); err != nil {
-				return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)
-			}
-			if cv.Mode != "none" && len(cv.Epsilons) == 0 {
-				return fmt.Errorf("curves[%d].epsilons: empty for a private mode", i)
-			}
-			continue
+		a, ok := lookupAgent(cv.Algorithm)
+		if !ok {
+			return fmt.Errorf("curves[%d].algorithm: %q unknown (%s)", i, cv.Algorithm, algorithms())
 		}
-		if cv.Practical != nil {
-			return fmt.Errorf("curves[%d].practical: only for algorithm %s", i, PracticalAlgorithm)
+		mode, err := parseMode(cv.Mode)
+		if err != nil {
+			return fmt.Errorf("curves[%d].mode: %w", i, err)
+		}
+		if !a.hasMode(mode) {
+			return fmt.Errorf("curves[%d].mode: %s does not run in mode %s", i, a.Name, cv.Mode)
+		}
+		if cv.Practical != nil && !a.Practical {
+			return fmt.Errorf("curves[%d].practical: not for algorithm %s (only for %s)", i, cv.Algorithm, practicalNames())
 		}
 		if cv.Calibration != "" {
-			if _, err := calibration.Canonical(fmt.Sprintf("curves[%d].calibration", i), cv.Calibration, calibration.Paper, calibration.Laplace, calibration.ZCDP); err != nil {
+			if len(a.Calibrations) == 0 {
+				return fmt.Errorf("curves[%d].calibration: %s calibrates through its own accountant; omit calibration", i, a.Name)
+			}
+			if _, err := calibration.Canonical(fmt.Sprintf("curves[%d].calibration", i), cv.Calibration, a.Calibrations...); err != nil {
 				return err
 			}
 		}
-		for _, ac := range cv.expand(c, 1) {
-			if err := ac.Validate(); err != nil {
-				return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)
-			}
-		}
-		if _, err := parseAlg(cv.Algorithm); err != nil {
-			return fmt.Errorf("curves[%d].algorithm: %w", i, err)
-		}
-		if _, err := parseMode(cv.Mode); err != nil {
-			return fmt.Errorf("curves[%d].mode: %w", i, err)
+		if _, err := a.Expand(c, cv, 1); err != nil {
+			return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)
 		}
 		if cv.Mode != "none" && len(cv.Epsilons) == 0 {
 			return fmt.Errorf("curves[%d].epsilons: empty for a private mode", i)
+		}
+		if a.Check == nil {
+			continue
 		}
 		// Every noise scale, shift and width must be finite (a tiny ε overflows them): checked
 		// on every environment before any compute, not when the run reaches the curve.
 		for j, m := range envs {
 			for _, bm := range c.BetaMults {
-				for _, ac := range cv.expand(c, bm) {
-					if err := agents.CheckConstants(m, ac); err != nil {
+				curves, err := a.Expand(c, cv, bm)
+				if err != nil {
+					return fmt.Errorf("curves[%d] (%s/%s): %w", i, cv.Algorithm, cv.Mode, err)
+				}
+				for _, cur := range curves {
+					if err := a.Check(m, cur); err != nil {
 						return fmt.Errorf("curves[%d] (%s/%s) on envs[%d]: %w", i, cv.Algorithm, cv.Mode, j, err)
 					}
 				}
@@ -294,13 +299,15 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-func parseAlg(s string) (agents.Algorithm, error) {
-	for _, a := range []agents.Algorithm{agents.UCRLVTR, agents.UCRLVTRPlus, agents.LinOptVI, agents.LinOptPO} {
-		if a.String() == s {
-			return a, nil
+// practicalNames lists the table's practical algorithms (those taking curves[].practical).
+func practicalNames() string {
+	var n []string
+	for _, a := range agentTable {
+		if a.Practical {
+			n = append(n, a.Name)
 		}
 	}
-	return 0, fmt.Errorf("%q unknown (ucrl-vtr, ucrl-vtr+, linopt-vi, linopt-po, %s)", s, PracticalAlgorithm)
+	return strings.Join(n, ", ")
 }
 
 func parseMode(s string) (agents.Mode, error) {
@@ -310,29 +317,6 @@ func parseMode(s string) (agents.Mode, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q unknown (none, jdp, ldp)", s)
-}
-
-// expand returns the agent configs of one curve spec (one per ε and c_β).
-func (cv CurveSpec) expand(c *Config, betaMult float64) []agents.Config {
-	alg, _ := parseAlg(cv.Algorithm)
-	mode, _ := parseMode(cv.Mode)
-	eps := cv.Epsilons
-	if mode == agents.None {
-		eps = []float64{0}
-	}
-	var out []agents.Config
-	for _, e := range eps {
-		ac := agents.Config{Algorithm: alg, Mode: mode, Calibration: agents.Calibration(cv.Calibration), Episodes: c.Episodes,
-			Epsilon: e, Delta: c.Delta, P: c.P, BetaMult: betaMult}
-		if mode != agents.None && ac.Calibration == agents.Laplace {
-			ac.Delta = 0
-		}
-		if betaMult != 1 {
-			ac.ShiftMult = c.ShiftMult
-		}
-		out = append(out, ac)
-	}
-	return out
 }
 
 // riverSwimStates is RiverSwim's S: States, or 5 when it is omitted (0).
@@ -390,16 +374,4 @@ func (c *Config) used(horizons []int) *Config {
 		u.ShiftMult = 0
 	}
 	return &u
-}
-
-// AgentNames returns every algorithm/mode pair a configuration accepts (curves[].algorithm and
-// curves[].mode), the papers' algorithms first, then dprl's practical-vtr.
-func AgentNames() []string {
-	var out []string
-	for _, a := range []string{agents.UCRLVTR.String(), agents.UCRLVTRPlus.String(), agents.LinOptVI.String(), agents.LinOptPO.String(), PracticalAlgorithm} {
-		for _, m := range []agents.Mode{agents.None, agents.JDP, agents.LDP} {
-			out = append(out, a+"/"+m.String())
-		}
-	}
-	return out
 }

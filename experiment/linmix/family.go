@@ -13,7 +13,6 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/privacy/ledger"
-	"github.com/dprl/dprl/privacy/noise"
 )
 
 // FamilyName is the linear mixture family's name in configurations (`family: linmix`).
@@ -30,19 +29,17 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family: the environments (with the parameters PlanSpec takes),
 // the algorithm/mode agents and the calibrations.
 func (f Family) Catalogue(w io.Writer) {
-	algorithms := map[string]string{
-		"ucrl-vtr":         "UCRL-VTR (Ayoub et al.; private versions Luyo et al. Alg. 1, Cor. 5/6 constants)",
-		"ucrl-vtr+":        "UCRL-VTR+ (variance-aware; private versions Luyo et al. Alg. 3, RECONSTRUCTED in the spec §4, Cor. 10/11)",
-		"linopt-vi":        "Zhou's (Private-)LinOpt-VI, four counters per step (LDP version DERIVED, spec §5.7)",
-		"linopt-po":        "Zhou's (Private-)LinOpt-PO, softmax mirror-descent policy (LDP DERIVED)",
-		PracticalAlgorithm: "practical private UCRL-VTR: Gaussian factorisation counters, exact μ-GDP accounting",
-	}
-	modes := map[string]string{"none": ", non-private", "jdp": ", (ε,δ)-JDP (central noise)", "ldp": ", (ε,δ)-LDP (user-side noise)"}
+	modes := map[agents.Mode]string{agents.None: ", non-private", agents.JDP: ", (ε,δ)-JDP (central noise)", agents.LDP: ", (ε,δ)-LDP (user-side noise)"}
 	l := engine.Listing{Family: FamilyName, Title: "linear mixture MDPs (Luyo et al. 2021 Alg. 1, 3; Zhou 2022; dprl's practical agent)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, n := range AgentNames() {
-		alg, mode, _ := strings.Cut(n, "/")
-		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: algorithms[alg] + modes[mode]})
+	for _, a := range agentTable {
+		for _, m := range a.Modes {
+			d := a.Desc + modes[m]
+			if m != agents.None && len(a.Calibrations) > 0 {
+				d += "; calibrations " + strings.Join(a.Calibrations, ", ")
+			}
+			l.Agents = append(l.Agents, engine.Entry{Name: a.Name + "/" + m.String(), Desc: fmt.Sprintf("%s — %s; theory exponent %s", d, a.Work, a.Theory[m])})
+		}
 	}
 	l.Privacy = []engine.Entry{
 		{Name: "paper", Desc: "calibration (default; curves[].calibration): Luyo et al. Cor. 5/6"},
@@ -212,42 +209,7 @@ func (c *Config) newUnit(cv *Curve, st engine.Streams, secure bool) (*unit, erro
 	if err != nil {
 		return nil, err
 	}
-	u := &unit{}
-	if cv.Practical != nil {
-		var pa *agents.PracticalAgent
-		if secure {
-			pa, err = agents.NewPracticalWithNoise(m, *cv.Practical, st.Root(), st.SecureNoise("practical-noise"))
-		} else {
-			pa, err = agents.NewPracticalSeeded(m, *cv.Practical, st.Root())
-		}
-		if err != nil {
-			return nil, err // the engine names the unit (cell and seed)
-		}
-		g := pa.Guarantee()
-		u.ur.Guarantee = &g
-		u.ur.Constants = agents.Constants{Privacy: agents.PracticalLabel + "; " + g.String(), Covered: g.PrivateAtNominal || g.Model == ledger.None,
-			NoiseKind: "gaussian"}
-		if g.Model == ledger.None {
-			u.ur.Constants.NoiseKind = "none"
-		}
-		if sg := g.Sigma(); sg > 0 {
-			u.ur.Constants.SigmaMat, u.ur.Constants.SigmaVec = []float64{sg}, []float64{sg}
-		}
-		u.practical, u.a = pa, pa
-		return u, nil
-	}
-	var aa *agents.Agent
-	if secure {
-		aa, err = agents.NewWithNoise(m, cv.Agent, st.Root(), func(path string) noise.Source { return st.SecureNoise("noise/" + path) })
-	} else {
-		aa, err = agents.NewSeeded(m, cv.Agent, st.Root())
-	}
-	if err != nil {
-		return nil, err
-	}
-	u.ur.Constants = aa.Constants()
-	u.a = aa
-	return u, nil
+	return row(cv.Algorithm).New(m, cv, st, secure)
 }
 
 // Run implements engine.Plan: unit i is curve i / len(seeds), seed i mod len(seeds). The

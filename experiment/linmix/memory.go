@@ -66,7 +66,8 @@ func (x envDims) bytes() int64 {
 // the planner's per-step tables (Q, logits, policy: H·S·A each, and V), and per step and
 // regression (one of dimension d; a second of d, or of d2 for LinOpt) the Gram, target and
 // released statistics and the noise trees (bits.Len(K)+1 levels, or a counter.Tree's 2L+1 with
-// the Secure source); the practical agent's counter (BLT) over all steps.
+// the Secure source); the practical agent's counter (BLT) over all steps. The layout is the
+// agent's row (Agent.Memory).
 func agentBytes(x envDims, K int, cv *Curve) int64 {
 	sa := x.S * x.A
 	b := membudget.Mul(membudget.Floats(x.H*sa), 4) + membudget.Floats((x.H+1)*x.S)*3 + membudget.Slice(x.H*x.S, 8)
@@ -76,11 +77,12 @@ func agentBytes(x envDims, K int, cv *Curve) int64 {
 		return membudget.Add(membudget.Floats(2*d*d+3*d+pk), membudget.Mul(membudget.Floats(pk+d), levels))
 	}
 	d2 := x.d
-	if cv.Algorithm == "linopt-vi" || cv.Algorithm == "linopt-po" {
+	a := row(cv.Algorithm)
+	if a.Memory == RewardRegression {
 		d2 = max(x.d, x.d2)
 	}
 	b = membudget.Add(b, membudget.Mul(membudget.Add(perReg(x.d), perReg(d2)), x.H))
-	if cv.Practical != nil {
+	if a.Memory == Pooled {
 		pk := int64(noise.PackedLen(int(min(x.d, 1<<20))))
 		b = membudget.Add(b, membudget.Mul(membudget.Floats(x.H*(pk+x.d)), int64(counter.DefaultBLTBuffers)+10))
 	}

@@ -34,6 +34,9 @@ type CurveSummary struct {
 	// Exponent is the growth exponent of the mean cumulative regret over k ∈ [K/10, K]; null
 	// when undefined (see Undefined).
 	Exponent rundir.Number `json:"growth_exponent"`
+	// GrowthTheory is the papers' exponent of the curve's algorithm and mode (its agent-table
+	// row); null (Undefined says "none") without a theorem.
+	GrowthTheory rundir.Number `json:"growth_exponent_theory"`
 	// Undefined says why a number is null.
 	Undefined rundir.Undefined `json:"undefined,omitempty"`
 	// Saturated is the mean fraction of (k,h,s) whose optimistic value sits at the cap.
@@ -90,6 +93,7 @@ func (r *Result) Summaries() ([]CurveSummary, error) {
 			s.Exponent = s.Undefined.Set("growth_exponent", math.NaN(),
 				"undefined: fewer than two checkpoints in [K/10, K] with positive mean regret (e.g. zero regret)")
 		}
+		s.GrowthTheory = TheoryExponent(c.Algorithm, c.Mode).Number(&s.Undefined, "growth_exponent_theory")
 		for _, d := range c.Diagnostics {
 			s.Saturated += d.SaturatedFraction / float64(len(c.Diagnostics))
 			s.PDFallbacks += d.PDFallbacks
@@ -419,11 +423,12 @@ func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {
 			if t.Exponent.Defined() {
 				exp = fmt.Sprintf("%.2f", float64(t.Exponent))
 			}
+			exp += fmt.Sprintf(" (%s)", TheoryExponent(t.Algorithm, t.Mode))
 			rows = append(rows, []string{t.Label, fmt.Sprintf("%.4g", t.FinalMean), rundir.FormatCI(t.N, "%.4g", float64(t.FinalLo), float64(t.FinalHi)),
 				fmt.Sprintf("%.4f", t.LastTenth), exp, fmt.Sprintf("%.2f", t.Saturated),
 				fmt.Sprint(t.PDFallbacks), betaString(t.Constants), privacyString(t)})
 		}
-		_ = report.WriteMarkdownTable(&b, []string{"curve", "R(K)", ciHeader(len(c.Seeds)), "regret/ep last 10%", "growth exp.", "saturated", "PD repairs", "β used", "privacy"}, rows)
+		_ = report.WriteMarkdownTable(&b, []string{"curve", "R(K)", ciHeader(len(c.Seeds)), "regret/ep last 10%", "growth exp. (theory)", "saturated", "PD repairs", "β used", "privacy"}, rows)
 		b.WriteString("\n")
 	}
 	b.WriteString("## Claims\n\n")
@@ -436,7 +441,7 @@ func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {
 		rows = append(rows, []string{cl.ID, cl.Env, cl.Setting, cl.Text, h, cl.Evidence})
 	}
 	_ = report.WriteMarkdownTable(&b, []string{"id", "env", "setting", "claim", "verdict", "evidence"}, rows)
-	b.WriteString("\nTheoretical growth exponents: non-private and JDP 0.5 (√K), LDP 0.75 (K^{3/4}); a measured exponent near 1 means no learning yet (linear regret). ")
+	b.WriteString("\nTheoretical growth exponents (in parentheses; none for practical-vtr, which has no regret proof): non-private and JDP 0.5 (√K), LDP 0.75 (K^{3/4}); a measured exponent near 1 means no learning yet (linear regret). ")
 	b.WriteString("Under the theory constants the bonuses saturate (spec P4), so every private curve is the no-learning line at these K; this is a faithful reproduction of how vacuous the constants are, not a bug. ")
 	b.WriteString("Curves named practical-vtr are " + agents.PracticalLabel + ": pooled, value-normalised VTR through Gaussian factorisation counters (JDP) or user-side Gaussian noise (LDP), exact μ-GDP accounting under replace-one (the privacy column is the accountant's statement), λ_t and β_t from the noise actually added; -theory is the union-bound variant with c_β = 1, mode none the noise-off twin. ")
 	b.WriteString("Luyo's Gaussian calibrations are stated for ε < 1: curves at ε ≥ 1 are labelled \"not covered\" (dashed). Zhou's σ's are reported with their zCDP-composed ε.\n")

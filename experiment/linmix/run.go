@@ -101,41 +101,18 @@ func (c *Config) curves() ([]*Curve, error) {
 		uni := uniformRegret(m)
 		for bi, bm := range c.BetaMults {
 			for _, cv := range c.Curves {
-				if cv.Algorithm == PracticalAlgorithm {
-					if bi > 0 {
-						continue
-					}
-					pcs, err := cv.practicalConfigs(c)
-					if err != nil {
-						return nil, err
-					}
-					for _, pc := range pcs {
-						pc := pc
-						lab := pc.Name()
-						if pc.Privacy.Mode != agents.None {
-							lab += fmt.Sprintf(" ε=%g", pc.Privacy.Epsilon)
-						}
-						lab += fmt.Sprintf(" cβ=%g", pc.BetaMult)
-						if pc.Privacy.BatchEvery > 1 {
-							lab += fmt.Sprintf(" M=%d", pc.Privacy.BatchEvery)
-						}
-						lab += " (dprl's own)"
-						out = append(out, &Curve{Env: ei, EnvName: m.Name(), Label: lab, Practical: &pc,
-							Algorithm: PracticalAlgorithm, Mode: pc.Privacy.Mode.String(), Epsilon: pc.Privacy.Epsilon, BetaMult: pc.BetaMult,
-							Runs: make([][]float64, len(c.Seeds)), Diagnostics: make([]agents.Diagnostics, len(c.Seeds)),
-							VStar: m.VStar(), Uniform: uni, Horizon: m.Horizon()})
-					}
-					continue
+				a := row(cv.Algorithm)
+				if a.Practical && bi > 0 {
+					continue // once, not per c_β
 				}
-				for _, ac := range cv.expand(c, bm) {
-					if err := ac.Validate(); err != nil {
-						return nil, err
-					}
-					out = append(out, &Curve{Env: ei, EnvName: m.Name(), Label: label(ac), Agent: ac,
-						Algorithm: ac.Algorithm.String(), Mode: ac.Mode.String(), Calibration: string(ac.Calibration),
-						Epsilon: ac.Epsilon, BetaMult: ac.BetaMult, ShiftMult: ac.ShiftMult,
-						Runs: make([][]float64, len(c.Seeds)), Diagnostics: make([]agents.Diagnostics, len(c.Seeds)),
-						VStar: m.VStar(), Uniform: uni, Horizon: m.Horizon()})
+				curves, err := a.Expand(c, cv, bm)
+				if err != nil {
+					return nil, err
+				}
+				for _, cur := range curves {
+					cur.Env, cur.EnvName, cur.VStar, cur.Uniform, cur.Horizon = ei, m.Name(), m.VStar(), uni, m.Horizon()
+					cur.Runs, cur.Diagnostics = make([][]float64, len(c.Seeds)), make([]agents.Diagnostics, len(c.Seeds))
+					out = append(out, cur)
 				}
 			}
 		}

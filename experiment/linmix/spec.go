@@ -2,6 +2,7 @@ package linmix
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dprl/dprl/experiment/calibration"
@@ -100,15 +101,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", name, i, bounds.EpsilonRange)
 			}
 			cv.Epsilons = append([]float64(nil), s.Privacy.Epsilons...)
-			switch {
-			case calib != "" && alg == PracticalAlgorithm:
-				return nil, fmt.Errorf("privacy.calibration: %s applies to the papers' agents; %s (agents[%d]) calibrates through its own μ-GDP accountant (allowed with it: paper or empty)", calib, name, i)
-			case calib != "" && alg != "ucrl-vtr":
-				return nil, fmt.Errorf("privacy.calibration: %s is defined for ucrl-vtr only (spec §3.5, P7), not for %s (agents[%d]) (allowed with it: paper or empty)", calib, name, i)
+			if a := row(alg); calib != "" && !slices.Contains(a.Calibrations, calib) {
+				return nil, fmt.Errorf("privacy.calibration: %s is not a calibration of %s (agents[%d]) (allowed with it: %s)", calib, name, i, allowedCalibrations(a))
 			}
 			cv.Calibration = calib
 		}
-		if alg == PracticalAlgorithm {
+		if row(alg).Practical {
 			cv.Practical = &PracticalSpec{BatchEvery: specPracticalBatch, Budget: specPracticalBudget, BetaMult: specPracticalBetaMult * s.Multipliers.Bonus}
 		}
 		// Validated one curve at a time so that an error names the agent it comes from.
@@ -127,3 +125,12 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 
 // SpecEnvs implements engine.SpecEnvLister: the registered environments (Envs).
 func (Family) SpecEnvs() []engine.SpecEnv { return Envs().SpecEnvs() }
+
+// allowedCalibrations is what privacy.calibration may be with agent a: empty, or one of its
+// calibrations (paper, the family's default, is also empty).
+func allowedCalibrations(a Agent) string {
+	if len(a.Calibrations) == 0 {
+		return "paper or empty: it calibrates through its own μ-GDP accountant"
+	}
+	return strings.Join(a.Calibrations, ", ") + " or empty"
+}

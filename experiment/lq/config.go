@@ -206,10 +206,3 @@ func epsLabel(e float64) string {
 	}
 	return fmt.Sprintf("%g", e)
 }
-
-// AgentNames returns every agent the LQ reproductions run: the paper's OFU-RL (ε = ∞) and
-// Private-OFU-RL (`dprl reproduce lq`), then dprl's practical agents (`dprl reproduce
-// practical-lq`).
-func AgentNames() []string {
-	return []string{"ofu-rl", "private-ofu-rl", agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName}
-}

@@ -34,17 +34,10 @@ func (Family) Name() string { return FamilyName }
 // Catalogue implements engine.Family: LQ-E1 and system files, the paper's agents and dprl's
 // practical ones, and the calibrations.
 func (f Family) Catalogue(w io.Writer) {
-	descs := map[string]string{
-		"ofu-rl":                     "OFU-RL with changing regularizers, non-private baseline (λI, exact statistics; ε = ∞)",
-		"private-ofu-rl":             "Private-OFU-RL (Alg. 1): two binary-tree counters with Gaussian noise, (ε,δ)-JDP, private confidence radius (spec fix), pair scaling",
-		agents.PracticalName:         "practical Private-OFU-RL: budgeted contributions, batched releases, continual counters, (ε,δ)-JDP under replace-one",
-		agents.PracticalTheoryName:   "practical-ofu-rl with the theory constants (budget H((1+γ)²+1), union bound over releases)",
-		agents.PracticalNoiseOffName: "practical-ofu-rl's non-private twin",
-	}
 	l := engine.Listing{Family: FamilyName, Title: "linear-quadratic control (Chowdhury, Zhou & Shroff 2022; dprl's practical agents)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, n := range AgentNames() {
-		l.Agents = append(l.Agents, engine.Entry{Name: n, Desc: descs[n]})
+	for _, a := range agentTable {
+		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.listing()})
 	}
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration (default): the exact ρ* of the paper's agent"},

@@ -82,10 +82,9 @@ func (p *practicalPlan) memoryEstimate() engine.MemoryEstimate {
 	var cnt int64
 	for _, s := range p.specs {
 		K = max(K, s.K)
-		switch s.agent {
-		case "private-ofu-rl", "ofu-rl":
+		if row(s.agent).Paper {
 			cnt = max(cnt, 2*lqCounterBytes(p.sys, s.K, "paper", 0))
-		default:
+		} else {
 			ac := p.cfg.agent(s.eps, s.K)
 			kind := ac.Counter
 			if kind == "" {

@@ -112,26 +112,25 @@ func (c *PracticalExpConfig) Validate() error {
 	}
 	picked := map[string]bool{}
 	for i, a := range c.Agents {
-		known := false
-		for _, n := range AgentNames() {
-			known = known || a == n
-		}
+		r, known := lookupAgent(a)
 		switch {
 		case !known:
 			return fmt.Errorf("agents[%d]: unknown agent %q (allowed: %s)", i, a, strings.Join(AgentNames(), ", "))
 		case picked[a]:
 			return fmt.Errorf("agents[%d]: agent %q listed twice", i, a)
-		case a == "private-ofu-rl" && c.PaperEpisodes == 0:
-			return fmt.Errorf("agents[%d]: private-ofu-rl needs paper_episodes > 0", i)
-		case a == "ofu-rl" && c.OFUEpisodes == 0:
-			return fmt.Errorf("agents[%d]: ofu-rl needs ofu_episodes > 0", i)
-		case a == agents.PracticalTheoryName && len(c.TheoryEpsilons) == 0:
-			return fmt.Errorf("agents[%d]: %s needs theory_epsilons", i, a)
+		case c.episodes(r) == 0:
+			return fmt.Errorf("agents[%d]: %s needs %s > 0", i, a, r.EpisodesField)
+		case r.Private && r.EpsilonsField != "epsilons" && len(c.epsilons(r)) == 0:
+			return fmt.Errorf("agents[%d]: %s needs %s", i, a, r.EpsilonsField)
 		}
 		picked[a] = true
 	}
 	// epsilons are required unless the selected agents do not use them.
-	if (len(c.Epsilons) == 0 && (c.runs(agents.PracticalName) || (c.runs("private-ofu-rl") && c.PaperEpisodes > 0))) || len(c.Epsilons) > 64 {
+	needEps := false
+	for _, r := range agentTable {
+		needEps = needEps || (r.Private && r.EpsilonsField == "epsilons" && c.runs(r.Name) && c.episodes(r) > 0)
+	}
+	if (len(c.Epsilons) == 0 && needEps) || len(c.Epsilons) > 64 {
 		return fmt.Errorf("epsilons: must list 1 to 64 values, got %d", len(c.Epsilons))
 	}
 	if len(c.TheoryEpsilons) > 64 {
@@ -177,8 +176,9 @@ func (c *PracticalExpConfig) agent(eps float64, K int) agents.PracticalConfig {
 // PracticalCurve is one curve of the practical reproduction.
 type PracticalCurve struct {
 	Label string `json:"label"`
-	// Agent is practical-ofu-rl, practical-ofu-rl-theory, practical-ofu-rl-noise-off,
-	// private-ofu-rl (the paper's) or ofu-rl (non-private, the paper's).
+	// Agent is a row of the agent table (practical-ofu-rl, practical-ofu-rl-theory,
+	// practical-ofu-rl-noise-off, private-ofu-rl (the paper's) or ofu-rl (non-private, the
+	// paper's)).
 	Agent   string  `json:"agent"`
 	Epsilon float64 `json:"-"`
 	EpsText string  `json:"epsilon"`
@@ -190,10 +190,12 @@ type PracticalCurve struct {
 	Runs      []PracticalSeedRun `json:"runs"`
 	// Growth is the growth exponent of the mean R(k) over the last decade of k (null if
 	// undefined); Undefined says why.
-	Growth    rundir.Number    `json:"growth_exponent_last_decade"`
-	Undefined rundir.Undefined `json:"undefined,omitempty"`
-	band      report.Band
-	private   bool
+	Growth rundir.Number `json:"growth_exponent_last_decade"`
+	// GrowthTheory is the paper's exponent of the agent (its row); null without a theorem.
+	GrowthTheory rundir.Number    `json:"growth_exponent_theory"`
+	Undefined    rundir.Undefined `json:"undefined,omitempty"`
+	band         report.Band
+	private      bool
 }
 
 // PracticalSeedRun is one (curve, seed) run.
@@ -258,6 +260,7 @@ func (r *PracticalResult) finish() error {
 		}
 		g, gerr := report.GrowthExponent(xs, b.Mean, float64(c.Episodes)/10, float64(c.Episodes))
 		c.Growth = rundir.Number(g)
+		c.GrowthTheory = row(c.Agent).Theory.Number(&c.Undefined, "growth_exponent_theory")
 		if gerr != nil {
 			c.Growth = c.Undefined.Set("growth_exponent_last_decade", math.NaN(), "undefined: "+gerr.Error())
 		}
@@ -363,6 +366,9 @@ func (r *PracticalResult) Summary() string {
 		if c.Growth.Defined() {
 			g = fmt.Sprintf("%.3f", float64(c.Growth))
 		}
+		if a, ok := lookupAgent(c.Agent); ok {
+			g += fmt.Sprintf(" (theory %s)", a.Theory)
+		}
 		row(c.Label, c.Guarantee, c.band, c.Episodes, g, strings.Join(fs, ", "))
 	}
 	row("zero policy Z(k)", "–", report.Band{Mean: r.Zero, N: 1}, len(r.Zero), "1", "–")
@@ -445,7 +451,7 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 		}
 		co.EpisodesPerSecond = rundir.Number(speed / float64(len(c.Runs)))
 		co.Extras = map[string]any{"lq": map[string]any{"guarantee": c.Guarantee, "epsilon": c.EpsText, "runs": c.Runs,
-			"growth_exponent_last_decade": c.Growth, "undefined": c.Undefined}}
+			"growth_exponent_last_decade": c.Growth, "growth_exponent_theory": c.GrowthTheory, "undefined": c.Undefined}}
 		o.Curves = append(o.Curves, co)
 		if n := len(c.band.Mean); n > 0 {
 			finals = append(finals, c.band.Mean[n-1])

@@ -218,16 +218,15 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 	for i, s := range p.specs {
 		c := &p.curves[i]
 		c.Agent, c.Epsilon, c.EpsText, c.Episodes = s.agent, s.eps, epsLabel(s.eps), s.K
-		switch s.agent {
-		case agents.PracticalName, agents.PracticalTheoryName:
-			c.Label = fmt.Sprintf("%s eps=%s [practical, dprl]", s.agent, c.EpsText)
+		a := row(s.agent)
+		c.Label = a.Label(s.agent, c.EpsText)
+		switch {
+		case !a.Paper && a.Private:
 			c.private = true
-		case agents.PracticalNoiseOffName:
-			c.Label = s.agent + " (non-private twin) [practical, dprl]"
+		case !a.Paper:
 			c.Guarantee = "non-private"
 			c.Privacy = ledger.Report{Model: ledger.NoiseOff, PrivateAtNominal: true}
-		case "private-ofu-rl":
-			c.Label = fmt.Sprintf("Private-OFU-RL eps=%s (paper)", c.EpsText)
+		case a.Private:
 			c.private = true
 			ac := agents.DefaultConfig(s.eps, s.K)
 			ac.Delta = cfg.Delta
@@ -239,8 +238,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 			if c.Privacy, err = guarantee(k, s.eps, cfg.Delta); err != nil {
 				return nil, err
 			}
-		case "ofu-rl":
-			c.Label = "OFU-RL eps=inf (paper, non-private)"
+		default:
 			c.Guarantee = "non-private"
 			c.Privacy = ledger.Report{Model: ledger.None, PrivateAtNominal: true}
 		}
@@ -277,8 +275,7 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 	t0 := time.Now()
 	var u practicalUnit
 	var regret []float64
-	switch sp.agent {
-	case "private-ofu-rl", "ofu-rl":
+	if row(sp.agent).Paper {
 		ac := agents.DefaultConfig(sp.eps, sp.K)
 		ac.Delta = cfg.Delta
 		ac.Search.NumRandomStarts, ac.Search.MaxIter = cfg.Search.RandomStarts, cfg.Search.MaxIter
@@ -287,7 +284,7 @@ func (p *practicalPlan) Run(ctx context.Context, i int, st engine.Streams, rec *
 			return err // the engine names the unit (cell and seed)
 		}
 		regret, u.PaperDiag = r.Regret, &r.Diag
-	default:
+	} else {
 		r, err := agents.RunPracticalWith(ctx, p.sys, cfg.unitAgent(sp, p.blt), practicalRunStreams(st), rec.Advance)
 		if err != nil {
 			return err

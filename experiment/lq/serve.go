@@ -22,11 +22,8 @@ var _ engine.Servable = Family{}
 // restarted service redraws the same noise; crypto-seeded without a key). The rule is the
 // *Billboard (its JSON round-trips exactly; a new version every episode, which it carries).
 func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
-	for _, a := range s.Agents {
-		switch a {
-		case agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName:
-			return PracticalSuite{}.Session(s, st)
-		}
+	if practicalSuiteAgent(s.Agents) {
+		return PracticalSuite{}.Session(s, st)
 	}
 	cfg, err := specConfig(engine.ServedSpec(s, st))
 	if err != nil {
@@ -67,9 +64,7 @@ func (PracticalSuite) Session(s *engine.RunSpec, st engine.Streams) (engine.Serv
 		return engine.Served{}, engine.ServedUnitsError(len(specs), "curves")
 	}
 	sp := specs[0]
-	switch sp.agent {
-	case agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName:
-	default:
+	if row(sp.agent).Paper {
 		return engine.Served{}, fmt.Errorf("agents: %s is served by family lq's paper suite", sp.agent)
 	}
 	sys, err := cfg.BuildSystem()
@@ -97,30 +92,17 @@ func (PracticalSuite) Session(s *engine.RunSpec, st engine.Streams) (engine.Serv
 	return engine.Served{Session: ps.Session, Privacy: rep, Statement: practicalGuarantee(rep), Users: engine.FromOne}, nil
 }
 
-// specs returns the practical reproduction's curves in its order, of the selected agents
-// (c.Agents).
+// specs returns the practical reproduction's curves in its order (the table's), of the
+// selected agents (c.Agents): each at every ε of its field (once, at ε = ∞, if non-private)
+// with its K (none when its K is 0).
 func (c *PracticalExpConfig) specs() []practicalSpec {
 	var out []practicalSpec
-	if c.runs(agents.PracticalName) {
-		for _, e := range c.Epsilons {
-			out = append(out, practicalSpec{agents.PracticalName, e, c.Episodes})
+	for _, a := range agentTable {
+		if K := c.episodes(a); K > 0 && c.runs(a.Name) {
+			for _, e := range c.epsilons(a) {
+				out = append(out, practicalSpec{a.Name, e, K})
+			}
 		}
-	}
-	if c.runs(agents.PracticalTheoryName) {
-		for _, e := range c.TheoryEpsilons {
-			out = append(out, practicalSpec{agents.PracticalTheoryName, e, c.Episodes})
-		}
-	}
-	if c.runs(agents.PracticalNoiseOffName) {
-		out = append(out, practicalSpec{agents.PracticalNoiseOffName, math.Inf(1), c.Episodes})
-	}
-	if c.PaperEpisodes > 0 && c.runs("private-ofu-rl") {
-		for _, e := range c.Epsilons {
-			out = append(out, practicalSpec{"private-ofu-rl", e, c.PaperEpisodes})
-		}
-	}
-	if c.OFUEpisodes > 0 && c.runs("ofu-rl") {
-		out = append(out, practicalSpec{"ofu-rl", math.Inf(1), c.OFUEpisodes})
 	}
 	return out
 }
@@ -128,7 +110,11 @@ func (c *PracticalExpConfig) specs() []practicalSpec {
 // sharedBLT returns the BLT fit shared by every practical run of c (the capacity is the same
 // for all; nil when none uses it).
 func (c *PracticalExpConfig) sharedBLT() (*counter.BLTParams, error) {
-	if c.Counter != "blt" || !(c.runs(agents.PracticalName) || c.runs(agents.PracticalNoiseOffName)) {
+	uses := false
+	for _, a := range agentTable {
+		uses = uses || (a.SharedBLT && c.runs(a.Name))
+	}
+	if c.Counter != "blt" || !uses {
 		return nil, nil
 	}
 	b, err := counter.FitSqrtBLT(agents.PracticalCapacity(c.Episodes, c.BatchEvery), counter.DefaultBLTBuffers)
@@ -136,18 +122,6 @@ func (c *PracticalExpConfig) sharedBLT() (*counter.BLTParams, error) {
 		return nil, err
 	}
 	return &b, nil
-}
-
-// unitAgent returns the configuration of the practical curve sp (practical-ofu-rl, its theory
-// variant or its noise-off twin) with the shared BLT fit blt.
-func (c *PracticalExpConfig) unitAgent(sp practicalSpec, blt *counter.BLTParams) agents.PracticalConfig {
-	ac := c.agent(sp.eps, sp.K)
-	ac.NoiseOff = sp.agent == agents.PracticalNoiseOffName
-	ac.Theory = sp.agent == agents.PracticalTheoryName
-	if !ac.Theory {
-		ac.BLT = blt
-	}
-	return ac
 }
 
 // practicalGuarantee is a practical curve's privacy statement.

@@ -3,8 +3,8 @@ package lq
 import (
 	"fmt"
 	"math"
+	"strings"
 
-	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/bounds"
@@ -25,11 +25,8 @@ import (
 // The other settings are the reproduction's (lq spec §5.4): α = 0.05, λ = 1, 4 random starts
 // and 100 iterations of the optimistic search, R(k) reported at 1-2-5 steps up to K.
 func (Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
-	for _, a := range s.Agents {
-		switch a {
-		case agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName:
-			return PracticalSuite{}.PlanSpec(s, source)
-		}
+	if practicalSuiteAgent(s.Agents) {
+		return PracticalSuite{}.PlanSpec(s, source)
 	}
 	cfg, err := specConfig(s)
 	if err != nil {
@@ -57,16 +54,16 @@ func specConfig(s *engine.RunSpec) (*Config, error) {
 		return nil, err
 	}
 	for i, a := range s.Agents {
-		switch a {
-		case "ofu-rl":
+		r, ok := lookupAgent(a)
+		switch {
+		case !ok || !r.Paper:
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family lq (allowed: %s)", i, a, strings.Join(AgentNames(), ", "))
+		case !r.Private:
 			cfg.Epsilons = append(cfg.Epsilons, math.Inf(1))
-		case "private-ofu-rl":
-			if len(s.Privacy.Epsilons) == 0 {
-				return nil, fmt.Errorf("privacy.epsilons: required for the private agent private-ofu-rl (agents[%d]), each in %s", i, bounds.EpsilonRange)
-			}
-			cfg.Epsilons = append(cfg.Epsilons, s.Privacy.Epsilons...)
+		case len(s.Privacy.Epsilons) == 0:
+			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", a, i, bounds.EpsilonRange)
 		default:
-			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family lq (allowed: ofu-rl, private-ofu-rl, %s, %s, %s)", i, a, agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName)
+			cfg.Epsilons = append(cfg.Epsilons, s.Privacy.Epsilons...)
 		}
 	}
 	cfg.ReportAt = reportSteps(s.Episodes)
@@ -141,18 +138,15 @@ func practicalSpecConfig(s *engine.RunSpec) (*PracticalExpConfig, error) {
 		return nil, fmt.Errorf("multipliers.bonus: family practical-lq has no width multiplier (the practical agent's confidence set comes from the noise actually added; family lq scales the paper's agents' width), got %g; allowed: 1", s.Multipliers.Bonus)
 	}
 	for i, a := range s.Agents {
-		switch a {
-		case agents.PracticalName, agents.PracticalTheoryName, "private-ofu-rl":
-			if len(s.Privacy.Epsilons) == 0 {
-				return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", a, i, bounds.EpsilonRange)
-			}
-		case agents.PracticalNoiseOffName, "ofu-rl":
-		default:
-			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family practical-lq (allowed: %s, %s, %s, private-ofu-rl, ofu-rl)",
-				i, a, agents.PracticalName, agents.PracticalTheoryName, agents.PracticalNoiseOffName)
+		r, ok := lookupAgent(a)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("agents[%d]: unknown agent %q of family practical-lq (allowed: %s)", i, a, strings.Join(AgentNames(), ", "))
+		case r.Private && len(s.Privacy.Epsilons) == 0:
+			return nil, fmt.Errorf("privacy.epsilons: required for the private agent %s (agents[%d]), each in %s", a, i, bounds.EpsilonRange)
 		}
 		cfg.Agents = append(cfg.Agents, a)
-		if a == agents.PracticalTheoryName {
+		if r.Private && r.EpsilonsField == "theory_epsilons" {
 			cfg.TheoryEpsilons = append([]float64(nil), s.Privacy.Epsilons...)
 		}
 	}
