@@ -107,7 +107,7 @@ func TestRegisteredEnvRunsEndToEnd(t *testing.T) {
 	if _, err := r.PlanBlock(FamilyName, block, "test"); err != nil {
 		t.Errorf("configuration block: %v", err)
 	}
-	if _, err := (Family{}).Plan(block, "test"); err == nil || !strings.Contains(err.Error(), `unknown environment "chain" (allowed: riverswim, garnet, frozenlake4x4, frozenlake8x8, cliffwalking, taxi, file)`) {
+	if _, err := (Family{}).Plan(block, "test"); err == nil || !strings.Contains(err.Error(), `unknown environment "chain" (allowed: riverswim, garnet, frozenlake4x4, frozenlake8x8, cliffwalking, taxi, cliffwalking-private-support, taxi-private-support, file)`) {
 		t.Errorf("default registry: %v", err)
 	}
 }

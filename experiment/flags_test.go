@@ -41,7 +41,7 @@ func TestFlagsConfig(t *testing.T) {
 		{paperFlags("epsilon"), "--epsilon: has no effect for the non-private agent ucbvi"},
 		{func() Flags { f := paperFlags("beta"); f.Beta = 1; return f }(), "--beta: must be in (0, 1), got 1"},
 		{func() Flags { f := paperFlags("horizon"); f.Horizon = 0; return f }(), "env.horizon (--horizon): must be in [1, 10000], got 0"},
-		{func() Flags { f := paperFlags("env"); f.Env = "nowhere"; return f }(), `env.name: unknown environment "nowhere" (allowed: riverswim, garnet, frozenlake4x4, frozenlake8x8, cliffwalking, taxi, file)`},
+		{func() Flags { f := paperFlags("env"); f.Env = "nowhere"; return f }(), `env.name: unknown environment "nowhere" (allowed: riverswim, garnet, frozenlake4x4, frozenlake8x8, cliffwalking, taxi, cliffwalking-private-support, taxi-private-support, file)`},
 	} {
 		_, err := c.f.Config()
 		if !inputerr.Is(err) || !strings.HasPrefix(err.Error(), c.want) {
