@@ -1,4 +1,4 @@
-// Package experiment runs configured tabular experiments: one or more curves (an agent with a
+// Package tabular runs configured tabular experiments: one or more curves (an agent with a
 // privacy setting) over several seeds, in parallel, with exact per-episode regret, and writes
 // the results (CSV, manifest, plots) atomically into a run directory.
 //
@@ -6,7 +6,7 @@
 // (users: "users"/k; tie-breaking: "agent"/"tie"; each noise mechanism: "noise"/<name>), so the
 // same seed gives bit-identical results whatever the worker count. All agents of one seed face
 // the same users (common random numbers).
-package experiment
+package tabular
 
 import (
 	"fmt"

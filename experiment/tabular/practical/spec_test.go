@@ -42,7 +42,7 @@ func TestPlanSpec(t *testing.T) {
 		{"garnet density", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"reward_density": 0}}, Agents: []string{"ucbvi"}}, 0, "env.params.reward_density"},
 		{"garnet env seed", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"env_seed": 0}}, Agents: []string{"ucbvi"}}, 0, "env.params.env_seed"},
 		{"unknown env", engine.RunSpec{Env: engine.EnvSpec{Name: "chain"}, Agents: []string{"ucbvi"}}, 0, "env.name"},
-		{"env file", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "../../model/tabular/testdata/small.json"}, Agents: []string{"practical-jdp", "practical-ldp", "practical-psrl-jdp", "ucbvi"}, Privacy: eps}, (3*2 + 1) * 2, ""},
+		{"env file", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "../../../model/tabular/testdata/small.json"}, Agents: []string{"practical-jdp", "practical-ldp", "practical-psrl-jdp", "ucbvi"}, Privacy: eps}, (3*2 + 1) * 2, ""},
 		{"env file missing", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "m.yaml"}, Agents: []string{"ucbvi"}}, 0, "env.file"},
 		{"bad calibration", engine.RunSpec{Agents: []string{"dp-ucbvi-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Calibration: "paper"}}, 0, "privacy.calibration"},
 		{"bonus multiplier", engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: eps, Multipliers: engine.MultiplierSpec{Bonus: 2}}, 0, "multipliers.bonus"},

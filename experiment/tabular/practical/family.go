@@ -23,7 +23,7 @@ const SuiteName = "practical"
 // Suite is the practical tabular suite of family tabular (dprl's practical private agents
 // against UCBVI and the papers' DP-UCBVI on RiverSwim, Garnets and MDP files): its
 // configuration block is Config, its units are (curve, seed) runs. The tabular family
-// (package experiment) dispatches to it.
+// (package experiment/tabular) dispatches to it.
 type Suite struct{}
 
 // Listing returns the suite's part of the tabular family's `dprl list`: dprl's practical

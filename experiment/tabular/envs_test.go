@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"bytes"
@@ -121,7 +121,7 @@ func TestEnvsBuildEveryEnvironment(t *testing.T) {
 		e, _ := envs.Lookup(name)
 		s := &engine.RunSpec{Env: engine.EnvSpec{Name: name}}
 		if e.File {
-			s.Env.File = filepath.Join("..", "model", "tabular", "testdata", "riverswim.yaml")
+			s.Env.File = filepath.Join("..", "..", "model", "tabular", "testdata", "riverswim.yaml")
 		}
 		c := EnvConfig{Name: name}
 		if err := envs.Set(e, s, &c); err != nil {

@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/practical"
+	"github.com/dprl/dprl/experiment/tabular/practical"
 	"github.com/dprl/dprl/internal/bounds"
 )
 

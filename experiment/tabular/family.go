@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/practical"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/tabular/practical"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
