@@ -22,23 +22,6 @@ import (
 	model "github.com/dprl/dprl/model/tabular"
 )
 
-// EnvConfig selects an environment of the registry Envs; its numeric fields are the
-// environments' parameters, by their env.params names (the YAML names).
-type EnvConfig struct {
-	// Name is a registered environment: riverswim, garnet or file.
-	Name string `yaml:"name" json:"name"`
-	// Horizon is H (riverswim, garnet).
-	Horizon int `yaml:"horizon,omitempty" json:"horizon,omitempty"`
-	// Path is the MDP file (file).
-	Path string `yaml:"path,omitempty" json:"path,omitempty"`
-	// Garnet parameters.
-	States    int     `yaml:"states,omitempty" json:"states,omitempty"`
-	Actions   int     `yaml:"actions,omitempty" json:"actions,omitempty"`
-	Branching int     `yaml:"branching,omitempty" json:"branching,omitempty"`
-	Density   float64 `yaml:"reward_density,omitempty" json:"reward_density,omitempty"`
-	EnvSeed   uint64  `yaml:"env_seed,omitempty" json:"env_seed,omitempty"`
-}
-
 // BonusSpec selects a bonus preset and overrides.
 type BonusSpec struct {
 	// Preset is "practical" or "theory".

@@ -26,7 +26,7 @@ import (
 func (f Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	for _, name := range s.Agents {
 		if _, err := agents.LookupPractical(name); err == nil {
-			return practical.Suite{}.PlanSpec(s, source)
+			return practical.Suite{Envs: f.envs()}.PlanSpec(s, source)
 		}
 	}
 	cfg, err := specConfig(s, f.envs())
