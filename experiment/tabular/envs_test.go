@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,13 +103,95 @@ func TestRegisteredEnvRunsEndToEnd(t *testing.T) {
 		}
 	}
 
-	// A configuration block names it too; a family without it refuses it.
-	block := []byte("env: {name: chain, horizon: 4, states: 3}\nepisodes: 30\nseeds: [1]\ncurves: [{agent: ucbvi}]\n")
-	if _, err := r.PlanBlock(FamilyName, block, "test"); err != nil {
-		t.Errorf("configuration block: %v", err)
+	// A configuration block of either suite names it too; a family without it refuses it.
+	unknown := `unknown environment "chain" (allowed: riverswim, garnet, frozenlake4x4, frozenlake8x8, cliffwalking, taxi, file)`
+	for _, block := range []string{"env: {name: chain, horizon: 4, states: 3}\nepisodes: 30\nseeds: [1]\ncurves: [{agent: ucbvi}]\n",
+		"suite: practical\nname: c\nhorizon: 4\nepisodes: 30\nseeds: [1]\ndelta: 1.0e-5\ncurves: [{env: chain, params: {states: 3}, agent: practical-jdp, epsilon: 1}]\n"} {
+		if _, err := r.PlanBlock(FamilyName, []byte(block), "test"); err != nil {
+			t.Errorf("configuration block %q: %v", block, err)
+		}
+		if _, err := (Family{}).Plan([]byte(block), "test"); err == nil || !strings.Contains(err.Error(), unknown) {
+			t.Errorf("default registry, block %q: %v", block, err)
+		}
 	}
-	if _, err := (Family{}).Plan(block, "test"); err == nil || !strings.Contains(err.Error(), `unknown environment "chain" (allowed: riverswim, garnet, frozenlake4x4, frozenlake8x8, cliffwalking, taxi, file)`) {
-		t.Errorf("default registry: %v", err)
+}
+
+// TestRegisteredEnvRunsInBothSuites: the recipe of a new tabular environment (its model
+// constructor and one registration, chainEnv) reaches both suites of the family: a papers'
+// agent (ucbvi, dp-ucbvi-jdp; the papers' suite) and dprl's practical agents (practical-jdp and
+// practical-ucbvi; the practical suite) run on it through the same registry, with its
+// parameters, into complete run directories. Either suite building its models from any other
+// registry fails here (the default registry has no "chain").
+func TestRegisteredEnvRunsInBothSuites(t *testing.T) {
+	envs := Envs()
+	envs.Register(chainEnv())
+	r := &engine.Registry{}
+	r.Register(Family{Envs: envs})
+	m, err := chainEnv().New(EnvConfig{Name: "chain", States: 5, Horizon: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uniform := &model.Policy{Prob: make([][]float64, m.H)}
+	for h := range uniform.Prob {
+		uniform.Prob[h] = make([]float64, m.S*m.A)
+		for i := range uniform.Prob[h] {
+			uniform.Prob[h][i] = 1 / float64(m.A)
+		}
+	}
+	want := model.NewRegret(m).Of(uniform)
+	for _, c := range []struct {
+		suite  string
+		agents []string
+		csv    string
+	}{
+		{"papers'", []string{"ucbvi", "dp-ucbvi-jdp"}, "curves/chain/dp-ucbvi-jdp_eps_1_exact.csv"},
+		{"practical", []string{"practical-jdp", "practical-ucbvi"}, "curves/chain/practical-jdp_eps_1.csv"},
+	} {
+		s := &engine.RunSpec{Family: FamilyName, Env: engine.EnvSpec{Name: "chain", Params: map[string]float64{"states": 5, "horizon": 7}},
+			Agents: c.agents, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}, Runs: engine.Runs{Episodes: 40, Seeds: []uint64{1}}}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.PlanSpec(&engine.RunSpec{Family: FamilyName, Env: engine.EnvSpec{Name: "chain", Params: map[string]float64{"states": 30}},
+			Agents: c.agents, Privacy: s.Privacy, Runs: s.Runs}, "test"); err == nil || !strings.Contains(err.Error(), "env.params.states: must be an integer in [2, 20], got 30") {
+			t.Errorf("%s suite: the registered bounds are not applied: %v", c.suite, err)
+		}
+		p, err := r.PlanSpec(s, "test")
+		if err != nil {
+			t.Fatalf("%s suite: %v", c.suite, err)
+		}
+		dir := t.TempDir()
+		if _, err := engine.Execute(context.Background(), p, engine.Local{Workers: 2}, engine.RunOptions{Dir: dir}); err != nil {
+			t.Fatalf("%s suite: %v", c.suite, err)
+		}
+		var man struct {
+			Curves []struct {
+				Env       string `json:"env"`
+				Reference struct {
+					Regret float64 `json:"regret_per_episode"`
+				} `json:"reference"`
+			} `json:"curves"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &man); err != nil {
+			t.Fatal(err)
+		}
+		if len(man.Curves) != 2 || man.Curves[0].Env != "chain" || man.Curves[1].Env != "chain" {
+			t.Errorf("%s suite: manifest curves %+v, want 2 on chain", c.suite, man.Curves)
+		}
+		for _, f := range []string{c.csv, "regret_long.csv", "config.resolved.yaml", "summary.md"} {
+			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+				t.Errorf("%s suite: %v", c.suite, err)
+			}
+		}
+		// The chain's model, with the spec's parameters, is what ran: the uniform policy's
+		// regret the manifest reports is the chain's (S = 5, H = 7).
+		if got := man.Curves[0].Reference.Regret; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s suite: uniform-policy regret %g, want the chain's %g", c.suite, got, want)
+		}
 	}
 }
 
