@@ -68,7 +68,7 @@ func specConfig(s *engine.RunSpec, envs *tabenv.Registry) (*Config, error) {
 		m, err := e.New(ec)
 		if err != nil {
 			if e.File {
-				return nil, fmt.Errorf("env.file %s: %w", s.Env.File, errors.Unwrap(err))
+				return nil, fmt.Errorf("env.file: %s: %w", s.Env.File, errors.Unwrap(err))
 			}
 			return nil, err
 		}
