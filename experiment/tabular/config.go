@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
@@ -84,6 +85,12 @@ func (c *Config) registry() *TabularEnvs {
 	return Envs()
 }
 
+// takes reports whether the configuration's environment takes the parameter name.
+func (c *Config) takes(name string) bool {
+	e, ok := c.registry().Lookup(c.Env.Name)
+	return ok && slices.Contains(e.ParamNames(), name)
+}
+
 // ParseConfig reads a YAML (or JSON, which is YAML) experiment config strictly (unknown
 // fields, duplicate keys and a second document are errors). A field whose zero value means the
 // default (beta, bonus.multiplier, env.horizon, the names) may be omitted but not set to zero:
@@ -151,7 +158,7 @@ func (c *Config) defaults() {
 	if c.Env.Name == "" {
 		c.Env.Name = "riverswim"
 	}
-	if e, ok := c.registry().Lookup(c.Env.Name); c.Env.Horizon == 0 && !(ok && e.File) {
+	if c.Env.Horizon == 0 && c.takes("horizon") {
 		c.Env.Horizon = 20
 	}
 	for i := range c.Curves {
@@ -203,7 +210,7 @@ func (c *Config) Validate() error {
 		if c.Env.Path == "" {
 			return fmt.Errorf("env.path: required for env %s", e.Name)
 		}
-	case c.Env.Horizon < 1 || c.Env.Horizon > 10000:
+	case c.takes("horizon") && (c.Env.Horizon < 1 || c.Env.Horizon > 10000):
 		return fmt.Errorf("env.horizon: must be in [1, 10000], got %d", c.Env.Horizon)
 	}
 	if err := c.Bonus.validate("bonus"); err != nil {
