@@ -215,3 +215,45 @@ func TestEnvsBuildEveryEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselinesDoNotDependOnTheirNeighbours: the papers' ucbvi and dp-ucbvi-jdp give the same
+// regret, seed by seed and episode by episode, whether a RunSpec lists them alone (the papers'
+// suite) or beside a practical agent (the practical suite, which hosts them as its baselines):
+// their bonus, calibration and streams are the same in both suites. (Their curve records still
+// differ by suite: label "dp-ucbvi-jdp eps=1 exact" against "dp-ucbvi-jdp eps=1", the
+// environment's directory, garnet-S4-A2-b3-seed1 against garnet-1, and the suite's extras.)
+func TestBaselinesDoNotDependOnTheirNeighbours(t *testing.T) {
+	r := &engine.Registry{}
+	r.Register(Family{})
+	run := func(agents ...string) string {
+		s := &engine.RunSpec{Family: FamilyName, Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"horizon": 5, "states": 4, "actions": 2}},
+			Agents: agents, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}, Runs: engine.Runs{Episodes: 60, Seeds: []uint64{1, 2}}}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.PlanSpec(s, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if _, err := engine.Execute(context.Background(), p, engine.Local{Workers: 2}, engine.RunOptions{Dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	alone, beside := run("ucbvi", "dp-ucbvi-jdp"), run("ucbvi", "dp-ucbvi-jdp", "practical-jdp")
+	for _, f := range [][2]string{{"curves/garnet-S4-A2-b3-seed1/ucbvi.csv", "curves/garnet-1/ucbvi.csv"},
+		{"curves/garnet-S4-A2-b3-seed1/dp-ucbvi-jdp_eps_1_exact.csv", "curves/garnet-1/dp-ucbvi-jdp_eps_1.csv"}} {
+		a, err := os.ReadFile(filepath.Join(alone, f[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(beside, f[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s alone and %s beside practical-jdp differ", f[0], f[1])
+		}
+	}
+}
