@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dprl/dprl/model/tabular/gymenvs"
 	"github.com/dprl/dprl/report"
 )
 
@@ -101,7 +100,7 @@ func (r *Result) benchmarkSummary(b *bytes.Buffer) (string, error) {
 	for _, group := range r.groups() {
 		u := r.Uniform[group]
 		head := fmt.Sprintf("\n## %s (uniform policy: %.4f per episode)\n\n", group, u)
-		if m, err := gymenvs.Load(group); err == nil {
+		if m, ok := r.shapes[group]; ok {
 			head = fmt.Sprintf("\n## %s: S = %d, A = %d, H = %d (uniform policy: %.4f regret per episode; JDP lower-bound term H·S·A/ε = %d at ε = 1)\n\n",
 				group, m.S, m.A, m.H, u, m.H*m.S*m.A)
 		}

@@ -215,11 +215,12 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 
 // result assembles the Result from the units' results (every unit is required).
 func (p *plan) result(c *engine.Collection) (*Result, error) {
-	res := &Result{Config: p.cfg, Workers: c.Workers, Seconds: c.Seconds, Uniform: map[string]float64{}}
+	res := &Result{Config: p.cfg, Workers: c.Workers, Seconds: c.Seconds, Uniform: map[string]float64{}, shapes: map[string]shape{}}
 	for ci, tmpl := range p.curves {
 		cv := *tmpl
 		if _, ok := res.Uniform[cv.Group]; !ok {
-			res.Uniform[cv.Group] = uniformRegret(p.envs[ci])
+			m := p.envs[ci]
+			res.Uniform[cv.Group], res.shapes[cv.Group] = uniformRegret(m), shape{m.S, m.A, m.H}
 		}
 		res.Curves = append(res.Curves, &cv)
 		cv.Runs = make([]SeedRun, len(tmpl.seeds))

@@ -73,7 +73,12 @@ type Result struct {
 	Output rundir.Options `json:"-"`
 	// Inputs are the input files recorded in the manifest (the configuration file).
 	Inputs []rundir.Input `json:"-"`
+	// shapes are the sizes of each group's model (the benchmark summary's headers).
+	shapes map[string]shape
 }
+
+// shape is the size of a model: states, actions, horizon.
+type shape struct{ S, A, H int }
 
 // Options control execution only.
 type Options struct {
