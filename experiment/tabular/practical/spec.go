@@ -15,10 +15,11 @@ import (
 // PlanSpec plans a RunSpec of family tabular whose agents are dprl's practical tabular agents
 // (and the baselines of their reproduction).
 //
-//   - env: riverswim (default; params horizon), garnet (params horizon, states, actions,
-//     branching, reward_density, env_seed; a time-homogeneous Garnet, as in the reproduction)
-//     or file (an MDP file with its own H; no params). The practical agents pool their
-//     statistics over h when the model is time-homogeneous and keep them per step otherwise.
+//   - env: an environment of the family's registry (Suite.Envs, package tabenv; the same as
+//     the papers' suite): riverswim (default; params horizon), garnet (params horizon, states,
+//     actions, branching, reward_density, env_seed; time-homogeneous), the Gymnasium tables or
+//     file (an MDP file with its own H; no params). The practical agents pool their statistics
+//     over h when the model is time-homogeneous and keep them per step otherwise.
 //   - agents: dprl's practical tabular agents (practical-jdp, practical-jdp-theory,
 //     practical-jdp-plugin, practical-ldp, practical-ldp-plugin, practical-psrl-jdp,
 //     practical-ucbvi, practical-psrl) and the baselines of the reproduction (ucbvi,
