@@ -257,3 +257,59 @@ func TestBaselinesDoNotDependOnTheirNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestPracticalAgentsRunOnEveryEnvironment: dprl's practical agents plan on every registered
+// environment (the practical suite builds each model through the family's registry, with its
+// defaults; a file environment from a model file), and run end to end on the small ones.
+func TestPracticalAgentsRunOnEveryEnvironment(t *testing.T) {
+	r := &engine.Registry{}
+	r.Register(Family{})
+	envs := Envs()
+	for _, name := range envs.Names() {
+		e, _ := envs.Lookup(name)
+		s := &engine.RunSpec{Family: FamilyName, Env: engine.EnvSpec{Name: name}, Agents: []string{"practical-jdp", "practical-ucbvi"},
+			Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}, Runs: engine.Runs{Episodes: 20, Seeds: []uint64{1}}}
+		if e.File {
+			s.Env.File = filepath.Join("..", "..", "model", "tabular", "testdata", "riverswim.yaml")
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		p, err := r.PlanSpec(s, "test")
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if n := len(p.Units()); n != 2 {
+			t.Errorf("%s: %d units, want 2", name, n)
+		}
+		c := EnvConfig{Name: name}
+		if err := envs.Set(e, s, &c); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := e.New(c); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		} else if m.S*m.A > 100 {
+			continue // planned; too large to run in the quick suite
+		}
+		dir := t.TempDir()
+		if _, err := engine.Execute(context.Background(), p, engine.Local{Workers: 2}, engine.RunOptions{Dir: dir}); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		var man struct {
+			Curves []struct {
+				Agent string `json:"agent"`
+				CSV   string `json:"csv"`
+			} `json:"curves"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+		if err == nil {
+			err = json.Unmarshal(data, &man)
+		}
+		if err != nil || len(man.Curves) != 2 || man.Curves[0].Agent != "practical-jdp" {
+			t.Errorf("%s: manifest curves %+v (%v)", name, man.Curves, err)
+		}
+	}
+}
