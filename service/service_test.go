@@ -16,8 +16,8 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
@@ -29,7 +29,7 @@ const (
 
 func registry() *engine.Registry {
 	r := &engine.Registry{}
-	r.Register(experiment.Family{})
+	r.Register(tabexp.Family{})
 	return r
 }
 

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
-	expfam "github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	expfam "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/service/store"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	agents "github.com/dprl/dprl/agents/tabular"
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/internal/inputerr"
 )
 
@@ -18,7 +18,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 		Short:         "Differentially private exploration in reinforcement learning",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       experiment.Version,
+		Version:       tabexp.Version,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -38,14 +38,14 @@ func runConfigFlags() []string {
 
 // newRunCmd is `dprl run`: a configuration file (any family's RunSpec or sweep block), the
 // shared flags (engine.RunFlags → RunSpec → the family), or the papers' tabular agents' flags
-// (experiment.Flags).
+// (tabexp.Flags).
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var (
 		configPath, out string
 		workers         int
 		quiet           bool
 		o               outputFlags
-		fl              experiment.Flags // every flag of the run but the ones above
+		fl              tabexp.Flags // every flag of the run but the ones above
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -62,7 +62,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err := rejectChanged(cmd, "beside --config (set it in the configuration file)", runConfigFlags()...); err != nil {
 					return err
 				}
-				fam, block, inputs, err := engine.ReadRunConfig(configPath, experiment.FamilyName)
+				fam, block, inputs, err := engine.ReadRunConfig(configPath, tabexp.FamilyName)
 				if err != nil {
 					return err
 				}
@@ -72,11 +72,11 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				l.Inputs = inputs
 				return runPrint(stdout, l, func() (*engine.Planned, error) { return newRegistry().PlanBlock(fam, block, configPath) })
 			}
-			if _, err := agents.LookupPractical(fl.Agent); family != experiment.FamilyName || err == nil {
+			if _, err := agents.LookupPractical(fl.Agent); family != tabexp.FamilyName || err == nil {
 				if _, err := newRegistry().Lookup(family); err != nil {
 					return inputerr.New("--family: %v", err)
 				}
-				f := experiment.SpecFlags(fl.RunFlags)
+				f := tabexp.SpecFlags(fl.RunFlags)
 				f.Changed, f.Value = ch, func(flag string) string { return cmd.Flags().Lookup(flag).Value.String() }
 				s, err := f.Spec()
 				if err != nil {
@@ -93,14 +93,14 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 				return err
 			}
 			if !ch("out") {
-				l.Out, l.OutSet = engine.DefaultRunDir(experiment.FamilyName, fl.Agent, cfg), true
+				l.Out, l.OutSet = engine.DefaultRunDir(tabexp.FamilyName, fl.Agent, cfg), true
 			}
-			return runPrint(stdout, l, func() (*engine.Planned, error) { return experiment.PlanConfig(cfg) })
+			return runPrint(stdout, l, func() (*engine.Planned, error) { return tabexp.PlanConfig(cfg) })
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&configPath, "config", "", "YAML experiment file (overrides the other flags); its family: selects the agent family (default tabular)")
-	f.StringVar(&fl.Family, "family", experiment.FamilyName, "agent family (see dprl list); the shared flags (--env, --env-file, --env-param, --agent, --epsilon, --delta, --calibration, --noise, --multiplier, --episodes, --seeds) work for every family")
+	f.StringVar(&fl.Family, "family", tabexp.FamilyName, "agent family (see dprl list); the shared flags (--env, --env-file, --env-param, --agent, --epsilon, --delta, --calibration, --noise, --multiplier, --episodes, --seeds) work for every family")
 	f.StringVar(&out, "out", "", "run directory (default: runs/<name> of --config; from flags, runs/<family>-<agent>-<hash of the configuration>)")
 	f.StringVar(&fl.Env, "env", "riverswim", "environment (tabular: riverswim, garnet or file; other families: dprl list, default the family's reference environment)")
 	f.StringVar(&fl.EnvFile, "env-file", "", "model file (JSON or YAML) for --env file")

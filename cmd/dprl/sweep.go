@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/internal/inputerr"
 )
 
@@ -43,7 +43,7 @@ func newSweepPlanCmd(stdout io.Writer) *cobra.Command {
 			if shards < 1 || shards > engine.MaxShards {
 				return inputerr.New("--shards: must be in [1, %d], got %d", engine.MaxShards, shards)
 			}
-			p, _, err := newRegistry().LoadSweep(args[0], experiment.FamilyName)
+			p, _, err := newRegistry().LoadSweep(args[0], tabexp.FamilyName)
 			if err == nil {
 				engine.WriteUnits(stdout, p, shards)
 			}
@@ -125,7 +125,7 @@ func loadSweepInto(config, out, outIs string) (*engine.Planned, engine.Source, e
 	if out == "" {
 		return nil, engine.Source{}, inputerr.New("--out: required (%s)", outIs)
 	}
-	return newRegistry().LoadSweep(config, experiment.FamilyName)
+	return newRegistry().LoadSweep(config, tabexp.FamilyName)
 }
 
 // clusterFlags are the flags shared by `sweep slurm` and `sweep k8s`.
@@ -184,7 +184,7 @@ func newSweepSlurmCmd(stdout io.Writer) *cobra.Command {
 		outHelp: "the sweep's run directory, on a filesystem every node mounts at the same path (ASCII letters, digits and / . _ - + , = @ : ~ only: it is written in #SBATCH --output lines)",
 		dirHelp: "where to write the files (default OUT/slurm)",
 		write: func(r *engine.Registry, c *engine.Cluster, config, dir string) ([]string, string, error) {
-			paths, submit, err := r.WriteSlurm(c, config, experiment.FamilyName, dir)
+			paths, submit, err := r.WriteSlurm(c, config, tabexp.FamilyName, dir)
 			return paths, fmt.Sprintf("submit with: bash %s\n", engine.ShellWord(submit)), err
 		},
 	}.command(stdout, &c)
@@ -207,7 +207,7 @@ func newSweepK8sCmd(stdout io.Writer) *cobra.Command {
 		outHelp: "the sweep's run directory on the claim: relative to it (the pods see MOUNT/OUT) or an absolute path under --mount",
 		dirHelp: "where to write the manifests (default ./k8s)",
 		write: func(r *engine.Registry, c *engine.Cluster, config, dir string) ([]string, string, error) {
-			paths, run, merge, err := r.WriteK8s(c, config, experiment.FamilyName, dir)
+			paths, run, merge, err := r.WriteK8s(c, config, tabexp.FamilyName, dir)
 			if err != nil {
 				return paths, "", err
 			}

@@ -5,11 +5,11 @@
 package families
 
 import (
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
 	explin "github.com/dprl/dprl/experiment/linmdp"
 	lmexp "github.com/dprl/dprl/experiment/linmix"
 	explq "github.com/dprl/dprl/experiment/lq"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 )
 
 // New returns the registry of the families: tabular (with dprl's practical suite), lq (with
@@ -17,7 +17,7 @@ import (
 // of a family.
 func New() *engine.Registry {
 	r := &engine.Registry{}
-	r.Register(experiment.Family{})
+	r.Register(tabexp.Family{})
 	r.Register(explq.Family{})
 	r.Register(lmexp.Family{})
 	r.Register(explin.Family{})

@@ -93,11 +93,11 @@ __all__ = [
 Server = Union[LocalServer, Client, None]
 
 POINTS = 500
-"""experiment/practical.Points: the checkpoints stored per run."""
+"""experiment/tabular/practical.Points: the checkpoints stored per run."""
 
 
 def checkpoints(K: int) -> list[int]:
-    """experiment/practical.Checkpoints: min(500, K) episodes (i+1)·K/n, i = 0 … n−1."""
+    """experiment/tabular/practical.Checkpoints: min(500, K) episodes (i+1)·K/n, i = 0 … n−1."""
     n = min(POINTS, K)
     return [(i + 1) * K // n for i in range(n)]
 

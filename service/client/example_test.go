@@ -6,8 +6,8 @@ import (
 	"net/http/httptest"
 	"os"
 
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
@@ -19,7 +19,7 @@ func ExampleSimulate() {
 	dir, _ := os.MkdirTemp("", "dprl-example")
 	defer os.RemoveAll(dir)
 	reg := &engine.Registry{}
-	reg.Register(experiment.Family{})
+	reg.Register(tabexp.Family{})
 	s, err := service.New(service.Config{Dir: dir, Registry: reg, AdminToken: "admin-0123456789abcdef", ClientToken: "client-0123456789abcdef", Seeded: true})
 	if err != nil {
 		fmt.Println(err)

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 )
 
 // capture is a protocol.Remote serving one fixed policy and recording every report's bytes.
@@ -33,7 +33,7 @@ func (c *capture) Submit(_ context.Context, _ int, r protocol.Report, _ float64)
 func userReports(t *testing.T, st engine.Streams, noiseName string) [][]byte {
 	t.Helper()
 	reg := &engine.Registry{}
-	reg.Register(experiment.Family{})
+	reg.Register(tabexp.Family{})
 	spec := engine.RunSpec{Family: "tabular", Name: "simulated", Agents: []string{"practical-ldp"}, Runs: engine.Runs{Episodes: 10},
 		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 6}},
 		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5, Noise: noiseName}}

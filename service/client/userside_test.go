@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/tabular"
-	"github.com/dprl/dprl/experiment"
 	"github.com/dprl/dprl/experiment/engine"
+	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
@@ -33,7 +33,7 @@ type tamperingServer struct {
 func newTamperingServer(t *testing.T, seeded bool, tamper func(us map[string]any) any) (*tamperingServer, *engine.Registry) {
 	t.Helper()
 	reg := &engine.Registry{}
-	reg.Register(experiment.Family{})
+	reg.Register(tabexp.Family{})
 	s, err := service.New(service.Config{Dir: t.TempDir(), Registry: reg, AdminToken: testAdmin, ClientToken: testClient, Seeded: seeded})
 	if err != nil {
 		t.Fatal(err)

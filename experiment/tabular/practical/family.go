@@ -10,6 +10,7 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/tabular/tabenv"
 	model "github.com/dprl/dprl/model/tabular"
 	"github.com/dprl/dprl/privacy/ledger"
 )
@@ -23,8 +24,20 @@ const SuiteName = "practical"
 // Suite is the practical tabular suite of family tabular (dprl's practical private agents
 // against UCBVI and the papers' DP-UCBVI on RiverSwim, Garnets and MDP files): its
 // configuration block is Config, its units are (curve, seed) runs. The tabular family
-// (package experiment) dispatches to it.
-type Suite struct{}
+// (package experiment/tabular) dispatches to it.
+type Suite struct {
+	// Envs are the family's environments (nil: tabenv.New()); the family passes its own, so
+	// an environment registered there runs in this suite too.
+	Envs *tabenv.Registry
+}
+
+// envs returns the suite's environment registry.
+func (s Suite) envs() *tabenv.Registry {
+	if s.Envs != nil {
+		return s.Envs
+	}
+	return tabenv.New()
+}
 
 // Listing returns the suite's part of the tabular family's `dprl list`: dprl's practical
 // agents and where they run.
@@ -34,7 +47,7 @@ func (Suite) Listing() engine.Listing {
 		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.Description})
 	}
 	l.Notes = []string{"dprl's practical agents run on every environment above: dprl run --agent practical-jdp …, or suite: practical in a",
-		"  configuration block (the reproduction's grid with garnet.env_seeds, or curves: [{env, env_seed, file, agent, epsilon}])."}
+		"  configuration block (the reproduction's grid with garnet.env_seeds, or curves: [{env, params, file, agent, epsilon}])."}
 	return l
 }
 
@@ -65,8 +78,9 @@ func (Suite) ApplyOptions(repro string, block []byte, set map[string]string) ([]
 }
 
 // Plan plans a suite block: a Config (strict decode, validated).
-func (Suite) Plan(block []byte, source string) (engine.Plan, error) {
-	return engine.PlanBlock(block, ParseConfig, newPlan)
+func (s Suite) Plan(block []byte, source string) (engine.Plan, error) {
+	envs := s.envs()
+	return engine.PlanBlock(block, func(b []byte) (*Config, error) { return parseConfig(b, envs) }, newPlan)
 }
 
 // Reproductions returns the suite's embedded reproductions: `practical-tabular` is
@@ -109,6 +123,10 @@ type unitSpec struct {
 	EnvSHA string `json:"env_sha256,omitempty"`
 	// Noise is "secure" for the Secure source (omitted: seeded, as every reproduction).
 	Noise string `json:"noise,omitempty"`
+	// Params are the environment's other parameters (those horizon, env_seed and garnet do
+	// not record: none for riverswim, garnet and the tables, so their unit IDs are those of
+	// the runs before the one registry).
+	Params map[string]float64 `json:"env_params,omitempty"`
 }
 
 // unitResult is what one (curve, seed) unit records: the seed's run and the accountant's
@@ -124,7 +142,11 @@ func newPlan(cfg *Config) (*plan, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	p := &plan{cfg: cfg, curves: cfg.curves()}
+	curves, err := cfg.curves()
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{cfg: cfg, curves: curves}
 	for ci, cv := range p.curves {
 		m, err := cfg.env(cv)
 		if err != nil {
@@ -147,16 +169,24 @@ func newPlan(cfg *Config) (*plan, error) {
 		if cfg.Noise == "secure" {
 			us.Noise = cfg.Noise
 		}
-		if cv.EnvSeed != 0 {
+		us.Params = tabenv.Params(cfg.registry(), cv.Env)
+		if h, ok := us.Params["horizon"]; ok {
+			us.Horizon = int(h)
+		}
+		delete(us.Params, "horizon")
+		delete(us.Params, "env_seed")
+		if cv.Env.Name == "garnet" {
 			g := cfg.Garnet
 			g.Seeds, g.EnvSeeds = nil, nil
+			g.States, g.Actions, g.Branching, g.RewardDensity = cv.Env.States, cv.Env.Actions, cv.Env.Branching, cv.Env.Density
 			us.Garnet = &g
+			us.Params = nil
 		}
 		spec, err := json.Marshal(us)
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
 		}
-		for si, seed := range cfg.seedsOf(cv) {
+		for si, seed := range cv.seeds {
 			p.index = append(p.index, [2]int{ci, si})
 			p.units = append(p.units, engine.Unit{Cell: cv.Group + "/" + cv.Label, Spec: spec, Seed: seed, Cost: int64(cv.Episodes)})
 		}
@@ -185,14 +215,15 @@ func (p *plan) Run(ctx context.Context, i int, st engine.Streams, rec *engine.Re
 
 // result assembles the Result from the units' results (every unit is required).
 func (p *plan) result(c *engine.Collection) (*Result, error) {
-	res := &Result{Config: p.cfg, Workers: c.Workers, Seconds: c.Seconds, Uniform: map[string]float64{}}
+	res := &Result{Config: p.cfg, Workers: c.Workers, Seconds: c.Seconds, Uniform: map[string]float64{}, shapes: map[string]shape{}}
 	for ci, tmpl := range p.curves {
 		cv := *tmpl
 		if _, ok := res.Uniform[cv.Group]; !ok {
-			res.Uniform[cv.Group] = uniformRegret(p.envs[ci])
+			m := p.envs[ci]
+			res.Uniform[cv.Group], res.shapes[cv.Group] = uniformRegret(m), shape{m.S, m.A, m.H, m.PublicSupport}
 		}
 		res.Curves = append(res.Curves, &cv)
-		cv.Runs = make([]SeedRun, len(p.cfg.seedsOf(tmpl)))
+		cv.Runs = make([]SeedRun, len(tmpl.seeds))
 	}
 	for i, ix := range p.index {
 		var ur unitResult

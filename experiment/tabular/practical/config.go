@@ -11,16 +11,15 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/tabular/tabenv"
 	"github.com/dprl/dprl/internal/boundedread"
 	"github.com/dprl/dprl/internal/bounds"
 	"github.com/dprl/dprl/internal/strictdecode"
-	"github.com/dprl/dprl/model/tabular/gymenvs"
 )
 
 //go:embed configs/practical-tabular.yaml
@@ -70,15 +69,30 @@ type Config struct {
 	// Inputs are the files this configuration was read from (LoadConfig), with their SHA-256;
 	// they are recorded in the manifest.
 	Inputs []rundir.Input `yaml:"-" json:"-"`
+	// envs is the environment registry the curves' environments are resolved through and
+	// built with (nil: the family's, tabenv.New); Suite.Envs sets it.
+	envs *tabenv.Registry
+}
+
+// registry returns the environment registry of the configuration.
+func (c *Config) registry() *tabenv.Registry {
+	if c.envs == nil {
+		c.envs = tabenv.New()
+	}
+	return c.envs
 }
 
 // CurveSpec is one curve of a configuration with explicit curves (Config.Curves).
 type CurveSpec struct {
-	// Env is "riverswim" (horizon), "garnet" (horizon and the garnet block's shape) or "file"
-	// (an MDP file with its own horizon; statistics pooled over h only when the file's model is
-	// time-homogeneous).
+	// Env is an environment of the family's registry (package tabenv; dprl list): riverswim,
+	// garnet, a Gymnasium toy-text table or file (an MDP file with its own horizon; statistics
+	// pooled over h only when the file's model is time-homogeneous).
 	Env string `yaml:"env" json:"env"`
-	// EnvSeed is the Garnet's seed, >= 1 (garnet only).
+	// Params are the environment's parameters (env.params: dprl list names them). Omitted
+	// ones take, in turn, the configuration's horizon (for an environment with a horizon), the
+	// garnet block's shape (for garnet) and the registry's defaults.
+	Params map[string]float64 `yaml:"params,omitempty" json:"params,omitempty"`
+	// EnvSeed is the old spelling of params.env_seed (still read).
 	EnvSeed uint64 `yaml:"env_seed,omitempty" json:"env_seed,omitempty"`
 	// File is the MDP file (env file only; JSON or YAML, model/tabular.File; its own H).
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
@@ -140,8 +154,11 @@ func LoadConfig(path string) (*Config, error) {
 
 // ParseConfig parses YAML strictly (strictdecode: unknown fields, duplicate keys and a second
 // document are errors; a value of the wrong type is reported under its field) and validates it.
-func ParseConfig(data []byte) (*Config, error) {
-	var c Config
+func ParseConfig(data []byte) (*Config, error) { return parseConfig(data, nil) }
+
+// parseConfig is ParseConfig with the environment registry envs (nil: tabenv.New()).
+func parseConfig(data []byte, envs *tabenv.Registry) (*Config, error) {
+	c := Config{envs: envs}
 	if err := strictdecode.Decode(data, "yaml", &c); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -242,32 +259,7 @@ func (c *Config) validateCurves() error {
 	if len(c.Curves) > MaxCurves {
 		return fmt.Errorf("curves: at most %d curves, got %d", MaxCurves, len(c.Curves))
 	}
-	garnet := false
-	seen := map[CurveSpec]bool{}
 	for i, cv := range c.Curves {
-		switch env := cv.Env; {
-		case env == "riverswim", env == "file":
-			if cv.EnvSeed != 0 {
-				return fmt.Errorf("curves[%d].env_seed: only for env garnet, got %d", i, cv.EnvSeed)
-			}
-			if (cv.Env == "file") != (cv.File != "") {
-				return fmt.Errorf("curves[%d].file: an MDP file path for env file, and only for it (env %s, file %q)", i, cv.Env, cv.File)
-			}
-		case slices.Contains(gymenvs.Names(), env):
-			if cv.EnvSeed != 0 || cv.File != "" {
-				return fmt.Errorf("curves[%d]: env %s takes neither env_seed nor file", i, cv.Env)
-			}
-		case env == "garnet":
-			if cv.File != "" {
-				return fmt.Errorf("curves[%d].file: only for env file, got %q", i, cv.File)
-			}
-			if cv.EnvSeed < 1 || cv.EnvSeed > 1<<52 {
-				return fmt.Errorf("curves[%d].env_seed: must be in [1, 2^52], got %d", i, cv.EnvSeed)
-			}
-			garnet = true
-		default:
-			return fmt.Errorf("curves[%d].env: unknown environment %q (allowed: riverswim, garnet, file, %s)", i, cv.Env, strings.Join(gymenvs.Names(), ", "))
-		}
 		if cv.Episodes != 0 {
 			if err := checkEpisodes(fmt.Sprintf("curves[%d].episodes", i), cv.Episodes); err != nil {
 				return err
@@ -282,13 +274,7 @@ func (c *Config) validateCurves() error {
 		case !private && cv.Epsilon != 0:
 			return fmt.Errorf("curves[%d].epsilon: %s is not private (omit ε), got %g", i, cv.Agent, cv.Epsilon)
 		}
-		if seen[cv] {
-			return fmt.Errorf("curves[%d]: curve %s %s ε=%g listed twice", i, cv.Env, cv.Agent, cv.Epsilon)
-		}
-		seen[cv] = true
 	}
-	if garnet {
-		return c.validateGarnetShape()
-	}
-	return nil
+	_, err := c.curves() // every environment through the registry; each curve once
+	return err
 }

@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/practical"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/tabular/practical"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -106,7 +106,7 @@ func (Family) ApplyOptions(repro string, block []byte, set map[string]string) ([
 // resolved through f's environments).
 func (f Family) Plan(block []byte, source string) (engine.Plan, error) {
 	return practicalSuite.Plan(block, func(rest []byte) (engine.Plan, error) {
-		return practical.Suite{}.Plan(rest, source)
+		return practical.Suite{Envs: f.envs()}.Plan(rest, source)
 	}, func(block []byte) (engine.Plan, error) {
 		cfg, err := parseConfig(block, f.envs())
 		if err != nil {
@@ -282,6 +282,6 @@ func (Family) Resize(block []byte, episodes int, seeds []uint64) ([]byte, error)
 
 // Session implements engine.Servable: dprl's practical tabular agents and the baselines of
 // their suite are served (the practical suite builds them).
-func (Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
-	return practical.Suite{}.Session(s, st)
+func (f Family) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
+	return practical.Suite{Envs: f.envs()}.Session(s, st)
 }

@@ -7,12 +7,15 @@ import (
 // Session builds the one agent of a served RunSpec of the suite (engine.Servable) with the
 // streams st, through the same specConfig, environment and build as a unit of `dprl run`, so a
 // served experiment with the run's seed publishes the run's policies.
-func (Suite) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
-	cfg, err := specConfig(s)
+func (u Suite) Session(s *engine.RunSpec, st engine.Streams) (engine.Served, error) {
+	cfg, err := specConfig(s, u.envs())
 	if err != nil {
 		return engine.Served{}, err
 	}
-	cs := cfg.curves()
+	cs, err := cfg.curves()
+	if err != nil {
+		return engine.Served{}, err
+	}
 	cv := cs[0]
 	m, err := cfg.env(cv)
 	if err != nil {

@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/practical"
+	"github.com/dprl/dprl/experiment/tabular/practical"
 	"github.com/dprl/dprl/internal/bounds"
 )
 
@@ -26,7 +26,7 @@ import (
 func (f Family) PlanSpec(s *engine.RunSpec, source string) (engine.Plan, error) {
 	for _, name := range s.Agents {
 		if _, err := agents.LookupPractical(name); err == nil {
-			return practical.Suite{}.PlanSpec(s, source)
+			return practical.Suite{Envs: f.envs()}.PlanSpec(s, source)
 		}
 	}
 	cfg, err := specConfig(s, f.envs())

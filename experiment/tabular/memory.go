@@ -1,10 +1,10 @@
-package experiment
+package tabular
 
 import (
 	"fmt"
 
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/practical"
+	"github.com/dprl/dprl/experiment/tabular/practical"
 	"github.com/dprl/dprl/internal/membudget"
 )
 

@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/rundir"
+	"github.com/dprl/dprl/experiment/tabular/tabenv"
 	model "github.com/dprl/dprl/model/tabular"
-	"github.com/dprl/dprl/model/tabular/gymenvs"
 	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
@@ -30,6 +31,12 @@ type Curve struct {
 	EnvSeed  uint64  `json:"env_seed,omitempty"`
 	// File is the MDP file of env file.
 	File string `json:"file,omitempty"`
+	// Env is the curve's environment, resolved through the registry (its name and
+	// parameters): what the curve's model is built from.
+	Env tabenv.Config `json:"-"`
+	// seeds are the curve's seeds (the configuration's, or garnet.seeds for the grid's
+	// Garnets).
+	seeds []uint64
 	// Privacy is the accountant's statement (one line).
 	Privacy string `json:"privacy"`
 	// Guarantee is the privacy ledger's report (the one privacy object of the manifest).
@@ -66,6 +73,15 @@ type Result struct {
 	Output rundir.Options `json:"-"`
 	// Inputs are the input files recorded in the manifest (the configuration file).
 	Inputs []rundir.Input `json:"-"`
+	// shapes are the sizes of each group's model (the benchmark summary's headers).
+	shapes map[string]shape
+}
+
+// shape is the size of a model: states, actions, horizon.
+type shape struct {
+	S, A, H int
+	// PublicSupport: the model's transition support is public structure.
+	PublicSupport bool
 }
 
 // Options control execution only.
@@ -87,90 +103,148 @@ func Checkpoints(K int) []int {
 	return out
 }
 
-// curves returns the configuration's curves: the explicit ones (Config.Curves; group
-// "riverswim" or "garnet-<seed>", K = episodes) or the reproduction's grid.
-func (c *Config) curves() []*Curve {
+// curves returns the configuration's curves, each with its environment resolved through the
+// registry: the explicit ones (Config.Curves; group: the environment's name, with
+// "-<env_seed>" for an environment seeded by env_seed; K = episodes) or the reproduction's grid.
+func (c *Config) curves() ([]*Curve, error) {
 	var cs []*Curve
-	add := func(group, agent string, eps float64, K int, env uint64) *Curve {
+	add := func(group, agent string, eps float64, K int, env tabenv.Config, seeds []uint64) *Curve {
 		l := agent
 		if eps > 0 {
 			l = fmt.Sprintf("%s eps=%g", agent, eps)
 		}
-		cv := &Curve{Group: group, Label: l, Agent: agent, Epsilon: eps, Episodes: K, EnvSeed: env}
+		cv := &Curve{Group: group, Label: l, Agent: agent, Epsilon: eps, Episodes: K, Env: env, seeds: seeds}
 		cs = append(cs, cv)
 		return cv
 	}
 	K := c.Episodes
 	if len(c.Curves) > 0 {
-		for _, cv := range c.Curves {
-			group := cv.Env
-			if cv.Env == "garnet" {
-				group = fmt.Sprintf("garnet-%d", cv.EnvSeed)
+		groups := map[string]tabenv.Config{}
+		cells := map[string]bool{}
+		for i, cs := range c.Curves {
+			env, seeded, err := c.curveEnv(i, cs)
+			if err != nil {
+				return nil, err
 			}
+			group := cs.Env
+			if seeded {
+				group = fmt.Sprintf("%s-%d", cs.Env, env.EnvSeed)
+			}
+			if g, ok := groups[group]; ok && g != env {
+				return nil, fmt.Errorf("curves[%d].params: environment %s with other parameters than an earlier curve of group %s (one configuration per environment and env_seed)", i, cs.Env, group)
+			}
+			groups[group] = env
 			k := K
-			if cv.Episodes != 0 {
-				k = min(cv.Episodes, K)
+			if cs.Episodes != 0 {
+				k = min(cs.Episodes, K)
 			}
-			add(group, cv.Agent, cv.Epsilon, k, cv.EnvSeed).File = cv.File
+			cv := add(group, cs.Agent, cs.Epsilon, k, env, c.Seeds)
+			if cells[group+"/"+cv.Label] {
+				return nil, fmt.Errorf("curves[%d]: curve %s %s ε=%g listed twice", i, group, cs.Agent, cs.Epsilon)
+			}
+			cells[group+"/"+cv.Label] = true
+			cv.File = cs.File
+			if seeded {
+				cv.EnvSeed = env.EnvSeed
+			}
 		}
-		return cs
+		return cs, nil
 	}
-	add("riverswim-jdp", "ucbvi", 0, K, 0)
-	add("riverswim-jdp", "practical-ucbvi", 0, K, 0)
-	add("riverswim-jdp", "dp-ucbvi-jdp", 1, K, 0)
+	rs, _, err := tabenv.Configure(c.registry(), "env", "riverswim", "", map[string]float64{"horizon": float64(c.Horizon)})
+	if err != nil {
+		return nil, err
+	}
+	add("riverswim-jdp", "ucbvi", 0, K, rs, c.Seeds)
+	add("riverswim-jdp", "practical-ucbvi", 0, K, rs, c.Seeds)
+	add("riverswim-jdp", "dp-ucbvi-jdp", 1, K, rs, c.Seeds)
 	for _, e := range c.Epsilons {
-		add("riverswim-jdp", "practical-jdp", e, K, 0)
+		add("riverswim-jdp", "practical-jdp", e, K, rs, c.Seeds)
 	}
-	add("riverswim-jdp", "practical-jdp-plugin", 1, K, 0)
-	add("riverswim-jdp", "practical-psrl-jdp", 1, K, 0)
-	add("riverswim-jdp", "practical-jdp-theory", 1, K, 0)
+	add("riverswim-jdp", "practical-jdp-plugin", 1, K, rs, c.Seeds)
+	add("riverswim-jdp", "practical-psrl-jdp", 1, K, rs, c.Seeds)
+	add("riverswim-jdp", "practical-jdp-theory", 1, K, rs, c.Seeds)
 	KL := c.LDPEpisodes
 	if c.Long {
 		KL = c.LDPLongEpisodes
 	}
-	add("riverswim-ldp", "ucbvi", 0, KL, 0)
-	add("riverswim-ldp", "dp-ucbvi-ldp", 1, KL, 0)
+	add("riverswim-ldp", "ucbvi", 0, KL, rs, c.Seeds)
+	add("riverswim-ldp", "dp-ucbvi-ldp", 1, KL, rs, c.Seeds)
 	for _, e := range c.Epsilons {
-		add("riverswim-ldp", "practical-ldp", e, KL, 0)
+		add("riverswim-ldp", "practical-ldp", e, KL, rs, c.Seeds)
 	}
-	add("riverswim-ldp", "practical-ldp-plugin", 1, KL, 0)
+	add("riverswim-ldp", "practical-ldp-plugin", 1, KL, rs, c.Seeds)
 	for _, s := range c.Garnet.EnvSeeds {
 		g := fmt.Sprintf("garnet-%d", s)
+		params := c.garnetParams()
+		params["env_seed"] = float64(s)
+		env, _, err := tabenv.Configure(c.registry(), "garnet", "garnet", "", params)
+		if err != nil {
+			return nil, err
+		}
 		for _, a := range []string{"ucbvi", "practical-ucbvi", "practical-jdp", "practical-psrl-jdp"} {
 			e := 0.0
 			if a == "practical-jdp" || a == "practical-psrl-jdp" {
 				e = 1
 			}
-			add(g, a, e, c.Garnet.Episodes, s)
+			add(g, a, e, c.Garnet.Episodes, env, c.Garnet.Seeds).EnvSeed = s
 		}
 	}
-	return cs
+	return cs, nil
 }
 
-func (c *Config) env(cv *Curve) (*model.MDP, error) {
-	if cv.File != "" {
-		m, err := model.Load(cv.File)
-		if err != nil {
-			return nil, fmt.Errorf("file %s: %w", cv.File, err)
-		}
-		return m, nil
-	}
-	if slices.Contains(gymenvs.Names(), cv.Group) {
-		return gymenvs.Load(cv.Group)
-	}
-	if cv.EnvSeed == 0 {
-		return model.RiverSwim(c.Horizon)
-	}
+// garnetParams are the parameters the garnet block sets (horizon: the configuration's).
+func (c *Config) garnetParams() map[string]float64 {
+	p := map[string]float64{"horizon": float64(c.Horizon)}
 	g := c.Garnet
-	return model.Garnet(model.GarnetConfig{S: g.States, A: g.Actions, H: c.Horizon, Branching: g.Branching,
-		Homogeneous: true, RewardDensity: g.RewardDensity, Seed: cv.EnvSeed})
+	for k, v := range map[string]float64{"states": float64(g.States), "actions": float64(g.Actions),
+		"branching": float64(g.Branching), "reward_density": g.RewardDensity} {
+		if v != 0 {
+			p[k] = v
+		}
+	}
+	return p
 }
 
-func (c *Config) seedsOf(cv *Curve) []uint64 {
-	if cv.EnvSeed != 0 && len(c.Curves) == 0 {
-		return c.Garnet.Seeds
+// curveEnv resolves the environment of explicit curve i through the registry: its params over
+// the configuration's horizon (an environment with one) and the garnet block (garnet), over
+// the registry's defaults; seeded reports whether the environment takes env_seed.
+func (c *Config) curveEnv(i int, cs CurveSpec) (env tabenv.Config, seeded bool, err error) {
+	field := fmt.Sprintf("curves[%d]", i)
+	e, ok := c.registry().Lookup(cs.Env)
+	if !ok {
+		return env, false, fmt.Errorf("%s.env: unknown environment %q (allowed: %s)", field, cs.Env, c.registry().Allowed())
 	}
-	return c.Seeds
+	names := e.ParamNames()
+	params := map[string]float64{}
+	if e.Name == "garnet" {
+		params = c.garnetParams()
+	} else if slices.Contains(names, "horizon") {
+		params["horizon"] = float64(c.Horizon)
+	}
+	seeded = slices.Contains(names, "env_seed")
+	if cs.EnvSeed != 0 {
+		if !seeded {
+			return env, false, fmt.Errorf("%s.env_seed: environment %s takes no env_seed (its parameters: %s), got %d", field, cs.Env, strings.Join(names, ", "), cs.EnvSeed)
+		}
+		if _, both := cs.Params["env_seed"]; both {
+			return env, false, fmt.Errorf("%s.env_seed: give the seed once, as params.env_seed (env_seed is its old spelling)", field)
+		}
+		params["env_seed"] = float64(cs.EnvSeed)
+	}
+	for k, v := range cs.Params {
+		params[k] = v
+	}
+	env, _, err = tabenv.Configure(c.registry(), field, cs.Env, cs.File, params)
+	return env, seeded, err
+}
+
+// env builds the model of curve cv with its environment's registered constructor.
+func (c *Config) env(cv *Curve) (*model.MDP, error) {
+	e, ok := c.registry().Lookup(cv.Env.Name)
+	if !ok {
+		return nil, fmt.Errorf("env %q: not registered", cv.Env.Name)
+	}
+	return e.New(cv.Env)
 }
 
 // learner is one curve's agent for one seed: its contract (protocol.Session) and the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
+	"github.com/dprl/dprl/experiment/tabular/tabenv"
 )
 
 // specOf returns a validated RunSpec (the defaults applied, as ParseRunSpec does; K = 40).
@@ -37,12 +38,12 @@ func TestPlanSpec(t *testing.T) {
 		{"papers' other agent", engine.RunSpec{Agents: []string{"private-ucbvi"}}, 0, "agents[0]"},
 		{"no epsilons", engine.RunSpec{Agents: []string{"ucbvi", "practical-jdp"}}, 0, "privacy.epsilons"},
 		{"unknown env param", engine.RunSpec{Env: engine.EnvSpec{Params: map[string]float64{"states": 3}}, Agents: []string{"ucbvi"}}, 0, "env.params.states"},
-		{"garnet states range", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"states": 1}}, Agents: []string{"ucbvi"}}, 0, "env.params.states"},
+		{"garnet states range", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"states": 20000}}, Agents: []string{"ucbvi"}}, 0, "env.params.states"},
 		{"garnet branching", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"states": 3, "branching": 4}}, Agents: []string{"ucbvi"}}, 0, "env.params.branching"},
-		{"garnet density", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"reward_density": 0}}, Agents: []string{"ucbvi"}}, 0, "env.params.reward_density"},
-		{"garnet env seed", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"env_seed": 0}}, Agents: []string{"ucbvi"}}, 0, "env.params.env_seed"},
+		{"garnet density", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"reward_density": 1.5}}, Agents: []string{"ucbvi"}}, 0, "env.params.reward_density"},
+		{"garnet env seed", engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"env_seed": 0.5}}, Agents: []string{"ucbvi"}}, 0, "env.params.env_seed"},
 		{"unknown env", engine.RunSpec{Env: engine.EnvSpec{Name: "chain"}, Agents: []string{"ucbvi"}}, 0, "env.name"},
-		{"env file", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "../../model/tabular/testdata/small.json"}, Agents: []string{"practical-jdp", "practical-ldp", "practical-psrl-jdp", "ucbvi"}, Privacy: eps}, (3*2 + 1) * 2, ""},
+		{"env file", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "../../../model/tabular/testdata/small.json"}, Agents: []string{"practical-jdp", "practical-ldp", "practical-psrl-jdp", "ucbvi"}, Privacy: eps}, (3*2 + 1) * 2, ""},
 		{"env file missing", engine.RunSpec{Env: engine.EnvSpec{Name: "file", File: "m.yaml"}, Agents: []string{"ucbvi"}}, 0, "env.file"},
 		{"bad calibration", engine.RunSpec{Agents: []string{"dp-ucbvi-jdp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Calibration: "paper"}}, 0, "privacy.calibration"},
 		{"bonus multiplier", engine.RunSpec{Agents: []string{"practical-jdp"}, Privacy: eps, Multipliers: engine.MultiplierSpec{Bonus: 2}}, 0, "multipliers.bonus"},
@@ -77,7 +78,7 @@ func TestPlanSpecRuns(t *testing.T) {
 	for _, noise := range []string{"seeded", "secure"} {
 		s := specOf(t, engine.RunSpec{Env: engine.EnvSpec{Name: "garnet", Params: map[string]float64{"horizon": 4, "states": 3, "actions": 2}},
 			Agents: []string{"practical-jdp", "ucbvi", "dp-ucbvi-ldp"}, Privacy: engine.PrivacySpec{Epsilons: []float64{2}, Noise: noise}, Runs: engine.Runs{Seeds: []uint64{3}}})
-		cfg, err := specConfig(s)
+		cfg, err := specConfig(s, tabenv.New())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,17 +115,42 @@ func TestCurvesConfigBad(t *testing.T) {
 	for _, c := range []struct{ curves, field string }{
 		{"[{env: chain, agent: ucbvi}]", "curves[0].env"},
 		{"[{env: riverswim, agent: ucbvi, env_seed: 2}]", "curves[0].env_seed"},
-		{"[{env: garnet, agent: ucbvi}]", "curves[0].env_seed"},
+		{"[{env: riverswim, agent: ucbvi, params: {states: 3}}]", "curves[0].params.states"},
+		{"[{env: garnet, agent: ucbvi, params: {states: 20000}}]", "curves[0].params.states"},
+		{"[{env: garnet, agent: ucbvi, env_seed: 2, params: {env_seed: 2}}]", "curves[0].env_seed"},
+		{"[{env: garnet, agent: ucbvi, file: m.json}]", "curves[0].file"},
+		{"[{env: file, agent: ucbvi}]", "curves[0].file"},
+		{"[{env: garnet, agent: ucbvi}, {env: garnet, agent: practical-ucbvi, params: {states: 4}}]", "curves[1].params"},
 		{"[{env: riverswim, agent: nope}]", "curves[0].agent"},
 		{"[{env: riverswim, agent: practical-jdp}]", "curves[0].epsilon"},
 		{"[{env: riverswim, agent: ucbvi, epsilon: 1}]", "curves[0].epsilon"},
 		{"[{env: riverswim, agent: ucbvi}, {env: riverswim, agent: ucbvi}]", "curves[1]"},
-		{"[{env: garnet, env_seed: 1, agent: ucbvi}]", "garnet.states"},
 	} {
 		_, err := ParseConfig([]byte(base + "curves: " + c.curves + "\n"))
 		if err == nil || !strings.HasPrefix(err.Error(), c.field) {
 			t.Errorf("%s: error %v, want one naming %s", c.curves, err, c.field)
 		}
+	}
+	// The old spelling env_seed and params.env_seed are one parameter; the garnet block and the
+	// horizon are the defaults of the curves' parameters.
+	oldc, err := ParseConfig([]byte(base + "garnet: {states: 4, actions: 2, branching: 2, reward_density: 0.5}\ncurves: [{env: garnet, env_seed: 3, agent: ucbvi}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newc, err := ParseConfig([]byte(base + "curves: [{env: garnet, params: {env_seed: 3, horizon: 4, states: 4, actions: 2, branching: 2, reward_density: 0.5}, agent: ucbvi}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := oldc.curves()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := newc.curves()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if oc[0].Env != nc[0].Env || oc[0].Group != "garnet-3" || nc[0].Group != "garnet-3" {
+		t.Errorf("old spelling %+v (group %s), new %+v (group %s)", oc[0].Env, oc[0].Group, nc[0].Env, nc[0].Group)
 	}
 	if _, err := ParseConfig([]byte(base + "noise: loud\ncurves: [{env: riverswim, agent: ucbvi}]\n")); err == nil || !strings.HasPrefix(err.Error(), "noise") {
 		t.Errorf("noise: error %v", err)

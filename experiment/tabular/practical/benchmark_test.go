@@ -20,7 +20,8 @@ func benchResult(K int, jdp, twin float64) *Result {
 	}
 	return &Result{Config: &Config{Episodes: K, Seeds: []uint64{1}, Delta: 1e-5},
 		Curves:  []*Curve{curve("practical-jdp", 1, jdp), curve("practical-ucbvi", 0, twin)},
-		Uniform: map[string]float64{"frozenlake4x4": 1}}
+		Uniform: map[string]float64{"frozenlake4x4": 1},
+		shapes:  map[string]shape{"frozenlake4x4": {S: 16, A: 4, H: 100, PublicSupport: true}}}
 }
 
 // TestBenchmarkGoalsVerdicts: the goals table states a goal as holding or failing only on data

@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"fmt"
@@ -124,13 +124,13 @@ func (f Flags) Config() (*Config, error) {
 		return nil, inputerr.New("env.horizon (--horizon): must be in [1, 10000], got %d", f.Horizon)
 	}
 	cfg := &Config{Name: "run", Runs: engine.Runs{Episodes: f.Episodes, Seeds: sd}, Beta: f.Beta, Noise: f.Noise,
-		Env: EnvConfig{Name: f.Env, Horizon: f.Horizon, Path: f.EnvFile, States: f.States, Actions: f.Actions,
-			Branching: f.Branching, Density: f.Density, EnvSeed: f.EnvSeed},
+		Env:    EnvConfig{Name: f.Env},
 		Bonus:  BonusSpec{Preset: f.Preset, Multiplier: f.Multiplier},
 		Curves: []CurveSpec{{Agent: f.Agent, Epsilon: f.Epsilon, Calibration: f.Calibration, EMode: f.EMode}}}
-	if f.Env == "file" {
-		cfg.Env.Horizon = 0 // the file's own H
-	}
+	// Only the parameters the environment takes (the flags' defaults of the others, e.g. the
+	// Garnet shape for RiverSwim, are not its configuration); the file's own H for env file.
+	Envs().CopyParams(f.Env, &cfg.Env, &EnvConfig{Name: f.Env, Horizon: f.Horizon, Path: f.EnvFile, States: f.States,
+		Actions: f.Actions, Branching: f.Branching, Density: f.Density, EnvSeed: f.EnvSeed})
 	data, _ := yaml.Marshal(cfg)
 	if cfg, err = ParseConfig(data); err != nil {
 		return nil, inputerr.Wrap(err)

@@ -1,4 +1,4 @@
-package experiment
+package tabular
 
 import (
 	"slices"
@@ -46,6 +46,35 @@ func TestFlagsConfig(t *testing.T) {
 		_, err := c.f.Config()
 		if !inputerr.Is(err) || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("error %v, want bad input starting with %q", err, c.want)
+		}
+	}
+}
+
+// TestFlagsRecordOnlyTheEnvironmentsParameters: the flags' configuration holds only the
+// parameters its environment takes (RiverSwim: its horizon, not the Garnet flags' defaults; a
+// Gymnasium table: none), as the RunSpec path does, so config.resolved.yaml and the unit IDs
+// record the environment as run.
+func TestFlagsRecordOnlyTheEnvironmentsParameters(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want EnvConfig
+	}{
+		{"riverswim", EnvConfig{Name: "riverswim", Horizon: 20}},
+		{"frozenlake4x4", EnvConfig{Name: "frozenlake4x4"}},
+		{"garnet", EnvConfig{Name: "garnet", Horizon: 20, States: 10, Actions: 3, Branching: 3, Density: 0.3, EnvSeed: 1}},
+	} {
+		f := paperFlags("env")
+		f.Env = c.env
+		cfg, err := f.Config()
+		if err != nil {
+			t.Fatalf("%s: %v", c.env, err)
+		}
+		if cfg.Env != c.want {
+			t.Errorf("--env %s: configuration env %+v, want %+v", c.env, cfg.Env, c.want)
+		}
+		if s, err := specConfig(&engine.RunSpec{Name: "run", Env: engine.EnvSpec{Name: c.env}, Agents: []string{"ucbvi"},
+			Runs: engine.Runs{Episodes: 100, Seeds: []uint64{1, 2}}, Multipliers: engine.MultiplierSpec{Bonus: 1}}, Envs()); err != nil || s.Env != cfg.Env {
+			t.Errorf("--env %s: RunSpec env %+v (%v), flags %+v", c.env, s.Env, err, cfg.Env)
 		}
 	}
 }

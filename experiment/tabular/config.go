@@ -1,4 +1,4 @@
-// Package experiment runs configured tabular experiments: one or more curves (an agent with a
+// Package tabular runs configured tabular experiments: one or more curves (an agent with a
 // privacy setting) over several seeds, in parallel, with exact per-episode regret, and writes
 // the results (CSV, manifest, plots) atomically into a run directory.
 //
@@ -6,12 +6,13 @@
 // (users: "users"/k; tie-breaking: "agent"/"tie"; each noise mechanism: "noise"/<name>), so the
 // same seed gives bit-identical results whatever the worker count. All agents of one seed face
 // the same users (common random numbers).
-package experiment
+package tabular
 
 import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 
 	agents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/calibration"
@@ -21,23 +22,6 @@ import (
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/tabular"
 )
-
-// EnvConfig selects an environment of the registry Envs; its numeric fields are the
-// environments' parameters, by their env.params names (the YAML names).
-type EnvConfig struct {
-	// Name is a registered environment: riverswim, garnet or file.
-	Name string `yaml:"name" json:"name"`
-	// Horizon is H (riverswim, garnet).
-	Horizon int `yaml:"horizon,omitempty" json:"horizon,omitempty"`
-	// Path is the MDP file (file).
-	Path string `yaml:"path,omitempty" json:"path,omitempty"`
-	// Garnet parameters.
-	States    int     `yaml:"states,omitempty" json:"states,omitempty"`
-	Actions   int     `yaml:"actions,omitempty" json:"actions,omitempty"`
-	Branching int     `yaml:"branching,omitempty" json:"branching,omitempty"`
-	Density   float64 `yaml:"reward_density,omitempty" json:"reward_density,omitempty"`
-	EnvSeed   uint64  `yaml:"env_seed,omitempty" json:"env_seed,omitempty"`
-}
 
 // BonusSpec selects a bonus preset and overrides.
 type BonusSpec struct {
@@ -99,6 +83,12 @@ func (c *Config) registry() *TabularEnvs {
 		return c.envs
 	}
 	return Envs()
+}
+
+// takes reports whether the configuration's environment takes the parameter name.
+func (c *Config) takes(name string) bool {
+	e, ok := c.registry().Lookup(c.Env.Name)
+	return ok && slices.Contains(e.ParamNames(), name)
 }
 
 // ParseConfig reads a YAML (or JSON, which is YAML) experiment config strictly (unknown
@@ -168,7 +158,7 @@ func (c *Config) defaults() {
 	if c.Env.Name == "" {
 		c.Env.Name = "riverswim"
 	}
-	if e, ok := c.registry().Lookup(c.Env.Name); c.Env.Horizon == 0 && !(ok && e.File) {
+	if c.Env.Horizon == 0 && c.takes("horizon") {
 		c.Env.Horizon = 20
 	}
 	for i := range c.Curves {
@@ -220,7 +210,7 @@ func (c *Config) Validate() error {
 		if c.Env.Path == "" {
 			return fmt.Errorf("env.path: required for env %s", e.Name)
 		}
-	case c.Env.Horizon < 1 || c.Env.Horizon > 10000:
+	case c.takes("horizon") && (c.Env.Horizon < 1 || c.Env.Horizon > 10000):
 		return fmt.Errorf("env.horizon: must be in [1, 10000], got %d", c.Env.Horizon)
 	}
 	if err := c.Bonus.validate("bonus"); err != nil {

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/dprl/dprl/model/tabular/gymenvs"
 	"github.com/dprl/dprl/report"
 )
 
@@ -118,7 +117,7 @@ func (r *Result) benchmarkSummary(b *bytes.Buffer) (string, error) {
 	for _, group := range r.groups() {
 		u := r.Uniform[group]
 		head := fmt.Sprintf("\n## %s (uniform policy: %.4f per episode)\n\n", group, u)
-		if m, err := gymenvs.Load(group); err == nil {
+		if m, ok := r.shapes[group]; ok {
 			support := "transition support private"
 			if m.PublicSupport {
 				support = "transition support public"
