@@ -9,9 +9,10 @@
       recorded in the table, not asserted;
     * CliffWalking-v1 at its default H = 50.
 (b) agreement: for both asserted settings, the final mean regret R(K) over seeds 1–3 through
-    Python + Gymnasium + the service lies in the t-based 95 % CI over seeds of ``dprl run
-    --family tabular --env file --env-file <exported> --agent practical-jdp --epsilon 1
-    --delta 1e-5 --episodes 50000 --seeds 1-3``, and vice versa. These runs use the server's
+    Python + Gymnasium + the service and that of ``dprl run --family tabular --env file
+    --env-file <exported> --agent practical-jdp --epsilon 1 --delta 1e-5 --episodes 50000
+    --seeds 1-3`` are equal by a two-sample Welch test at 95 % (agreement.py, shared with
+    test_long_taxi.py, the same for Gymnasium Taxi at H = 200). These runs use the server's
     test mode (``dprl serve --seeded``, experiment seed s for Python seed s): the curator draws
     its noise as ``dprl run --seeds s`` does, while the users are Gymnasium's. Sharing the noise
     (common random numbers) removes most of the seed-to-seed spread that is not due to the
