@@ -24,8 +24,8 @@ What is exact, and asserted so:
 * the uniform policy's regret per episode, evaluated by Python (numpy backward induction on
   the sparse tables, :class:`dprl.gym.Tables`) and by Go, agree to 1e-9;
 * the served curator is ``dprl run``'s given the same users: the Go long check
-  ``TestServeSameAsRunBenchmarks`` (cmd/dprl) shows it bit for bit on this Taxi with dprl's own
-  simulated users.
+  ``TestServeSameAsRunBenchmarks`` (cmd/dprl) shows it bit for bit on this Taxi, for both
+  agents, with dprl's own simulated users.
 
 What is statistical: the users. Taxi's only randomness is a user's initial state (300 equally
 likely); Gymnasium draws it with its own generator, reset with :func:`dprl.gym.user_seed` (s,
