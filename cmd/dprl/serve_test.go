@@ -116,20 +116,23 @@ func readCSV(t *testing.T, path string) [][]string {
 // ε, K and seed bit for bit (every checkpoint of its regret_long.csv).
 func TestServeSameAsRun(t *testing.T) {
 	serveSameAsRun(t, []servedCase{
-		{"tabular", "practical-jdp", "2000", []string{"--env", "riverswim"}},
-		{"tabular", "practical-ldp", "2000", []string{"--env", "riverswim"}},
+		{"tabular", "practical-jdp", "2000", []string{"--env", "riverswim"}, false},
+		{"tabular", "practical-ldp", "2000", []string{"--env", "riverswim"}, false},
 	})
 }
 
 // TestServeSameAsRunBenchmarks is TestServeSameAsRun on the episodic Gymnasium benchmarks,
 // whose episodes end at terminal states (issue 26 item 6): CliffWalking and Taxi at H = 200
-// through dprl serve give dprl run's regret bit for bit. A long check, ≈ 10 s.
+// through dprl serve give dprl run's regret bit for bit — on Taxi practical-jdp and its
+// non-private twin practical-ucbvi, the two agents python/tests/test_long_taxi.py plays with
+// Gymnasium's users. A long check, ≈ 10 s.
 func TestServeSameAsRunBenchmarks(t *testing.T) {
 	longtest.Skip(t, "served = dprl run on CliffWalking and Taxi, ≈ 10 s")
 	serveSameAsRun(t, []servedCase{
-		{"tabular", "practical-jdp", "2000", []string{"--env", "cliffwalking"}},
-		{"tabular", "practical-ldp", "1000", []string{"--env", "frozenlake8x8"}},
-		{"tabular", "practical-jdp", "300", []string{"--env", "taxi"}},
+		{"tabular", "practical-jdp", "2000", []string{"--env", "cliffwalking"}, false},
+		{"tabular", "practical-ldp", "1000", []string{"--env", "frozenlake8x8"}, false},
+		{"tabular", "practical-jdp", "300", []string{"--env", "taxi"}, false},
+		{"tabular", "practical-ucbvi", "300", []string{"--env", "taxi"}, true},
 	})
 }
 
@@ -138,16 +141,17 @@ func TestServeSameAsRunBenchmarks(t *testing.T) {
 func TestServeSameAsRunLinear(t *testing.T) {
 	longtest.Skip(t, "served = dprl run for the linear families and LQ, ≈ 6 s")
 	serveSameAsRun(t, []servedCase{
-		{"linmdp", "practical-lsvi", "300", []string{"--env", "latentriver", "--env-param", "m=2", "--env-param", "copies=3", "--env-param", "horizon=5"}},
-		{"linmix", "practical-vtr/jdp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}},
-		{"linmix", "practical-vtr/ldp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}},
-		{"lq", "practical-ofu-rl", "300", nil},
+		{"linmdp", "practical-lsvi", "300", []string{"--env", "latentriver", "--env-param", "m=2", "--env-param", "copies=3", "--env-param", "horizon=5"}, false},
+		{"linmix", "practical-vtr/jdp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}, false},
+		{"linmix", "practical-vtr/ldp", "2000", []string{"--env", "two-state-hard", "--env-param", "dim=3", "--env-param", "horizon=4"}, false},
+		{"lq", "practical-ofu-rl", "300", nil, false},
 	})
 }
 
 type servedCase struct {
 	family, agent, K string
 	env              []string
+	nonPrivate       bool // a non-private agent: no --epsilon, --delta; served with --non-private
 }
 
 func serveSameAsRun(t *testing.T, cases []servedCase) {
@@ -160,13 +164,20 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 				name += "-" + c.env[1]
 			}
 			run := filepath.Join(dir, c.family+"-"+name+"-run")
-			args := append([]string{"run", "--family", c.family, "--agent", c.agent, "--epsilon", "1", "--delta", "1e-5", "--episodes", c.K, "--seeds", "7", "--out", run, "--quiet"}, c.env...)
+			privacy := []string{"--epsilon", "1", "--delta", "1e-5"}
+			if c.nonPrivate {
+				privacy = nil
+			}
+			args := append(append([]string{"run", "--family", c.family, "--agent", c.agent, "--episodes", c.K, "--seeds", "7", "--out", run, "--quiet"}, privacy...), c.env...)
 			if code, _, stderr := runCLI(t, args...); code != 0 {
 				t.Fatalf("dprl run: %s", stderr)
 			}
 			sim := filepath.Join(dir, c.family+"-"+name+"-sim.csv")
-			args = append([]string{"client", "simulate", "--server", srv.url, "--family", c.family, "--agent", c.agent, "--epsilon", "1", "--delta", "1e-5",
-				"--capacity", c.K, "--seed", "7", "--out", sim}, c.env...)
+			if c.nonPrivate {
+				privacy = []string{"--non-private"}
+			}
+			args = append(append([]string{"client", "simulate", "--server", srv.url, "--family", c.family, "--agent", c.agent,
+				"--capacity", c.K, "--seed", "7", "--out", sim}, privacy...), c.env...)
 			if code, stdout, stderr := runCLI(t, args...); code != 0 {
 				t.Fatalf("dprl client simulate: %s %s", stdout, stderr)
 			}

@@ -149,6 +149,47 @@ def test_taxi_h200_tables() -> None:
     assert t.regret(uni) == pytest.approx(t.uniform_regret(), abs=1e-9) and t.uniform_regret() > 1
 
 
+def test_taxi_played_episodes_return_their_exact_value() -> None:
+    """Taxi is deterministic but for its initial state, so every episode dprl.gym plays at
+    H = 200 returns exactly V^π₁ of its initial state (its mapped rewards, then the terminal
+    reward for each step left after a delivery): the optimal rule (every episode delivers and
+    ends early, worth V*) and a random one (episodes of 200 steps, illegal pick-ups and
+    drop-offs), 150 users each."""
+    H = 200
+    env, t, model = _setup(_taxi(), H)
+    rm, terminal, tr = model["reward_map"], frozenset(model["terminal"]), float(model["terminal_reward"])
+    idx = np.arange(t.S)
+
+    def values(act: np.ndarray) -> np.ndarray:
+        V = np.zeros(t.S)
+        for h in range(H - 1, -1, -1):
+            V = (t.R + t.expect(V))[idx, act[h]]
+        return V
+
+    V, best = np.zeros(t.S), np.empty((H, t.S), dtype=np.int64)
+    for h in range(H - 1, -1, -1):
+        Q = t.R + t.expect(V)
+        best[h], V = Q.argmax(axis=1), Q.max(axis=1)
+    rng = np.random.default_rng(5)
+    for name, act in (("optimal", best), ("random", rng.integers(0, t.A, size=(H, t.S)))):
+        Vpi = values(act)
+        assert float(t.init @ Vpi) == pytest.approx(t.value({"Act": act.tolist()}), rel=1e-12)
+        if name == "optimal":
+            assert float(t.init @ Vpi) == pytest.approx(t.v_star, rel=1e-12)
+        rule = act.tolist()
+        lengths = []
+        for k in range(1, 151):
+            st, ac, rw = dg._episode_det(env.unwrapped, rule, H, dg.user_seed(5, k), model["reward"], rm["scale"], rm["offset"], terminal)
+            L = len(ac)
+            lengths.append(L)
+            assert sum(rw) + (H - L) * tr == pytest.approx(Vpi[st[0]], abs=1e-9), (name, k, st[0], L)
+        if name == "optimal":
+            assert max(lengths) <= 20, lengths  # every passenger delivered, the episode ended there
+        else:
+            assert max(lengths) == H
+    env.close()
+
+
 def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 

@@ -9,9 +9,10 @@
       recorded in the table, not asserted;
     * CliffWalking-v1 at its default H = 50.
 (b) agreement: for both asserted settings, the final mean regret R(K) over seeds 1–3 through
-    Python + Gymnasium + the service lies in the t-based 95 % CI over seeds of ``dprl run
-    --family tabular --env file --env-file <exported> --agent practical-jdp --epsilon 1
-    --delta 1e-5 --episodes 50000 --seeds 1-3``, and vice versa. These runs use the server's
+    Python + Gymnasium + the service and that of ``dprl run --family tabular --env file
+    --env-file <exported> --agent practical-jdp --epsilon 1 --delta 1e-5 --episodes 50000
+    --seeds 1-3`` are equal by a two-sample Welch test at 95 % (agreement.py, shared with
+    test_long_taxi.py, the same for Gymnasium Taxi at H = 200). These runs use the server's
     test mode (``dprl serve --seeded``, experiment seed s for Python seed s): the curator draws
     its noise as ``dprl run --seeds s`` does, while the users are Gymnasium's. Sharing the noise
     (common random numbers) removes most of the seed-to-seed spread that is not due to the
@@ -25,10 +26,6 @@ Every number is printed in a table at the end (``test_print_table``)."""
 
 from __future__ import annotations
 
-import csv
-import math
-import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +35,8 @@ import pytest
 
 from dprl import gym as dg
 from dprl.server import LocalServer
+
+from agreement import assert_same_mean, dprl_run
 
 pytestmark = pytest.mark.long
 gym = pytest.importorskip("gymnasium", reason="the gym extra (gymnasium) is not installed")
@@ -56,28 +55,6 @@ SETTINGS: dict[str, dict[str, Any]] = {
 
 _RESULTS: dict[str, dict[str, Any]] = {}
 _THROUGHPUT: list[float] = []
-
-
-def _dprl_run(binary: Path, env_file: Path, out: Path) -> dict[str, Any]:
-    """dprl run on the exported file, seeds 1–3: per-seed R(K) and last-decile regret."""
-    cmd = [str(binary), "run", "--family", "tabular", "--env", "file", "--env-file", str(env_file),
-           "--agent", "practical-jdp", "--epsilon", "1", "--delta", "1e-5", "--episodes", str(K),
-           "--seeds", "1-3", "--out", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
-    assert p.returncode == 0, p.stderr
-    finals: dict[int, float] = {}
-    with (out / "regret_long.csv").open() as f:
-        for row in csv.DictReader(f):
-            if int(row["episode"]) == K:
-                finals[int(row["seed"])] = float(row["regret"])
-    man = json.loads((out / "manifest.json").read_text())
-    c = man["curves"][0]
-    runs = sorted(c["extras"]["practical"]["runs"], key=lambda r: r["seed"])
-    return {
-        "finals": [finals[s] for s in SEEDS],
-        "last_decile": [r["last_decile_regret"] for r in runs],
-        "uniform": c["reference"]["regret_per_episode"],
-    }
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +76,7 @@ def results(dprl_server: LocalServer, seeded_server: LocalServer, tmp_path_facto
         if st["assert"]:
             seeded = [dg.run(seeded_server, st["env_id"], seed=s, experiment_seed=s, **kw) for s in SEEDS]
             dg.write_run_dir(d / "py-seeded", seeded)
-        go = _dprl_run(dprl_server.binary, d / "py" / "env.json", d / "go")
+        go = dprl_run(dprl_server.binary, d / "py" / "env.json", d / "go", "practical-jdp", 1.0, K, SEEDS)
         _RESULTS[name] = {"runs": runs, "seeded": seeded, "go": go, "assert": st["assert"], "dir": d}
     return _RESULTS
 
@@ -118,22 +95,7 @@ def test_learns_through_the_service(results: dict[str, dict[str, Any]], name: st
 @pytest.mark.parametrize("name", [n for n, s in SETTINGS.items() if s["assert"]])
 def test_agrees_with_dprl_run(results: dict[str, dict[str, Any]], name: str) -> None:
     res = results[name]
-    py_m, py_lo, py_hi = dg.mean_ci([r.final for r in res["seeded"]])
-    go_m, go_lo, go_hi = dg.mean_ci(res["go"]["finals"])
-    # Two-sample (Welch) 95 % test of equal means: each mean inside the other's CI is
-    # degenerate when one side has no spread over seeds — with the public reward table,
-    # deterministic CliffWalking gives dprl run the same R(K) on every seed (CI of width 0), and
-    # any difference in the served runs' users then failed however small.
-    py, go = np.asarray([r.final for r in res["seeded"]]), np.asarray(res["go"]["finals"], dtype=np.float64)
-    v1, v2 = py.var(ddof=1) / len(py), go.var(ddof=1) / len(go)
-    if v1 + v2 == 0:
-        assert py_m == pytest.approx(go_m, rel=1e-9), f"{name}: Python R(K) {py_m} against dprl run's {go_m}, no spread on either side"
-        return
-    df = (v1 + v2) ** 2 / (v1**2 / (len(py) - 1) + v2**2 / (len(go) - 1))
-    half = dg.t_quantile_975(max(1, int(df))) * math.sqrt(v1 + v2)
-    assert abs(py_m - go_m) <= half, (
-        f"{name}: Python R(K) {py_m:.0f} [{py_lo:.0f}, {py_hi:.0f}] and dprl run's {go_m:.0f} [{go_lo:.0f}, {go_hi:.0f}] "
-        f"differ by {abs(py_m - go_m):.0f} > {half:.0f} (Welch 95 %)")
+    assert_same_mean([r.final for r in res["seeded"]], res["go"]["finals"], name)
 
 
 def test_throughput(results: dict[str, dict[str, Any]]) -> None:
