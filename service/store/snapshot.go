@@ -65,6 +65,21 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		}
 		return nil
 	}
+	rs := s.recentOf(id)
+	index := func(tx *bolt.Tx) error {
+		upto, err := indexUpTo(tx, id) // recent.go: before trim deletes the records
+		if err != nil {
+			return err
+		}
+		tx.OnCommit(func() {
+			rs.mu.Lock()
+			if rs.valid {
+				rs.drop(upto)
+			}
+			rs.mu.Unlock()
+		})
+		return nil
+	}
 	del := func(tx *bolt.Tx) error {
 		if retain {
 			return nil
@@ -89,7 +104,10 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		}
 		return nil
 	}
-	err := inOne(s.update, check, del, between, put)
+	err := inOne(s.update, check, index, del, between, put)
+	if err != nil {
+		s.invalidate(id)
+	}
 	return deleted, err
 }
 
@@ -193,6 +211,15 @@ func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *Recor
 // Contributed returns the sequence number and idempotency key of user's acknowledged report
 // to experiment id (seq 0 if none), whether its raw record was deleted or not.
 func (s *Store) Contributed(id string, user [32]byte) (seq uint64, idem string, err error) {
+	rs, err := s.ready(id)
+	if err != nil {
+		return 0, "", err
+	}
+	e, ok := rs.lookup(user)
+	rs.mu.Unlock()
+	if ok {
+		return e.seq, e.idem, nil
+	}
 	err = s.view(func(tx *bolt.Tx) error {
 		ub := tx.Bucket(usersBucket(id))
 		if ub == nil {
