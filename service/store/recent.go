@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
@@ -11,23 +12,40 @@ import (
 // The participation index users/<id> is keyed by random user digests, so writing a user's entry
 // in the append that logs her report dirties a leaf page and most of a branch page of the index
 // per report (≈ 7 KiB written per report at 2·10⁵ users). The log record already holds her
-// digest and idempotency key, so the append writes only the record: the log is the index of the
-// reports appended since the index was last brought up to date, and those users are kept in
-// memory (recent). The index is brought up to date — every record after the "indexed" mark
-// given its entry, the mark moved to the log's end — in the transaction of each snapshot
-// (before trim deletes records) and in an append once more than RecentMax users wait, so each
-// page the index touches is written once for many users.
+// digest and idempotency key, so an append need not write her entry at once: the log is the
+// index of the reports whose entries wait, and those users are kept in memory (recent), sorted
+// into IndexChunks key ranges (by the digest's first bits). Each append writes, besides its
+// records, the waiting entries of one range (rotating through them), so each entry waits about
+// IndexChunks appends and the entries of one append fall on a few neighbouring leaf pages and
+// one branch page, instead of one leaf and branch page each; no transaction writes more than one
+// range (no pause of the committer), except an append that finds more than RecentMax users
+// waiting (then it writes every range).
 //
 // Layout added: indexed → <id> → 8 bytes big-endian: the records 1..indexed of experiment id
 // have their index entries; records after it may not. Absent: every record has its entry (a
-// database written before this change, or a new experiment before its first append).
+// database written before this change, or a new experiment before its first append). Each
+// append moves the mark to just before the oldest record whose entry still waits.
 //
-// The in-memory set is a cache of what the durable log says: it is rebuilt from the log when a
-// store opens and after any append or snapshot whose commit failed (a commit reported failed may
-// be durable), before it is used again.
+// The in-memory set is a cache of what the durable log says: it is rebuilt from the log after
+// the mark when a store opens and after any append or snapshot whose commit failed (a commit
+// reported failed may be durable), before it is used again. Writing an entry twice (a rebuilt
+// set holds users whose entries were written after the mark) rewrites the same value.
+//
+// A snapshot deletes the records it covers up to the mark only (trim writes the entry of any
+// record it deletes that lacks one, so that is a cost, not a safety, rule), unless at most
+// snapshotIndexMax of them wait: those the snapshot's transaction indexes. The records left are
+// deleted by a later snapshot.
 
-// RecentMax bounds the users whose index entries wait in the log (per experiment).
-const RecentMax = 4096
+// IndexChunks is the number of key ranges of the waiting users (a power of two ≤ 65 536).
+const IndexChunks = 512
+
+// RecentMax bounds the users whose index entries wait in the log (per experiment): an append
+// that finds more waiting writes them all.
+const RecentMax = 1 << 16
+
+// snapshotIndexMax is the most waiting entries a snapshot's transaction writes so that it can
+// delete every record it covers.
+const snapshotIndexMax = 256
 
 var bIndexed = []byte("indexed")
 
@@ -41,7 +59,17 @@ type recentEntry struct {
 type recentSet struct {
 	mu    sync.Mutex
 	valid bool // false: rebuild from the log before use
-	users map[[32]byte]recentEntry
+	// chunks[c] holds the waiting users whose digest falls in range c; low[c] is the smallest
+	// sequence number in it (0: empty).
+	chunks []map[[32]byte]recentEntry
+	low    []uint64
+	n      int // users waiting
+	next   int // the range the next append writes
+}
+
+// chunkOf returns the key range of a digest.
+func chunkOf(user [32]byte) int {
+	return int(binary.BigEndian.Uint16(user[:2])) * IndexChunks >> 16
 }
 
 // recentOf returns experiment id's set (created invalid: rebuilt on first use).
@@ -77,40 +105,53 @@ func setIndexedMark(tx *bolt.Tx, id string, seq uint64) error {
 	return b.Put([]byte(id), seqKey(seq))
 }
 
+// reset empties r (r.mu held).
+func (r *recentSet) reset() {
+	r.chunks, r.low, r.n, r.next = make([]map[[32]byte]recentEntry, IndexChunks), make([]uint64, IndexChunks), 0, 0
+}
+
+// add records a waiting entry (r.mu held; seq larger than every entry of its range).
+func (r *recentSet) add(user [32]byte, e recentEntry) {
+	c := chunkOf(user)
+	m := r.chunks[c]
+	if m == nil {
+		m = map[[32]byte]recentEntry{}
+		r.chunks[c] = m
+	}
+	if _, ok := m[user]; !ok {
+		r.n++
+	}
+	m[user] = e
+	if r.low[c] == 0 || e.seq < r.low[c] {
+		r.low[c] = e.seq
+	}
+}
+
 // load rebuilds r from the log records after the mark (r.mu held), in tx.
 func (r *recentSet) load(tx *bolt.Tx, id string) error {
 	lb := tx.Bucket(logBucket(id))
 	if lb == nil {
 		return fmt.Errorf("experiment %s: no such experiment", id)
 	}
-	users := map[[32]byte]recentEntry{}
+	r.reset()
 	if mark, ok := indexedMark(tx, id); ok {
 		c := lb.Cursor()
 		for k, v := c.Seek(seqKey(mark + 1)); k != nil; k, v = c.Next() {
 			rec, err := decodeRecord(v)
 			if err != nil {
+				r.valid = false
 				return fmt.Errorf("experiment %s: record %d: %w", id, binary.BigEndian.Uint64(k), err)
 			}
-			users[rec.User] = recentEntry{seq: binary.BigEndian.Uint64(k), idem: rec.Idem}
+			r.add(rec.User, recentEntry{seq: binary.BigEndian.Uint64(k), idem: rec.Idem})
 		}
 	}
-	r.users, r.valid = users, true
+	r.valid = true
 	return nil
-}
-
-// drop removes the entries of records 1..upto, which a committed transaction indexed (r.mu
-// held). Entries of later records, appended since, stay.
-func (r *recentSet) drop(upto uint64) {
-	for u, e := range r.users {
-		if e.seq <= upto {
-			delete(r.users, u)
-		}
-	}
 }
 
 // lookup returns user's waiting entry (r.mu held; r valid).
 func (r *recentSet) lookup(user [32]byte) (recentEntry, bool) {
-	e, ok := r.users[user]
+	e, ok := r.chunks[chunkOf(user)][user]
 	return e, ok
 }
 
@@ -134,30 +175,143 @@ func (s *Store) invalidate(id string) {
 	r := s.recentOf(id)
 	r.mu.Lock()
 	r.valid = false
-	r.users = nil
+	r.chunks, r.low, r.n = nil, nil, 0
 	r.mu.Unlock()
 }
 
-// indexUpTo gives every record after the mark its index entry, moves the mark to the log's end
-// and returns it (in tx; once tx committed, the caller drops the set's entries up to it).
-func indexUpTo(tx *bolt.Tx, id string) (uint64, error) {
-	lb, ub := tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id))
-	if lb == nil || ub == nil {
-		return 0, fmt.Errorf("experiment %s: no such experiment", id)
+// indexEntry is a participation entry an append writes.
+type indexEntry struct {
+	user [32]byte
+	recentEntry
+}
+
+// indexPlan is what one append does with the participation index: the entries it writes (in
+// key order) and where it moves the mark.
+type indexPlan struct {
+	all     bool           // every range (more than RecentMax waiting)
+	chunk   int            // else the range written
+	entries []indexEntry   // written: the range's waiting entries and the append's own in it
+	mark    uint64         // the new mark: the records 1..mark have their entries once committed
+	own     []bool         // own[i]: recs[i]'s entry is written now (else it waits)
+	written map[int]uint64 // the ranges written → the largest seq written in each
+}
+
+// plan decides what an append of recs (the first numbered next) writes to the index (r.mu
+// held, r valid).
+func (r *recentSet) plan(next uint64, recs []*Record, all bool) *indexPlan {
+	p := &indexPlan{chunk: r.next, own: make([]bool, len(recs)), written: map[int]uint64{}}
+	p.all = all || r.n+len(recs) > RecentMax
+	in := func(c int) bool { return p.all || c == p.chunk }
+	low := uint64(0) // the oldest entry left waiting
+	keep := func(seq uint64) {
+		if low == 0 || seq < low {
+			low = seq
+		}
 	}
+	for c, m := range r.chunks {
+		if !in(c) {
+			if r.low[c] != 0 {
+				keep(r.low[c])
+			}
+			continue
+		}
+		for u, e := range m {
+			p.entries = append(p.entries, indexEntry{user: u, recentEntry: e})
+			p.written[c] = max(p.written[c], e.seq)
+		}
+	}
+	for i, rec := range recs {
+		seq := next + uint64(i)
+		if c := chunkOf(rec.User); in(c) {
+			p.own[i] = true
+			p.entries = append(p.entries, indexEntry{user: rec.User, recentEntry: recentEntry{seq: seq, idem: rec.Idem}})
+			p.written[c] = max(p.written[c], seq)
+		} else {
+			keep(seq)
+		}
+	}
+	slices.SortFunc(p.entries, func(a, b indexEntry) int { return slices.Compare(a.user[:], b.user[:]) })
+	p.mark = next + uint64(len(recs)) - 1
+	if low != 0 {
+		p.mark = low - 1
+	}
+	return p
+}
+
+// write puts the plan's entries into the index and moves the mark forward (in tx).
+func (p *indexPlan) write(tx *bolt.Tx, id string, ub *bolt.Bucket) error {
+	for _, e := range p.entries {
+		if err := ub.Put(e.user[:], append(seqKey(e.seq), e.idem...)); err != nil {
+			return err
+		}
+	}
+	if mark, ok := indexedMark(tx, id); ok && mark >= p.mark {
+		return nil
+	}
+	return setIndexedMark(tx, id, p.mark)
+}
+
+// committed updates r after the append of recs (the first numbered next) that followed plan p
+// committed (r.mu held): the entries written leave the set, the append's others join it.
+func (r *recentSet) committed(p *indexPlan, next uint64, recs []*Record) {
+	if !r.valid {
+		return // rebuilt from the log before its next use
+	}
+	for c, upto := range p.written {
+		m := r.chunks[c]
+		r.low[c] = 0
+		for u, e := range m {
+			if e.seq <= upto {
+				delete(m, u)
+				r.n--
+			} else if r.low[c] == 0 || e.seq < r.low[c] {
+				r.low[c] = e.seq
+			}
+		}
+	}
+	for i, rec := range recs {
+		if !p.own[i] {
+			r.add(rec.User, recentEntry{seq: next + uint64(i), idem: rec.Idem})
+		}
+	}
+	if !p.all {
+		r.next = (p.chunk + 1) % IndexChunks
+	}
+}
+
+// trimBound returns how far a snapshot at seq deletes records: seq itself when at most
+// snapshotIndexMax records up to it lack their entry (trim writes them), else the mark.
+func trimBound(tx *bolt.Tx, id string, seq uint64) uint64 {
 	mark, ok := indexedMark(tx, id)
-	if !ok {
-		return lb.Sequence(), nil // every record has its entry
+	if !ok || seq <= mark+snapshotIndexMax {
+		return seq
 	}
-	c := lb.Cursor()
-	for k, v := c.Seek(seqKey(mark + 1)); k != nil; k, v = c.Next() {
-		rec, err := decodeRecord(v)
-		if err != nil {
-			return 0, fmt.Errorf("experiment %s: record %d: %w", id, binary.BigEndian.Uint64(k), err)
-		}
-		if err := ub.Put(rec.User[:], append(append([]byte(nil), k...), rec.Idem...)); err != nil {
-			return 0, err
-		}
+	return mark
+}
+
+// indexAll writes every waiting entry of experiment id to the index in one transaction and
+// moves the mark to the log's end (tests: a state where the index is up to date).
+func (s *Store) indexAll(id string) error {
+	rs, err := s.ready(id)
+	if err != nil {
+		return err
 	}
-	return lb.Sequence(), setIndexedMark(tx, id, lb.Sequence())
+	var n uint64
+	if err := s.view(func(tx *bolt.Tx) error { n = tx.Bucket(logBucket(id)).Sequence(); return nil }); err != nil {
+		rs.mu.Unlock()
+		return err
+	}
+	plan := rs.plan(n+1, nil, true)
+	rs.mu.Unlock()
+	err = s.update(func(tx *bolt.Tx) error {
+		if tx.Bucket(logBucket(id)).Sequence() != n {
+			return fmt.Errorf("experiment %s: appended to while indexing", id)
+		}
+		tx.OnCommit(func() { rs.mu.Lock(); rs.committed(plan, n+1, nil); rs.mu.Unlock() })
+		return plan.write(tx, id, tx.Bucket(usersBucket(id)))
+	})
+	if err != nil {
+		s.invalidate(id)
+	}
+	return err
 }

@@ -23,9 +23,10 @@ func indexed(t *testing.T, s *Store, id string, user [32]byte) bool {
 
 // TestDeferredIndex: a user's participation is found with her sequence number and idempotency
 // key at every stage — right after her append (her entry waits in the log), after the store is
-// reopened (rebuilt from the log), after an append that brings the index up to date (more than
-// RecentMax users waiting), after a snapshot that deletes her record or keeps it — and a second
-// record of hers is refused at every stage; a failed append changes nothing.
+// reopened (rebuilt from the log), after a failed append, after every key range was written once
+// (IndexChunks appends), after an append that finds more than RecentMax users waiting (it writes
+// them all), after a snapshot that deletes the indexed records and keeps the others — and a
+// second record of hers is refused at every stage.
 func TestDeferredIndex(t *testing.T) {
 	for _, retain := range []bool{false, true} {
 		t.Run(fmt.Sprint("retain=", retain), func(t *testing.T) {
@@ -47,9 +48,11 @@ func TestDeferredIndex(t *testing.T) {
 			if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
 				t.Fatal(err)
 			}
-			user := func(u int) (k [32]byte) { binary.BigEndian.PutUint64(k[8:], uint64(u)*0x9e3779b97f4a7c15); return k }
+			// Digests spread over the key ranges (chunkOf reads the first bytes).
+			user := func(u int) (k [32]byte) { binary.BigEndian.PutUint64(k[:], uint64(u)*0x9e3779b97f4a7c15); return k }
 			next := uint64(1)
 			appendUsers := func(from, to int) {
+				t.Helper()
 				var recs []*Record
 				for u := from; u <= to; u++ {
 					recs = append(recs, &Record{User: user(u), Idem: fmt.Sprint("k", u), Report: []byte{byte(u)}})
@@ -61,7 +64,7 @@ func TestDeferredIndex(t *testing.T) {
 			}
 			check := func(when string, upTo int) {
 				t.Helper()
-				for _, u := range []int{1, 2, upTo / 2, upTo - 1, upTo} {
+				for _, u := range []int{1, 2, 3, 7, upTo / 2, upTo - 1, upTo} {
 					seq, idem, err := s.Contributed("e", user(u))
 					if err != nil || seq != uint64(u) || idem != fmt.Sprint("k", u) {
 						t.Fatalf("%s: user %d: seq %d, key %q, %v", when, u, seq, idem, err)
@@ -77,10 +80,18 @@ func TestDeferredIndex(t *testing.T) {
 					t.Fatalf("%s: a user who never reported: %d %v", when, seq, err)
 				}
 			}
+			waiting := func(from, to int) (n int) {
+				for u := from; u <= to; u++ {
+					if !indexed(t, s, "e", user(u)) {
+						n++
+					}
+				}
+				return n
+			}
 			appendUsers(1, 10)
 			check("right after the append", 10)
-			if indexed(t, s, "e", user(3)) {
-				t.Error("the append wrote the user's index entry (it should wait in the log)")
+			if waiting(1, 10) == 0 {
+				t.Error("the append wrote every user's index entry (most should wait in the log)")
 			}
 			s.Close()
 			s = open()
@@ -91,20 +102,38 @@ func TestDeferredIndex(t *testing.T) {
 			}
 			fail = false
 			check("after a failed append", 10)
-			for u := 11; u <= RecentMax+50; u += 100 {
-				appendUsers(u, min(u+99, RecentMax+50))
+			for u := 11; u < 11+IndexChunks; u++ {
+				appendUsers(u, u)
 			}
-			if !indexed(t, s, "e", user(1)) {
-				t.Error("the index was not brought up to date with more than RecentMax users waiting")
+			if n := waiting(1, 10); n != 0 {
+				t.Errorf("%d of the first users still wait after every key range was written", n)
 			}
-			check("after the index was brought up to date", RecentMax+50)
-			appendUsers(RecentMax+51, RecentMax+60)
-			n := RecentMax + 60
-			if _, err := s.SaveSnapshot("e", &Snapshot{Seq: uint64(n), State: []byte("state")}, retain, nil); err != nil {
+			check("after every range was written", 10+IndexChunks)
+			s.Close()
+			s = open()
+			check("after every range was written and reopening", 10+IndexChunks)
+			n := 10 + IndexChunks
+			for n+4096 <= RecentMax+5000 {
+				appendUsers(n+1, n+4096)
+				n += 4096
+			}
+			if w := waiting(1, n); w != 0 {
+				t.Errorf("%d users wait after an append found more than RecentMax waiting", w)
+			}
+			check("after the index was brought up to date", n)
+			appendUsers(n+1, n+500)
+			appendUsers(n+501, n+1000)
+			n += 1000
+			deleted, err := s.SaveSnapshot("e", &Snapshot{Seq: uint64(n), State: []byte("state")}, retain, nil)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if !indexed(t, s, "e", user(n)) {
-				t.Error("the snapshot did not bring the index up to date")
+			_, stored, err := s.LogLength("e")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if retain && (deleted != 0 || stored != n) || !retain && (deleted == 0 || stored == 0 || deleted+stored != n) {
+				t.Errorf("a snapshot with 1000 entries waiting deleted %d records and kept %d (retain %v)", deleted, stored, retain)
 			}
 			check("after a snapshot", n)
 			s.Close()

@@ -65,27 +65,14 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		}
 		return nil
 	}
-	rs := s.recentOf(id)
-	index := func(tx *bolt.Tx) error {
-		upto, err := indexUpTo(tx, id) // recent.go: before trim deletes the records
-		if err != nil {
-			return err
-		}
-		tx.OnCommit(func() {
-			rs.mu.Lock()
-			if rs.valid {
-				rs.drop(upto)
-			}
-			rs.mu.Unlock()
-		})
-		return nil
-	}
 	del := func(tx *bolt.Tx) error {
 		if retain {
 			return nil
 		}
 		var err error
-		deleted, err = trim(tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id)), snap.Seq)
+		// Up to the participation index's mark, or up to snap.Seq when few entries wait
+		// (recent.go); trim writes the entry of any record it deletes that lacks one.
+		deleted, err = trim(tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id)), trimBound(tx, id, snap.Seq))
 		return err
 	}
 	put := func(tx *bolt.Tx) error {
@@ -104,7 +91,7 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		}
 		return nil
 	}
-	err := inOne(s.update, check, index, del, between, put)
+	err := inOne(s.update, check, del, between, put)
 	if err != nil {
 		s.invalidate(id)
 	}

@@ -237,17 +237,16 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 	if err != nil {
 		return err
 	}
-	waiting := len(rs.users)
 	for i, r := range recs {
 		if _, ok := rs.lookup(r.User); ok {
 			rs.mu.Unlock()
 			return fmt.Errorf("experiment %s: user already contributed (record %d)", id, next+uint64(i))
 		}
 	}
+	// The users' index entries wait in the log and in memory; this append writes those of one
+	// key range (recent.go).
+	plan := rs.plan(next, recs, false)
 	rs.mu.Unlock()
-	// The users' index entries wait in the log (recent.go) until the next snapshot, or until
-	// more than RecentMax users wait: then this transaction writes them all.
-	flush := waiting+len(recs) > RecentMax
 	err = s.update(func(tx *bolt.Tx) error {
 		lb, ub := tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id))
 		if lb == nil || ub == nil {
@@ -280,26 +279,13 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 		if err := lb.SetSequence(next + uint64(len(recs)) - 1); err != nil {
 			return err
 		}
-		upto := uint64(0)
-		if flush {
-			var err error
-			if upto, err = indexUpTo(tx, id); err != nil {
-				return err
-			}
+		if err := plan.write(tx, id, ub); err != nil {
+			return err
 		}
 		tx.OnCommit(func() {
 			rs.mu.Lock()
-			defer rs.mu.Unlock()
-			if !rs.valid {
-				return // rebuilt from the log before its next use
-			}
-			if flush {
-				rs.drop(upto)
-				return
-			}
-			for i, r := range recs {
-				rs.users[r.User] = recentEntry{seq: next + uint64(i), idem: r.Idem}
-			}
+			rs.committed(plan, next, recs)
+			rs.mu.Unlock()
 		})
 		if h := s.hooks; h != nil {
 			if h.After != nil {
