@@ -255,11 +255,6 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 		if n := lb.Sequence(); n+1 != next {
 			return fmt.Errorf("experiment %s: log has %d records, caller expected %d", id, n, next-1)
 		}
-		if _, ok := indexedMark(tx, id); !ok {
-			if err := setIndexedMark(tx, id, next-1); err != nil { // records 1..next-1 have their entries
-				return err
-			}
-		}
 		// The log's keys only grow: its pages are filled before they split (bbolt's default,
 		// half full, is for random inserts), so a group commit writes fewer of them.
 		lb.FillPercent = 1
