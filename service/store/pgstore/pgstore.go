@@ -881,15 +881,15 @@ func (s *Store) SaveSnapshot(id string, snap *store.Snapshot, retain bool, hook 
 			ON CONFLICT (exp) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state`, id, int64(snap.Seq), snap.State)
 		return err
 	}, nil)
-	if err != nil {
-		return 0, err
-	}
-	if !retain && deleted > 0 {
+	if err == nil && !retain && deleted > 0 {
 		s.bg.Add(1)
 		go func() {
 			defer s.bg.Done()
 			s.trim(id, snap.Seq)
 		}()
+	}
+	if err != nil {
+		return 0, err
 	}
 	return deleted, nil
 }
