@@ -21,7 +21,9 @@
 //	experiments id → Experiment (JSON)
 //	log/<id>    seq (8 bytes big-endian, 1-based) → Record (binary, see encodeRecord); the
 //	            bucket's sequence is the number of records
-//	users/<id>  user digest (32 bytes) → seq
+//	users/<id>  user digest (32 bytes) → seq ‖ idempotency key; the entries of the records
+//	            after indexed/<id> may still wait in the log and in memory (recent.go)
+//	indexed     <id> → seq (8 bytes big-endian): every record up to it has its users/<id> entry
 package store
 
 import (
