@@ -57,8 +57,13 @@ type recentEntry struct {
 
 // recentSet is the users of one experiment whose entries wait in the log.
 type recentSet struct {
-	mu    sync.Mutex
-	valid bool // false: rebuild from the log before use
+	// appendMu serialises the experiment's appends: an append plans its index writes from the
+	// set (before its transaction) and updates it on commit, so a second append must not plan
+	// before the first one's commit has updated the set (its users would not be seen, and its
+	// mark could pass entries still waiting). The service appends one group at a time anyway.
+	appendMu sync.Mutex
+	mu       sync.Mutex
+	valid    bool // false: rebuild from the log before use
 	// chunks[c] holds the waiting users whose digest falls in range c; low[c] is the smallest
 	// sequence number in it (0: empty).
 	chunks []map[[32]byte]recentEntry

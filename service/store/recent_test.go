@@ -147,3 +147,39 @@ func TestDeferredIndex(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentAppendsSeeEachOther: an append that starts while another is inside its
+// transaction still sees that one's users once it commits. The second append is started from
+// inside the first one's transaction (its commit hook) with the first's user at the next
+// sequence number: it must be refused as a second record of that user, never accepted because
+// it planned against the set before the first one's commit (appendMu serialises them).
+func TestConcurrentAppendsSeeEachOther(t *testing.T) {
+	s, err := OpenWith(t.TempDir(), Options{Wait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	u := [32]byte{7}
+	second := make(chan error, 1)
+	started := false
+	s.SetCommitHooks(&CommitHooks{Before: func() error {
+		if !started {
+			started = true
+			go func() { second <- s.Append("e", 2, []*Record{{User: u, Idem: "b", Report: []byte{2}}}) }()
+			time.Sleep(300 * time.Millisecond) // let it plan, if it can, before this commit
+		}
+		return nil
+	}})
+	if err := s.Append("e", 1, []*Record{{User: u, Idem: "a", Report: []byte{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err == nil {
+		t.Fatal("a second record of the same user was accepted by a concurrent append")
+	}
+	if seq, idem, err := s.Contributed("e", u); err != nil || seq != 1 || idem != "a" {
+		t.Fatalf("participation: seq %d, key %q, %v", seq, idem, err)
+	}
+}

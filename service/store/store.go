@@ -235,6 +235,9 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
+	ap := s.recentOf(id)
+	ap.appendMu.Lock()
+	defer ap.appendMu.Unlock()
 	rs, err := s.ready(id)
 	if err != nil {
 		return err
