@@ -15,7 +15,9 @@ import (
 //     of a user, writing nothing;
 //   - the participation index (Contributed) keeps each user's sequence number and original
 //     idempotency key, also after her raw record was deleted by a snapshot;
-//   - SaveSnapshot writes a snapshot and deletes the records it covers in one transaction;
+//   - SaveSnapshot writes a snapshot and deletes the records it covers, never before the
+//     snapshot is committed (bbolt: in its transaction, those the participation index holds;
+//     PostgreSQL: in a transaction after it);
 //     ReplayAfter replays the records after a snapshot in order;
 //   - the participation key never changes; the credential key changes only by rotation;
 //     revocations are durable.
@@ -48,7 +50,8 @@ type Backend interface {
 	// RotateCredentialKey draws a new credential key under the next version.
 	RotateCredentialKey() (CredentialKey, error)
 	// SaveSnapshot stores snap as experiment id's latest snapshot and, unless retain,
-	// deletes the records it covers, in one transaction.
+	// deletes the records it covers (never before the snapshot is committed; some may be
+	// left to a later snapshot).
 	SaveSnapshot(id string, snap *Snapshot, retain bool, hook SnapshotHook) (int, error)
 	// LatestSnapshot returns experiment id's latest snapshot, or nil.
 	LatestSnapshot(id string) (*Snapshot, error)

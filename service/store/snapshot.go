@@ -70,7 +70,9 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 			return nil
 		}
 		var err error
-		deleted, err = trim(tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id)), snap.Seq)
+		// Up to the participation index's mark, or up to snap.Seq when few entries wait
+		// (recent.go); trim writes the entry of any record it deletes that lacks one.
+		deleted, err = trim(tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id)), trimBound(tx, id, snap.Seq))
 		return err
 	}
 	put := func(tx *bolt.Tx) error {
@@ -90,6 +92,9 @@ func (s *Store) SaveSnapshot(id string, snap *Snapshot, retain bool, hook Snapsh
 		return nil
 	}
 	err := inOne(s.update, check, del, between, put)
+	if err != nil {
+		s.invalidate(id)
+	}
 	return deleted, err
 }
 
@@ -193,6 +198,15 @@ func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *Recor
 // Contributed returns the sequence number and idempotency key of user's acknowledged report
 // to experiment id (seq 0 if none), whether its raw record was deleted or not.
 func (s *Store) Contributed(id string, user [32]byte) (seq uint64, idem string, err error) {
+	rs, err := s.ready(id)
+	if err != nil {
+		return 0, "", err
+	}
+	e, ok := rs.lookup(user)
+	rs.mu.Unlock()
+	if ok {
+		return e.seq, e.idem, nil
+	}
 	err = s.view(func(tx *bolt.Tx) error {
 		ub := tx.Bucket(usersBucket(id))
 		if ub == nil {

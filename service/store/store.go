@@ -21,7 +21,9 @@
 //	experiments id → Experiment (JSON)
 //	log/<id>    seq (8 bytes big-endian, 1-based) → Record (binary, see encodeRecord); the
 //	            bucket's sequence is the number of records
-//	users/<id>  user digest (32 bytes) → seq
+//	users/<id>  user digest (32 bytes) → seq ‖ idempotency key; the entries of the records
+//	            after indexed/<id> may still wait in the log and in memory (recent.go)
+//	indexed     <id> → seq (8 bytes big-endian): every record up to it has its users/<id> entry
 package store
 
 import (
@@ -68,6 +70,9 @@ type Store struct {
 	beforeCommit func() error
 	badMu        sync.Mutex
 	bad          error // the damage found (a *CorruptError), after which nothing runs
+	// recent holds, per experiment, the users whose index entries wait in the log (recent.go).
+	recentMu sync.Mutex
+	recent   map[string]*recentSet
 }
 
 // CommitHooks are fault hooks inside Append's transaction, for crash tests (never set in
@@ -185,8 +190,17 @@ func (s *Store) Experiments() ([]*Experiment, error) {
 
 // Contribution returns the sequence number of user's acknowledged report, or 0.
 func (s *Store) Contribution(id string, user [32]byte) (uint64, error) {
+	rs, err := s.ready(id)
+	if err != nil {
+		return 0, err
+	}
+	e, ok := rs.lookup(user)
+	rs.mu.Unlock()
+	if ok {
+		return e.seq, nil
+	}
 	var seq uint64
-	err := s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(usersBucket(id))
 		if b == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -221,7 +235,24 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	return s.update(func(tx *bolt.Tx) error {
+	ap := s.recentOf(id)
+	ap.appendMu.Lock()
+	defer ap.appendMu.Unlock()
+	rs, err := s.ready(id)
+	if err != nil {
+		return err
+	}
+	for i, r := range recs {
+		if _, ok := rs.lookup(r.User); ok {
+			rs.mu.Unlock()
+			return fmt.Errorf("experiment %s: user already contributed (record %d)", id, next+uint64(i))
+		}
+	}
+	// The users' index entries wait in the log and in memory; this append writes those of one
+	// key range (recent.go).
+	plan := rs.plan(next, recs, false)
+	rs.mu.Unlock()
+	err = s.update(func(tx *bolt.Tx) error {
 		lb, ub := tx.Bucket(logBucket(id)), tx.Bucket(usersBucket(id))
 		if lb == nil || ub == nil {
 			return fmt.Errorf("experiment %s: no such experiment", id)
@@ -232,21 +263,30 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 		// The log's keys only grow: its pages are filled before they split (bbolt's default,
 		// half full, is for random inserts), so a group commit writes fewer of them.
 		lb.FillPercent = 1
+		// The index entries are not written here, so the users of this append are checked
+		// against each other too (a second record of a user in one group is refused).
+		batch := make(map[[32]byte]struct{}, len(recs))
 		for i, r := range recs {
 			seq := next + uint64(i)
-			if ub.Get(r.User[:]) != nil {
+			if _, dup := batch[r.User]; dup || ub.Get(r.User[:]) != nil {
 				return fmt.Errorf("experiment %s: user already contributed (record %d)", id, seq)
 			}
+			batch[r.User] = struct{}{}
 			if err := lb.Put(seqKey(seq), encodeRecord(r)); err != nil {
-				return err
-			}
-			if err := ub.Put(r.User[:], append(seqKey(seq), r.Idem...)); err != nil { // seq + key: snapshot.go
 				return err
 			}
 		}
 		if err := lb.SetSequence(next + uint64(len(recs)) - 1); err != nil {
 			return err
 		}
+		if err := plan.write(tx, id, ub); err != nil {
+			return err
+		}
+		tx.OnCommit(func() {
+			rs.mu.Lock()
+			rs.committed(plan, next, recs)
+			rs.mu.Unlock()
+		})
 		if h := s.hooks; h != nil {
 			if h.After != nil {
 				tx.OnCommit(h.After)
@@ -262,6 +302,10 @@ func (s *Store) Append(id string, next uint64, recs []*Record) error {
 		}
 		return nil
 	})
+	if err != nil {
+		s.invalidate(id) // a commit reported failed may be durable: the log says
+	}
+	return err
 }
 
 // Replay calls f with every record of experiment id's log in order (seq 1, 2, …).

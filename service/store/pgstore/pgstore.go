@@ -276,7 +276,8 @@ type Store struct {
 	hooks   *store.CommitHooks
 	users   filters        // participation filters (filter.go)
 	revoked filters        // revocation filters (filter.go)
-	bg      sync.WaitGroup // filter rebuilds in the background
+	bg      sync.WaitGroup // filter rebuilds and trims in the background
+	trimMu  sync.Mutex     // one trim at a time
 
 	lostOnce  sync.Once
 	lost      chan struct{} // closed when the leadership is lost
@@ -839,8 +840,9 @@ func (s *Store) RotateCredentialKey() (store.CredentialKey, error) {
 	return ck, nil
 }
 
-// SaveSnapshot stores snap as experiment id's latest snapshot and, unless retain, deletes the
-// records 1..snap.Seq, in one transaction. It returns the number of records deleted.
+// SaveSnapshot stores snap as experiment id's latest snapshot in one transaction and, unless
+// retain, then deletes the records 1..snap.Seq in another, in the background (trim; Close
+// waits for it). It returns the number of records it deletes.
 func (s *Store) SaveSnapshot(id string, snap *store.Snapshot, retain bool, hook store.SnapshotHook) (int, error) {
 	deleted := 0
 	err := s.write(func(ctx context.Context, tx pgx.Tx) error {
@@ -865,12 +867,10 @@ func (s *Store) SaveSnapshot(id string, snap *store.Snapshot, retain bool, hook 
 			return fmt.Errorf("experiment %s: snapshot at report %d precedes the stored one (%d)", id, snap.Seq, prev)
 		}
 		if !retain {
-			// The participation index already holds each user's sequence number and key.
-			tag, err := tx.Exec(ctx, "DELETE FROM dprl_log WHERE exp = $1 AND seq <= $2", id, int64(snap.Seq))
-			if err != nil {
+			// Deleted after this transaction committed (below), counted here.
+			if err := tx.QueryRow(ctx, "SELECT count(*) FROM dprl_log WHERE exp = $1 AND seq <= $2", id, int64(snap.Seq)).Scan(&deleted); err != nil {
 				return err
 			}
-			deleted = int(tag.RowsAffected())
 		}
 		if hook != nil {
 			if err := hook(); err != nil {
@@ -881,10 +881,35 @@ func (s *Store) SaveSnapshot(id string, snap *store.Snapshot, retain bool, hook 
 			ON CONFLICT (exp) DO UPDATE SET seq = EXCLUDED.seq, state = EXCLUDED.state`, id, int64(snap.Seq), snap.State)
 		return err
 	}, nil)
-	if err != nil {
-		deleted = 0
+	if err == nil && !retain && deleted > 0 {
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			s.trim(id, snap.Seq)
+		}()
 	}
-	return deleted, err
+	if err != nil {
+		return 0, err
+	}
+	return deleted, nil
+}
+
+// trim deletes experiment id's records 1..upto, which a committed snapshot covers, in a
+// transaction of its own, after the snapshot's (in the background: the snapshot's transaction
+// holds the experiment's row, which every append updates, so deleting ≈ 2 000 rows in it made
+// the appends behind it wait). The participation index already holds each user's sequence
+// number and key. A crash or a failure before it commits leaves records a restart skips
+// (ReplayAfter reads after the snapshot) and the next snapshot's deletion removes.
+func (s *Store) trim(id string, upto uint64) {
+	s.trimMu.Lock()
+	defer s.trimMu.Unlock()
+	err := s.write(func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, "DELETE FROM dprl_log WHERE exp = $1 AND seq <= $2", id, int64(upto))
+		return err
+	}, nil)
+	if err != nil {
+		s.o.Logf("experiment %s: deleting the records up to the snapshot at %d failed (the next snapshot deletes them): %v", id, upto, err)
+	}
 }
 
 // LatestSnapshot returns experiment id's latest snapshot, or nil if it has none.

@@ -94,6 +94,9 @@ func appendReplay(t *testing.T, open Open) {
 	if err := s.Append("e", 3, []*store.Record{rec(3), {User: user(1), Idem: "x", Report: []byte{1}}}); err == nil {
 		t.Error("a second record of user 1 was accepted")
 	}
+	if err := s.Append("e", 3, []*store.Record{rec(3), {User: user(3), Idem: "y", Report: []byte{1}}}); err == nil {
+		t.Error("two records of user 3 in one append were accepted")
+	}
 	if err := s.Append("nope", 1, recs(1, 1)); err == nil {
 		t.Error("an append to an unknown experiment was accepted")
 	}
@@ -150,6 +153,9 @@ func snapshots(t *testing.T, open Open) {
 			if sn, _ := s.LatestSnapshot("e"); sn != nil {
 				t.Error("a failed snapshot was stored")
 			}
+			// Reopened: a deletion in the background (PostgreSQL) is finished by Close.
+			must(t, s.Close())
+			s = reopen()
 			if got := log(t, s, "e", 0); len(got) != 6 {
 				t.Errorf("a failed snapshot deleted records: %v", got)
 			}
