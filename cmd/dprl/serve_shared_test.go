@@ -117,7 +117,13 @@ func TestServeSharedStandby(t *testing.T) {
 	if other == lead {
 		other = ss[1]
 	}
+	// The standby learns the leader's address from the database when it next polls the lock
+	// (the leader writes it once it holds the lock): wait for it to name the leader.
 	st, msg, hdr := readyz(other.base())
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(msg, lead.base()) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		st, msg, hdr = readyz(other.base())
+	}
 	if st != http.StatusServiceUnavailable || !strings.HasPrefix(msg, "not_leader") || !strings.Contains(msg, lead.base()) || !strings.Contains(hdr.Get("Dprl-Leader"), lead.base()) {
 		t.Fatalf("the standby's /readyz: %d %q (leader %s)", st, msg, lead.base())
 	}
