@@ -205,14 +205,10 @@ func practical(set func(*agents.PracticalConfig)) func(*model.MDP, *Config, Cell
 }
 
 // lookupAgent returns the table's row of name.
-func lookupAgent(name string) (Agent, bool) {
-	for _, a := range agentTable {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return Agent{}, false
-}
+func lookupAgent(name string) (Agent, bool) { return engine.TableRow(agentTable, name, agentName) }
+
+// agentName is a row\'s name (the table\'s key).
+func agentName(a Agent) string { return a.Name }
 
 // row returns the row of a validated configuration's agent (the zero row for an unknown one).
 func row(name string) Agent {

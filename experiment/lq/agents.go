@@ -74,14 +74,10 @@ var agentTable = []Agent{
 }
 
 // lookupAgent returns the table's row of name.
-func lookupAgent(name string) (Agent, bool) {
-	for _, a := range agentTable {
-		if a.Name == name {
-			return a, true
-		}
-	}
-	return Agent{}, false
-}
+func lookupAgent(name string) (Agent, bool) { return engine.TableRow(agentTable, name, agentName) }
+
+// agentName is a row\'s name (the table\'s key).
+func agentName(a Agent) string { return a.Name }
 
 // row returns the row of a validated agent name (the zero row for an unknown one).
 func row(name string) Agent {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,18 +18,7 @@ import (
 // withAgent makes the family's agent table the current one plus a (replacing a row of its
 // name), for the test only (the table is restored when it ends; tests using it do not run in
 // parallel).
-func withAgent(t *testing.T, a Agent) {
-	t.Helper()
-	old := agentTable
-	agentTable = nil
-	for _, r := range old {
-		if r.Name != a.Name {
-			agentTable = append(agentTable, r)
-		}
-	}
-	agentTable = append(agentTable, a)
-	t.Cleanup(func() { agentTable = old })
-}
+func withAgent(t *testing.T, a Agent) { enginetest.WithRow(t, &agentTable, a, agentName) }
 
 // fakeAgent is the recipe's new agent: the practical agent with exact statistics and twice
 // the budget, non-private, without a theory exponent, run by the practical suite.
