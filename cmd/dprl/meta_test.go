@@ -18,6 +18,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/report"
+	"sigs.k8s.io/yaml"
 )
 
 // TestRunMetaAndLongRegret: a small `dprl run` writes meta.json (provenance, seeds, wall time,
@@ -80,7 +81,7 @@ func TestReproduceMetaAndLongRegret(t *testing.T) {
 				} `json:"cells"`
 			}
 			data, _ := os.ReadFile(filepath.Join(outs[0], engine.ResolvedConfigFile))
-			if err := json.Unmarshal(data, &cells); err != nil {
+			if err := yaml.Unmarshal(data, &cells); err != nil {
 				t.Fatal(err)
 			}
 			n := 0

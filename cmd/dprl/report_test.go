@@ -10,6 +10,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/runschema"
 	"github.com/dprl/dprl/report"
+	"sigs.k8s.io/yaml"
 )
 
 // TestReportBesideRun: dprl report writes, from curves measured elsewhere (here: a dprl run's
@@ -49,7 +50,7 @@ func TestReportBesideRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(rc, &resolved); err != nil || len(resolved.Cells) == 0 {
+	if err := yaml.Unmarshal(rc, &resolved); err != nil || len(resolved.Cells) == 0 {
 		t.Fatalf("config.resolved.yaml: %v", err)
 	}
 	eps, delta := 1.0, 1e-5

@@ -61,8 +61,8 @@ type resolvedCell struct {
 	Seeds []uint64        `json:"seeds"`
 }
 
-// resolvedConfig returns the bytes of config.resolved.yaml: the family and, in plan order,
-// each cell with its resolved specification (Unit.Spec, JSON) and seeds.
+// resolvedConfig returns the bytes of config.resolved.yaml (YAML): the family and, in plan
+// order, each cell with its resolved specification (Unit.Spec) and seeds.
 func resolvedConfig(p *Planned) ([]byte, error) {
 	var cells []*resolvedCell
 	byKey := map[string]*resolvedCell{}
@@ -81,15 +81,15 @@ func resolvedConfig(p *Planned) ([]byte, error) {
 		}
 		c.Seeds = append(c.Seeds, u.Seed)
 	}
-	data, err := json.MarshalIndent(struct {
+	data, err := json.Marshal(struct {
 		Family     string          `json:"family"`
 		Experiment string          `json:"experiment"`
 		Cells      []*resolvedCell `json:"cells"`
-	}{p.Family, p.Name(), cells}, "", "  ")
+	}{p.Family, p.Name(), cells})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ResolvedConfigFile, err)
 	}
-	return append(data, '\n'), nil
+	return resolvedYAML(data)
 }
 
 // seedColumn matches the per-seed columns of the families' curve CSVs (seed_3, seed3).

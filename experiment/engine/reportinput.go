@@ -251,11 +251,14 @@ func WriteReport(dir string, in *ReportInput, o rundir.Options) (*RunManifest, e
 		cells = append(cells, cell{Cell: c.Env + "/" + c.Label, Spec: spec, Seeds: seeds})
 	}
 	o.BeforeManifest = func(d string) error {
-		cfg, err := json.MarshalIndent(map[string]any{"family": in.Family, "experiment": in.Experiment, "cells": cells}, "", "  ")
+		doc, err := json.Marshal(map[string]any{"family": in.Family, "experiment": in.Experiment, "cells": cells})
 		if err != nil {
 			return err
 		}
-		cfg = append(cfg, '\n')
+		cfg, err := resolvedYAML(doc)
+		if err != nil {
+			return err
+		}
 		if err := atomicfile.WriteBytes(filepath.Join(d, ResolvedConfigFile), cfg, 0o644); err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
 from dprl import gym as dg
 from dprl.server import LocalServer
@@ -219,7 +220,7 @@ def test_run_frozenlake_writes_the_run_dir(dprl_server: LocalServer, tmp_path: P
     listed = set(man["files"])
     assert {"summary.md", "env.json", "ledger.json", "curves/file/practical-jdp_eps_1.csv", "regret-file.png", "regret-file.svg"} <= listed
     assert (d / "meta.json").exists() and (d / "config.resolved.yaml").exists() and (d / "regret_long.csv").exists()
-    cfg = json.loads((d / "config.resolved.yaml").read_text())
+    cfg = yaml.safe_load((d / "config.resolved.yaml").read_text())
     assert cfg["cells"][0]["spec"]["env_sha256"] == _sha(d / "env.json") and cfg["cells"][0]["cell"] == "file/practical-jdp eps=1"
     for f in man["inputs"]:
         assert _sha(d / f["path"]) == f["sha256"], f["path"]

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/dprl/dprl/internal/boundedread"
+	"sigs.k8s.io/yaml"
 )
 
 // envIndex gives the environment of the curves of one run, from the cells of its
@@ -41,7 +42,11 @@ func runEnvs(dir string) (*envIndex, error) {
 			Spec json.RawMessage `json:"spec"`
 		} `json:"cells"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	// YAML (a run directory of dprl ≥ 2026-11-29) or JSON (earlier ones; JSON is YAML too).
+	if data, err = yaml.YAMLToJSON(data); err == nil {
+		err = json.Unmarshal(data, &doc)
+	}
+	if err != nil {
 		return nil, bad("compare: %s: %v", p, err)
 	}
 	idx := &envIndex{}
