@@ -5,7 +5,10 @@ package docs
 import _ "embed"
 
 // RunDirectorySchema is run-directory.schema.json: the JSON Schema (draft 2020-12) of every
-// run directory's manifest.json (docs/run-directory.md).
+// run directory's manifest.json (docs/run-directory.md), generated from the Go types
+// (engine.RunManifest, engine.CurveRecord, ledger.Report) by internal/runschema: regenerate it
+// with go generate ./docs; TestSchemaUpToDate fails while the committed file differs.
 //
+//go:generate go run github.com/dprl/dprl/internal/runschema/genschema run-directory.schema.json
 //go:embed run-directory.schema.json
 var RunDirectorySchema []byte

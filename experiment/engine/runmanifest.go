@@ -44,7 +44,7 @@ const (
 // Reference is a curve's no-learning reference: its kind and its expected regret per episode
 // (null for RefNone).
 type Reference struct {
-	Kind             string        `json:"kind"`
+	Kind             string        `json:"kind" jsonschema:"enum=uniform-policy|zero-policy|none"`
 	RegretPerEpisode rundir.Number `json:"regret_per_episode"`
 }
 
@@ -53,19 +53,19 @@ type Reference struct {
 type CurveRecord struct {
 	// Label names the curve (unique in the run); Agent is the agent's name (dprl list) and Env
 	// the environment it ran on (the directory below curves/).
-	Label string `json:"label"`
-	Agent string `json:"agent"`
-	Env   string `json:"env"`
+	Label string `json:"label" jsonschema:"minLength=1"`
+	Agent string `json:"agent" jsonschema:"minLength=1"`
+	Env   string `json:"env" jsonschema:"minLength=1"`
 	// Epsilon and Delta are the nominal (ε, δ) the curve asked for; null for a non-private
 	// curve (δ also null for a pure ε-DP one). Privacy states what the noise actually gives.
-	Epsilon rundir.Number `json:"epsilon"`
-	Delta   rundir.Number `json:"delta"`
+	Epsilon rundir.Number `json:"epsilon" jsonschema:"exclusiveMinimum=0"`
+	Delta   rundir.Number `json:"delta" jsonschema:"minimum=0,exclusiveMaximum=1"`
 	// Episodes is K; Seeds the seeds, in the order of the CSV's seed columns.
-	Episodes int      `json:"episodes"`
-	Seeds    []uint64 `json:"seeds"`
+	Episodes int      `json:"episodes" jsonschema:"minimum=1"`
+	Seeds    []uint64 `json:"seeds" jsonschema:"minItems=1"`
 	// CSV is the curve's file, curves/<env>/<curve>.csv (report.WriteCurveCSV: episode, one
 	// column per seed, mean, ci95_lo, ci95_hi), relative to the run directory.
-	CSV string `json:"csv"`
+	CSV string `json:"csv" jsonschema:"relpath,pattern=^([^/]+/)?curves/[^/]+/[^/]+\\.csv$"`
 	// FinalMean is the mean over seeds of R(K), the cumulative regret after K episodes, and
 	// FinalLo, FinalHi its Student-t 95 % interval (null for one seed).
 	FinalMean rundir.Number `json:"final_mean"`
@@ -78,7 +78,7 @@ type CurveRecord struct {
 	Reference  Reference     `json:"reference"`
 	// EpisodesPerSecond is the mean over seeds of K / the seed's wall time (null when the
 	// family does not time its seeds).
-	EpisodesPerSecond rundir.Number `json:"episodes_per_second"`
+	EpisodesPerSecond rundir.Number `json:"episodes_per_second" jsonschema:"minimum=0"`
 	// Privacy is the guarantee as the privacy ledger composes it: one type for every agent.
 	Privacy ledger.Report `json:"privacy"`
 	// Undefined says why a number above is null (field → reason); empty when none is.
@@ -91,29 +91,29 @@ type CurveRecord struct {
 // RunManifest is manifest.json of every run directory (RunSchema), written last by WriteRun:
 // its presence means the directory is complete.
 type RunManifest struct {
-	Schema string `json:"schema"`
+	Schema string `json:"schema" jsonschema:"const=dprl.run/v1"`
 	rundir.Provenance
 	// Family and Experiment name the family and the run (the configuration's name).
-	Family     string `json:"family"`
-	Experiment string `json:"experiment"`
+	Family     string `json:"family" jsonschema:"minLength=1"`
+	Experiment string `json:"experiment" jsonschema:"minLength=1"`
 	// Command is the command line that produced the run (empty for a run written by a library
 	// call).
 	Command []string `json:"command"`
 	// Config is the family's resolved configuration (what the run actually used).
-	Config any `json:"config"`
+	Config any `json:"config" jsonschema_description:"the family's resolved configuration (family-specific)"`
 	// Workers and WallSeconds describe this invocation (meta.json has the whole history).
-	Workers     int           `json:"workers"`
-	WallSeconds float64       `json:"wall_seconds"`
+	Workers     int           `json:"workers" jsonschema:"minimum=0"`
+	WallSeconds float64       `json:"wall_seconds" jsonschema:"minimum=0"`
 	Curves      []CurveRecord `json:"curves"`
 	// Figures are the figures (each as .png and .svg): regret-<env> for every environment,
 	// then the family's own.
-	Figures []string `json:"figures"`
+	Figures []string `json:"figures" jsonschema:"relpath"`
 	// Files lists every file of the run directory other than the manifest, meta.json,
 	// config.resolved.yaml and regret_long.csv (which the engine writes beside it).
-	Files []string `json:"files"`
+	Files []string `json:"files" jsonschema:"relpath"`
 	// Extras is the family's own section (paper claims, goals, blocks, system constants);
 	// readers that span families ignore it.
-	Extras map[string]any `json:"extras"`
+	Extras map[string]any `json:"extras" jsonschema_description:"the family's own section (paper claims, goals, blocks, constants)"`
 }
 
 // CurveOutput is one curve handed to WriteRun: its record (the writer fills CSV, the final

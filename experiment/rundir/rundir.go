@@ -41,7 +41,7 @@ type Input struct {
 	// Path is the path as given by the user.
 	Path string `json:"path"`
 	// SHA256 is the hex SHA-256 of the file's bytes.
-	SHA256 string `json:"sha256"`
+	SHA256 string `json:"sha256" jsonschema:"pattern=^[0-9a-f]{64}$"`
 }
 
 // HashFile returns the Input record of the file at path.

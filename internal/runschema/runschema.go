@@ -1,8 +1,9 @@
-// Package runschema validates run directories against the published schema of dprl's one run
-// directory layout (docs/run-directory.schema.json, engine.RunSchema): the manifest against the
-// JSON Schema, and the files it names against the layout (every curve's CSV under
-// curves/<env>/, summary.md, meta.json, config.resolved.yaml, regret_long.csv, every listed
-// figure and file present).
+// Package runschema generates the published schema of dprl's one run directory layout
+// (docs/run-directory.schema.json, engine.RunSchema) from the Go types that write it
+// (Generate, Schema; go generate ./docs writes the file) and validates run directories against
+// it: the manifest against the JSON Schema, and the files it names against the layout (every
+// curve's CSV under curves/<env>/, summary.md, meta.json, config.resolved.yaml,
+// regret_long.csv, every listed figure and file present).
 package runschema
 
 import (
@@ -26,7 +27,13 @@ const maxManifest = 64 << 20
 
 // Compile compiles the published schema.
 func Compile() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(docs.RunDirectorySchema))
+	return CompileBytes(docs.RunDirectorySchema)
+}
+
+// CompileBytes compiles a run-directory schema given as JSON (the published one, or one
+// Generate returned).
+func CompileBytes(schema []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
 	if err != nil {
 		return nil, fmt.Errorf("run-directory schema: %w", err)
 	}

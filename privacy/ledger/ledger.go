@@ -77,14 +77,14 @@ type Grid struct {
 type Entry struct {
 	// Name identifies the entry in its ledger (EntryCounter, EntryReport, …).
 	Name      string    `json:"name"`
-	Mechanism Mechanism `json:"mechanism"`
+	Mechanism Mechanism `json:"mechanism" jsonschema:"enum=gaussian-counter|gaussian|gaussian-zcdp|laplace"`
 	// Counter names the continual counter kind (GaussianCounter; "" otherwise).
 	Counter string `json:"counter,omitempty"`
 	// Norm and Neighbouring qualify Sensitivity: the largest distance, in Norm, between two
 	// users' contributions under the Neighbouring relation.
-	Norm         Norm                    `json:"norm"`
-	Neighbouring accounting.Neighbouring `json:"neighbouring"`
-	Sensitivity  float64                 `json:"sensitivity"`
+	Norm         Norm                    `json:"norm" jsonschema:"enum=l1|l2"`
+	Neighbouring accounting.Neighbouring `json:"neighbouring" jsonschema:"enum=replace-one|zero-out"`
+	Sensitivity  float64                 `json:"sensitivity" jsonschema:"exclusiveMinimum=0"`
 	// RoundedSensitivity is Sensitivity plus the Secure grid rounding Grid.Weight·γ at the
 	// calibrated noise (equal to Sensitivity for a seeded source). Set by the ledger.
 	RoundedSensitivity float64 `json:"sensitivity_with_rounding"`

@@ -17,16 +17,16 @@ type Report struct {
 	// Subject optionally names what the report is about (an agent and its label).
 	Subject string `json:"subject,omitempty"`
 	// Model is JDP, LDP, None or NoiseOff.
-	Model string `json:"model"`
+	Model string `json:"model" jsonschema:"enum=jdp|ldp|none|noise-off"`
 	// Neighbouring is the relation of every entry's sensitivity.
-	Neighbouring accounting.Neighbouring `json:"neighbouring"`
+	Neighbouring accounting.Neighbouring `json:"neighbouring" jsonschema:"enum=replace-one|zero-out"`
 	// Nominal and Delta are the requested (ε, δ).
 	Nominal float64 `json:"nominal_epsilon,omitempty"`
 	Delta   float64 `json:"delta,omitempty"`
 	// Guarantee is the notion of the composed guarantee: accounting.KindGDP (every entry
 	// μ-GDP; Mu), accounting.KindPureDP (every entry pure; PureEpsilon) or accounting.KindZCDP
 	// (a mix, or zCDP entries; Rho). Empty when nothing is composed.
-	Guarantee   string  `json:"guarantee,omitempty"`
+	Guarantee   string  `json:"guarantee,omitempty" jsonschema:"enum=gdp|pure-dp|zcdp|declared"`
 	Mu          float64 `json:"mu,omitempty"`
 	PureEpsilon float64 `json:"pure_epsilon,omitempty"`
 	Rho         float64 `json:"rho,omitempty"`
