@@ -3,6 +3,8 @@ package runschema
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -362,5 +364,49 @@ func TestFieldsFollowEncodingJSON(t *testing.T) {
 	}
 	if v["a"] != 0.0 {
 		t.Errorf("encoding/json wrote a = %v: the outer int shadows the embedded string", v["a"])
+	}
+}
+
+// TestRunDirectoryDocNamesEveryKey: docs/run-directory.md's tables of the manifest's keys and
+// of the per-curve keys name exactly the schema's properties.
+func TestRunDirectoryDocNamesEveryKey(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "run-directory.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := decode(t, docs.RunDirectorySchema)
+	for _, c := range []struct {
+		heading string // the line before the table
+		schema  any
+	}{{"Top-level keys, the same for every family", s}, {"Per curve, the same keys", at(t, s, "$defs", "curve")}} {
+		var keys []string
+		lines := strings.Split(string(doc), "\n")
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, c.heading) })
+		if i < 0 {
+			t.Fatalf("docs/run-directory.md: no line starting %q", c.heading)
+		}
+		for _, l := range lines[i+1:] {
+			if l == "" && keys != nil {
+				break
+			}
+			cells := strings.Split(l, "|")
+			if len(cells) < 3 || strings.HasPrefix(strings.TrimSpace(cells[1]), "---") {
+				continue
+			}
+			for _, k := range strings.Split(cells[1], ",") {
+				if k = strings.Trim(strings.TrimSpace(k), "`"); k != "" && k != "key" {
+					keys = append(keys, k)
+				}
+			}
+		}
+		var props []string
+		for k := range at(t, c.schema, "properties").(map[string]any) {
+			props = append(props, k)
+		}
+		slices.Sort(keys)
+		slices.Sort(props)
+		if !slices.Equal(keys, props) {
+			t.Errorf("docs/run-directory.md, the table after %q names %v; the schema's properties are %v", c.heading, keys, props)
+		}
 	}
 }
