@@ -18,7 +18,8 @@ import (
 )
 
 // RunSchema names and versions the run directory's layout and manifest (docs/run-directory.md;
-// JSON Schema: docs/run-directory.schema.json). Every family, the service and the Python
+// JSON Schema: docs/run-directory.schema.json, generated from RunManifest and CurveRecord by
+// internal/runschema). Every family, the service and the Python
 // package write it; readers check it before anything else.
 const RunSchema = "dprl.run/v1"
 
@@ -50,6 +51,9 @@ type Reference struct {
 
 // CurveRecord is the one per-curve record of every run directory's manifest: the same keys
 // for every agent of every family (a number that is undefined is null and Undefined says why).
+// The published schema's $defs.curve is generated from it (internal/runschema, go generate
+// ./docs): a new per-curve field is its line here, with its json tag and, if constrained, its
+// jsonschema tag (minLength=1, minimum=0, enum=a|b, …; docs/run-directory.md).
 type CurveRecord struct {
 	// Label names the curve (unique in the run); Agent is the agent's name (dprl list) and Env
 	// the environment it ran on (the directory below curves/).
