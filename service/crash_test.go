@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -202,23 +201,7 @@ func newObserver(t *testing.T) *observer {
 
 func get(t *testing.T, url string, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return DoForTest(t, http.MethodGet, url, "", nil, hdr)
 }
 
 var (
@@ -424,22 +407,7 @@ func (c *crashChildProc) kill(t *testing.T) {
 // inProcess is a server of this process on dir behind httptest (no hooks unless given).
 func inProcess(t *testing.T, dir string, hooks *faultHooks) (string, *Server, func()) {
 	t.Helper()
-	s, err := New(Config{Dir: dir, Registry: families.New(), AdminToken: crashAdmin, ClientToken: crashClient, hooks: hooks})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			hs.Close()
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(stop)
+	s, hs, stop := StartForTest(t, Config{Dir: dir, Registry: families.New(), AdminToken: crashAdmin, ClientToken: crashClient, hooks: hooks})
 	return hs.URL, s, stop
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -13,25 +12,14 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
 
 // rawReq sends a request and returns its status and body.
 func rawReq(t *testing.T, url, method, path, token string, body []byte, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url+path, bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := service.DoForTest(t, method, url+path, token, body, hdr)
 	return resp.StatusCode, string(b)
 }
 
