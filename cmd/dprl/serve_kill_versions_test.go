@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -141,12 +140,7 @@ func TestServeKill9Versions(t *testing.T) {
 	longtest.Skip(t, "kill -9 of a live server at random times, every version seen checked, ≈ 30 s")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	// Snapshots every 500 reports (kills land around them), the raw reports retained for the
 	// reference replay of the whole log at the end.
 	startServe := func(t *testing.T, data, addr string) *serveProcess {

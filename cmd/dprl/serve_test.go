@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/csv"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,6 +93,24 @@ func (p *serveProcess) stop(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("dprl serve after SIGTERM: %v", err)
 	}
+}
+
+// riverSwimJDP is the request of an experiment of tabular practical-jdp on RiverSwim of the
+// given horizon and capacity at (ε, δ) = (1, 1e-5), with seed (nil: the server draws it), a
+// simulation or not.
+func riverSwimJDP(horizon, capacity int, seed *uint64, simulation bool) client.CreateRequest {
+	return client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": float64(horizon)}},
+		Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seed, Simulation: simulation}
+}
+
+// mustCreate creates req's experiment through c and returns its ledger.
+func mustCreate(t *testing.T, c *client.Client, req client.CreateRequest) *client.Ledger {
+	t.Helper()
+	l, err := c.Create(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // readCSV returns the records of a CSV file without its header.
@@ -212,12 +229,7 @@ func TestServeKill9(t *testing.T) {
 	useTestTokens(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
 	// in a snapshot), the raw reports retained for the reference replay below.
 	startServe := func(t *testing.T, data, addr string) *serveProcess {
@@ -229,11 +241,7 @@ func TestServeKill9(t *testing.T) {
 	c := client.New(srv.url, testAdmin, testClient, nil)
 	const K = 20000
 	seed := uint64(11)
-	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed, Simulation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustCreate(t, c, riverSwimJDP(10, K, &seed, true))
 	var (
 		res    *client.SimResult
 		simErr error
