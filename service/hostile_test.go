@@ -39,16 +39,15 @@ func createRiverSwim(t *testing.T, c *client.Client, agent string, capacity int)
 // creates a practical-jdp RiverSwim experiment of capacity 100 on it (createRiverSwim).
 func seededRiverSwim(t *testing.T) (c *client.Client, url, id string) {
 	t.Helper()
-	c, s, _ := live(t, t.TempDir(), true)
-	return c, serverURL(t, s), createRiverSwim(t, c, "practical-jdp", 100)
+	c, url, _ = liveURL(t, t.TempDir(), true)
+	return c, url, createRiverSwim(t, c, "practical-jdp", 100)
 }
 
 // TestHostileClients: every hostile request gets its 4xx with a JSON body naming the field,
 // and leaves the published state (policy and ledger) unchanged byte for byte.
 func TestHostileClients(t *testing.T) {
 	dir := t.TempDir()
-	c, s, _ := live(t, dir, true)
-	url := serverURL(t, s)
+	c, url, _ := liveURL(t, dir, true)
 	ctx := context.Background()
 	jdp, full, ldp := createRiverSwim(t, c, "practical-jdp", 100), createRiverSwim(t, c, "practical-jdp", 10), createRiverSwim(t, c, "practical-ldp", 100)
 	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: jdp, Registry: registry(), Users: 10, Seed: seedp(3)}); err != nil {

@@ -48,6 +48,13 @@ func live(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) 
 	return client.New(hs.URL, adminTok, clientTok, hs.Client()), s, stop
 }
 
+// liveURL is live with a second URL serving the same state (serverURL) instead of the server.
+func liveURL(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) (*client.Client, string, func()) {
+	t.Helper()
+	c, s, stop := live(t, dir, seeded, opts...)
+	return c, serverURL(t, s), stop
+}
+
 func seedp(s uint64) *uint64 { return &s }
 
 // serverURL serves s on a new httptest server (sharing its state) and returns the URL.

@@ -62,6 +62,17 @@ func snapCreate(t testing.TB, s *Server, agent string, H, K int) string {
 	return l.Experiment
 }
 
+// snapCreated submits users from..to-1 as snapUsers does and fails t unless each is
+// acknowledged as new (201).
+func snapCreated(t testing.TB, x *experiment, from, to, batch int) {
+	t.Helper()
+	for _, st := range snapUsers(t, x, from, to, batch) {
+		if st != http.StatusCreated {
+			t.Fatalf("status %d", st)
+		}
+	}
+}
+
 // snapUsers submits users from..to-1 (user u's deterministic riverswim trajectory, digest u,
 // idempotency key "k<u>") straight to the committer, in batches of batch, and returns the
 // answers' statuses.
@@ -114,11 +125,7 @@ func TestSnapshotRestartRetention(t *testing.T) {
 			defer s.Close()
 			id := snapCreate(t, s, "practical-jdp", 10, 1000)
 			x := s.lookup(id)
-			for _, st := range snapUsers(t, x, 1, 301, 50) {
-				if st != http.StatusCreated {
-					t.Fatalf("status %d", st)
-				}
-			}
+			snapCreated(t, x, 1, 301, 50)
 			// A snapshot is taken after each batch that brings the reports since the last one
 			// to 64 or more, once the batch is acknowledged; a retry goes through the committer
 			// after that.
@@ -157,11 +164,7 @@ func TestSnapshotRestartRetention(t *testing.T) {
 				t.Fatalf("second retry of user 1: %d, want 200", st[0])
 			}
 			for _, z := range []*experiment{x, y} {
-				for _, st := range snapUsers(t, z, 301, 501, 40) {
-					if st != http.StatusCreated {
-						t.Fatalf("status %d", st)
-					}
-				}
+				snapCreated(t, z, 301, 501, 40)
 			}
 			if a, b := publishedOf(x), publishedOf(y); a != b {
 				t.Fatalf("200 reports after the restart:\n%s\nuninterrupted:\n%s", b, a)
@@ -210,11 +213,7 @@ func TestSnapshotCrash(t *testing.T) {
 				crashed <- image{c, publishedOf(x), users}
 				return errors.New("injected crash")
 			}}
-			for _, st := range snapUsers(t, x, 1, 301, 50) { // the second snapshot is at ≤ 298
-				if st != http.StatusCreated {
-					t.Fatalf("status %d", st)
-				}
-			}
+			snapCreated(t, x, 1, 301, 50) // the second snapshot is at ≤ 298
 			var im image
 			select { // the committer snapshots after acknowledging the batch
 			case im = <-crashed:
@@ -234,17 +233,9 @@ func TestSnapshotCrash(t *testing.T) {
 					t.Fatalf("retry of user %d after the restart: %d, want 200", u, st[0])
 				}
 			}
-			for _, st := range snapUsers(t, got, im.users+1, 301, 50) {
-				if st != http.StatusCreated {
-					t.Fatalf("status %d", st)
-				}
-			}
+			snapCreated(t, got, im.users+1, 301, 50)
 			for _, z := range []*experiment{x, got} {
-				for _, st := range snapUsers(t, z, 301, 401, 50) {
-					if st != http.StatusCreated {
-						t.Fatalf("status %d", st)
-					}
-				}
+				snapCreated(t, z, 301, 401, 50)
 			}
 			if a, b := publishedOf(got), publishedOf(x); a != b {
 				t.Fatalf("after 100 more reports:\n%s\nuninterrupted:\n%s", a, b)
@@ -379,11 +370,7 @@ func TestSnapshotRebuild(t *testing.T) {
 	y := snapServer(t, image, 100, false)
 	defer y.Close()
 	for _, z := range []*experiment{x, y.lookup(id)} {
-		for _, st := range snapUsers(t, z, 151, 251, 25) {
-			if st != http.StatusCreated {
-				t.Fatalf("status %d", st)
-			}
-		}
+		snapCreated(t, z, 151, 251, 25)
 	}
 	if a, b := publishedOf(x), publishedOf(y.lookup(id)); a != b {
 		t.Fatalf("rebuilt after a failed commit:\n%s\nrestarted:\n%s", a, b)
