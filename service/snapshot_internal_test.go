@@ -40,6 +40,16 @@ func snapServer(t testing.TB, dir string, every int, retain bool) *Server {
 	return s
 }
 
+// snapExperiment is a server of snapServer(dir, every, retain), closed when t ends, with the
+// ID and the experiment of a practical-jdp experiment (H = 10, K = 1000) created on it.
+func snapExperiment(t *testing.T, dir string, every int, retain bool) (*Server, string, *experiment) {
+	t.Helper()
+	s := snapServer(t, dir, every, retain)
+	t.Cleanup(func() { s.Close() })
+	id := snapCreate(t, s, "practical-jdp", 10, 1000)
+	return s, id, s.lookup(id)
+}
+
 // snapCreate creates an experiment of agent on riverswim (horizon H) with capacity K through
 // the API and returns its ID.
 func snapCreate(t testing.TB, s *Server, agent string, H, K int) string {
@@ -121,10 +131,7 @@ func TestSnapshotRestartRetention(t *testing.T) {
 	for _, retain := range []bool{false, true} {
 		t.Run(fmt.Sprint("retain=", retain), func(t *testing.T) {
 			dir := t.TempDir()
-			s := snapServer(t, dir, 64, retain)
-			defer s.Close()
-			id := snapCreate(t, s, "practical-jdp", 10, 1000)
-			x := s.lookup(id)
+			s, id, x := snapExperiment(t, dir, 64, retain)
 			snapCreated(t, x, 1, 301, 50)
 			// A snapshot is taken after each batch that brings the reports since the last one
 			// to 64 or more, once the batch is acknowledged; a retry goes through the committer
@@ -183,10 +190,7 @@ func TestSnapshotCrash(t *testing.T) {
 	for _, p := range []hookPoint{hookBeforeSnapshot, hookInSnapshot, hookAfterSnapshot} {
 		t.Run(fmt.Sprint("point ", p), func(t *testing.T) {
 			dir := t.TempDir()
-			s := snapServer(t, dir, 100, false)
-			defer s.Close()
-			id := snapCreate(t, s, "practical-jdp", 10, 1000)
-			x := s.lookup(id)
+			_, id, x := snapExperiment(t, dir, 100, false)
 			type image struct {
 				dir, published string
 				users          int
@@ -339,10 +343,7 @@ func BenchmarkRestart(b *testing.B) {
 // continues exactly as a server restarted on the same durable state.
 func TestSnapshotRebuild(t *testing.T) {
 	dir := t.TempDir()
-	s := snapServer(t, dir, 100, false)
-	defer s.Close()
-	id := snapCreate(t, s, "practical-jdp", 10, 1000)
-	x := s.lookup(id)
+	s, id, x := snapExperiment(t, dir, 100, false)
 	snapUsers(t, x, 1, 151, 50)
 	snapUsers(t, x, 1, 2, 1) // through the committer after its last snapshot
 	if snap, err := s.st.LatestSnapshot(id); err != nil || snap == nil {

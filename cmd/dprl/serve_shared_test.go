@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/internal/pgtest"
 	"github.com/dprl/dprl/service/client"
@@ -273,18 +272,8 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 		t.Fatalf("the test could not take the leadership after the servers stopped: %v", err)
 	}
 	defer st.Close()
-	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: episodes, Seeds: []uint64{seed}},
-		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	sv, _ := engine.CheckServed(newRegistry(), &spec)
-	ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, rule, err := ref.Session.Publish()
+	ref := referenceSession(t, riverSwimJDP(10, episodes, nil, false), seed)
+	v, rule, err := ref.Publish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,15 +287,11 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 			return errors.New("a user's report is in the log twice")
 		}
 		users[r.User] = true
-		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-		if err != nil {
+		if err := receiveLogged(ref, r.Report); err != nil {
 			return err
 		}
 		n++
-		if err := ref.Session.Receive(rep); err != nil {
-			return err
-		}
-		if v, rule, err = ref.Session.Publish(); err != nil {
+		if v, rule, err = ref.Publish(); err != nil {
 			return err
 		}
 		raw, _ := protocol.EncodeRule(rule)

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
@@ -320,32 +319,18 @@ func TestServeKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: K, Seeds: []uint64{seed}},
-		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	sv, _ := engine.CheckServed(newRegistry(), &spec)
-	ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, rule, err := ref.Session.Publish() // the server publishes once at creation
+	ref := referenceSession(t, riverSwimJDP(10, K, nil, false), seed)
+	v, rule, err := ref.Publish() // the server publishes once at creation
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error {
-		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-		if err != nil {
+		if err := receiveLogged(ref, r.Report); err != nil {
 			return err
 		}
 		n++
-		if err := ref.Session.Receive(rep); err != nil {
-			return err
-		}
-		v, rule, err = ref.Session.Publish()
+		v, rule, err = ref.Publish()
 		return err
 	})
 	if err != nil || n != l.Capacity {
