@@ -24,6 +24,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/experiment/families"
+	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
@@ -353,43 +354,17 @@ func startCrashChild(t *testing.T, cfg crashConfig) *crashChildProc {
 	raw, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+string(raw))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	c := &crashChildProc{cmd: cmd, stdin: in, crash: make(chan string, 1)}
-	t.Cleanup(func() { c.stdin.Close(); c.cmd.Process.Kill(); c.cmd.Wait() })
-	listening := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if u, ok := strings.CutPrefix(line, "listening "); ok {
-				listening <- u
-			} else if strings.HasPrefix(line, "crash ") {
-				c.crash <- line
-			}
+	c.url = childproc.Start(t, cmd, "the crash child", "listening ", 30*time.Second, func(line string) {
+		if strings.HasPrefix(line, "crash ") {
+			c.crash <- line
 		}
-		close(c.crash)
-		close(listening)
-	}()
-	select {
-	case u, ok := <-listening:
-		if !ok {
-			t.Fatal("the crash child exited before listening")
-		}
-		c.url = u
-	case <-time.After(30 * time.Second):
-		t.Fatal("the crash child did not listen within 30 s")
-	}
+	}, func() { close(c.crash) })
+	t.Cleanup(func() { c.stdin.Close() })
 	return c
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"math/rand/v2"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
@@ -52,37 +52,8 @@ func startServeArgs(t *testing.T, args []string) *serveProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
 	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS="+strings.Join(args, "\x1f"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProcess{cmd: cmd}
-	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
-				u, _, _ := strings.Cut(rest, " ")
-				line <- u
-			}
-		}
-		close(line) // the process exited
-	}()
-	select {
-	case u, ok := <-line:
-		if !ok {
-			t.Fatalf("dprl %s exited before listening", strings.Join(args, " "))
-		}
-		p.url = u
-	case <-time.After(60 * time.Second):
-		t.Fatal("dprl serve did not listen within 60 s")
-	}
-	return p
+	url := childproc.Start(t, cmd, "dprl "+strings.Join(args, " "), "listening on ", 60*time.Second, nil, nil)
+	return &serveProcess{cmd: cmd, url: url}
 }
 
 // stop sends SIGTERM and waits: the server drains and exits 0.
