@@ -41,8 +41,7 @@ func TestBackupRestore(t *testing.T) {
 	ctx := context.Background()
 	snap := func(c *service.Config) { c.SnapshotEvery = 100 } // the backup holds snapshots, and the log after them
 	dir := t.TempDir()
-	c, s, stop := live(t, dir, false, snap)
-	url := serverURL(t, s)
+	c, url, stop := liveURL(t, dir, false, snap)
 	req := client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 		Epsilon: 1, Delta: 1e-5, Capacity: 2000}
 	l, err := c.Create(ctx, req)

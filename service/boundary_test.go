@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,49 +19,10 @@ import (
 	"github.com/dprl/dprl/service/store"
 )
 
-// logged collects a server's log lines (safe for the committer's goroutines).
-type logged struct {
-	mu    sync.Mutex
-	lines []string
-}
-
-func (l *logged) logf(format string, args ...any) {
-	l.mu.Lock()
-	l.lines = append(l.lines, fmt.Sprintf(format, args...))
-	l.mu.Unlock()
-}
-
-func (l *logged) count(sub string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, s := range l.lines {
-		if strings.Contains(s, sub) {
-			n++
-		}
-	}
-	return n
-}
-
 // serveLogged starts a server on dir (as live) whose log lines go to lg.
-func serveLogged(t *testing.T, dir string, lg *logged) (*client.Client, string, func()) {
+func serveLogged(t *testing.T, dir string, lg *logLines) (*client.Client, string, func()) {
 	t.Helper()
-	s, err := service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: lg.logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			hs.Close()
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(stop)
+	_, hs, stop := service.StartForTest(t, service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: lg.logf})
 	return client.New(hs.URL, adminTok, clientTok, hs.Client()), hs.URL, stop
 }
 
@@ -89,7 +48,7 @@ func TestHugeLDPReportRefused(t *testing.T) {
 	ctx := context.Background()
 	for _, agent := range []string{"practical-ldp", "practical-ldp-plugin"} {
 		t.Run(agent, func(t *testing.T) {
-			c, url, _ := serveLogged(t, t.TempDir(), &logged{})
+			c, url, _ := serveLogged(t, t.TempDir(), &logLines{})
 			l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: agent, Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 4}}, Epsilon: 1, Delta: 1e-5, Capacity: 50})
 			if err != nil {
 				t.Fatal(err)
@@ -158,7 +117,7 @@ func TestHugeLDPReportRefused(t *testing.T) {
 func TestRefusedStoredReportSkipped(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	c, _, stop := serveLogged(t, dir, &logged{})
+	c, _, stop := serveLogged(t, dir, &logLines{})
 	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-ldp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 4}}, Epsilon: 1, Delta: 1e-5, Capacity: 50})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +148,7 @@ func TestRefusedStoredReportSkipped(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lg := &logged{}
+	lg := &logLines{}
 	c2, _, _ := serveLogged(t, dir, lg)
 	if n := lg.count("record 2: the curator refuses this acknowledged report; it is skipped"); n != 1 {
 		t.Fatalf("%d log lines say record 2 was refused and skipped, want 1; log:\n%s", n, strings.Join(lg.lines, "\n"))

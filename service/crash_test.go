@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"regexp"
@@ -25,6 +24,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/experiment/families"
+	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
@@ -202,23 +202,7 @@ func newObserver(t *testing.T) *observer {
 
 func get(t *testing.T, url string, hdr map[string]string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp, b
+	return DoForTest(t, http.MethodGet, url, "", nil, hdr)
 }
 
 var (
@@ -370,43 +354,17 @@ func startCrashChild(t *testing.T, cfg crashConfig) *crashChildProc {
 	raw, _ := json.Marshal(cfg)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), crashChildEnv+"="+string(raw))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	c := &crashChildProc{cmd: cmd, stdin: in, crash: make(chan string, 1)}
-	t.Cleanup(func() { c.stdin.Close(); c.cmd.Process.Kill(); c.cmd.Wait() })
-	listening := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			line := sc.Text()
-			if u, ok := strings.CutPrefix(line, "listening "); ok {
-				listening <- u
-			} else if strings.HasPrefix(line, "crash ") {
-				c.crash <- line
-			}
+	c.url = childproc.Start(t, cmd, "the crash child", "listening ", 30*time.Second, func(line string) {
+		if strings.HasPrefix(line, "crash ") {
+			c.crash <- line
 		}
-		close(c.crash)
-		close(listening)
-	}()
-	select {
-	case u, ok := <-listening:
-		if !ok {
-			t.Fatal("the crash child exited before listening")
-		}
-		c.url = u
-	case <-time.After(30 * time.Second):
-		t.Fatal("the crash child did not listen within 30 s")
-	}
+	}, func() { close(c.crash) })
+	t.Cleanup(func() { c.stdin.Close() })
 	return c
 }
 
@@ -424,22 +382,7 @@ func (c *crashChildProc) kill(t *testing.T) {
 // inProcess is a server of this process on dir behind httptest (no hooks unless given).
 func inProcess(t *testing.T, dir string, hooks *faultHooks) (string, *Server, func()) {
 	t.Helper()
-	s, err := New(Config{Dir: dir, Registry: families.New(), AdminToken: crashAdmin, ClientToken: crashClient, hooks: hooks})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			hs.Close()
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(stop)
+	s, hs, stop := StartForTest(t, Config{Dir: dir, Registry: families.New(), AdminToken: crashAdmin, ClientToken: crashClient, hooks: hooks})
 	return hs.URL, s, stop
 }
 

@@ -28,8 +28,7 @@ func submitAs(t *testing.T, url, id string, head protocol.Header, user, cred, id
 // the store holds no user ID.
 func TestRevokedCredentialIsAWrongOne(t *testing.T) {
 	dir := t.TempDir()
-	c, s, stop := live(t, dir, true)
-	url := serverURL(t, s)
+	c, url, stop := liveURL(t, dir, true)
 	ctx := context.Background()
 	id := createRiverSwim(t, c, "practical-jdp", 100)
 	head := header(t, c, id)
@@ -76,8 +75,7 @@ func TestRevokedCredentialIsAWrongOne(t *testing.T) {
 		}
 	}
 	stop()
-	c, s, _ = live(t, dir, true)
-	url = serverURL(t, s)
+	c, url, _ = liveURL(t, dir, true)
 	check("after a restart")
 	led, err := c.Ledger(ctx, id)
 	if err != nil || led.UsersServed != 2 {
@@ -91,8 +89,7 @@ func TestRevokedCredentialIsAWrongOne(t *testing.T) {
 // contribution (409) with her new credential, and her retry is recognised.
 func TestRotateKey(t *testing.T) {
 	dir := t.TempDir()
-	c, s, stop := live(t, dir, true)
-	url := serverURL(t, s)
+	c, url, stop := liveURL(t, dir, true)
 	ctx := context.Background()
 	id := createRiverSwim(t, c, "practical-jdp", 100)
 	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: id, Registry: registry(), Users: 5, Seed: seedp(3)}); err != nil {
@@ -120,8 +117,7 @@ func TestRotateKey(t *testing.T) {
 	if _, err := service.RotateKey(t.TempDir(), time.Second); err == nil {
 		t.Error("rotate-key on an empty directory: no error")
 	}
-	c, s, _ = live(t, dir, true)
-	url = serverURL(t, s)
+	c, url, _ = liveURL(t, dir, true)
 	if after := state(); after != before {
 		t.Fatalf("the rotation changed the public state:\n%s\n%s", before, after)
 	}

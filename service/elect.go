@@ -55,20 +55,7 @@ func ServeElected(ctx context.Context, cfg Config, el Elector, b *Bound, ready f
 	var cur atomic.Pointer[http.Handler]
 	set := func(h http.Handler) { cur.Store(&h) }
 	set(sb.handler())
-	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*cur.Load()).ServeHTTP(w, r) }),
-		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
-		MaxHeaderBytes: 64 << 10, TLSConfig: b.tls}
-	errc := make(chan error, 1)
-	go func() {
-		if b.tls != nil {
-			errc <- hs.ServeTLS(b.ln, "", "")
-		} else {
-			errc <- hs.Serve(b.ln)
-		}
-	}()
-	if ready != nil {
-		ready(b.URL())
-	}
+	hs, errc := b.start(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*cur.Load()).ServeHTTP(w, r) }), ready)
 	shutdown := func(s *Server) error {
 		sctx, cancel := context.WithTimeout(context.Background(), b.drain)
 		defer cancel()

@@ -103,24 +103,25 @@ func (h *health) probe(ctx context.Context, st store.Backend, period time.Durati
 // storageProblem names the class of a commit failure in words an operator acts on (the page
 // shows it; the log has the whole error).
 func storageProblem(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return ""
-	case errors.Is(err, store.ErrCorrupt):
-		return "the database is damaged"
-	case errors.Is(err, store.ErrNotLeader):
-		return "this server is no longer the leader"
-	case errors.Is(err, syscall.ENOSPC):
-		return "the disk is full"
-	case errors.Is(err, syscall.EDQUOT):
-		return "the disk quota is exhausted"
-	case errors.Is(err, syscall.EIO):
-		return "an I/O error"
-	case errors.Is(err, syscall.EROFS):
-		return "the file system is read-only"
-	default:
-		return "commits fail"
 	}
+	for _, c := range [...]struct {
+		class error
+		words string
+	}{
+		{store.ErrCorrupt, "the database is damaged"},
+		{store.ErrNotLeader, "this server is no longer the leader"},
+		{syscall.ENOSPC, "the disk is full"},
+		{syscall.EDQUOT, "the disk quota is exhausted"},
+		{syscall.EIO, "an I/O error"},
+		{syscall.EROFS, "the file system is read-only"},
+	} {
+		if errors.Is(err, c.class) {
+			return c.words
+		}
+	}
+	return "commits fail"
 }
 
 // state returns since when the current failure lasts, the failures counted, and the current

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"regexp"
@@ -13,25 +12,14 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
 )
 
 // rawReq sends a request and returns its status and body.
 func rawReq(t *testing.T, url, method, path, token string, body []byte, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url+path, bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := service.DoForTest(t, method, url+path, token, body, hdr)
 	return resp.StatusCode, string(b)
 }
 
@@ -51,16 +39,15 @@ func createRiverSwim(t *testing.T, c *client.Client, agent string, capacity int)
 // creates a practical-jdp RiverSwim experiment of capacity 100 on it (createRiverSwim).
 func seededRiverSwim(t *testing.T) (c *client.Client, url, id string) {
 	t.Helper()
-	c, s, _ := live(t, t.TempDir(), true)
-	return c, serverURL(t, s), createRiverSwim(t, c, "practical-jdp", 100)
+	c, url, _ = liveURL(t, t.TempDir(), true)
+	return c, url, createRiverSwim(t, c, "practical-jdp", 100)
 }
 
 // TestHostileClients: every hostile request gets its 4xx with a JSON body naming the field,
 // and leaves the published state (policy and ledger) unchanged byte for byte.
 func TestHostileClients(t *testing.T) {
 	dir := t.TempDir()
-	c, s, _ := live(t, dir, true)
-	url := serverURL(t, s)
+	c, url, _ := liveURL(t, dir, true)
 	ctx := context.Background()
 	jdp, full, ldp := createRiverSwim(t, c, "practical-jdp", 100), createRiverSwim(t, c, "practical-jdp", 10), createRiverSwim(t, c, "practical-ldp", 100)
 	if _, err := client.Simulate(ctx, c, client.SimOptions{Experiment: jdp, Registry: registry(), Users: 10, Seed: seedp(3)}); err != nil {

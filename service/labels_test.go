@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -18,17 +17,7 @@ import (
 // liveAll starts a server of every family (families.New) and returns its URL.
 func liveAll(t *testing.T) string {
 	t.Helper()
-	s, err := service.New(service.Config{Dir: t.TempDir(), Registry: families.New(), AdminToken: adminTok, ClientToken: clientTok})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(func() {
-		hs.Close()
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	_, hs, _ := service.StartForTest(t, service.Config{Dir: t.TempDir(), Registry: families.New(), AdminToken: adminTok, ClientToken: clientTok})
 	return hs.URL
 }
 
@@ -154,8 +143,7 @@ func TestCreateNoFalseLabels(t *testing.T) {
 // not created as a simulation, and accepted by one that was; client.Simulate against a real
 // experiment sends none, and only the simulation shows a curve.
 func TestSimulatedRegretOnlyForSimulations(t *testing.T) {
-	c, s, _ := live(t, t.TempDir(), true)
-	url := serverURL(t, s)
+	c, url, _ := liveURL(t, t.TempDir(), true)
 	ctx := context.Background()
 	create := func(sim bool) string {
 		l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},

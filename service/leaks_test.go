@@ -1,14 +1,12 @@
 package service_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,19 +35,7 @@ type recorder struct {
 
 func (r *recorder) do(method, path, token string, body []byte, hdr map[string]string) (int, string) {
 	r.t.Helper()
-	req, _ := http.NewRequest(method, r.url+path, bytes.NewReader(body))
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	resp, b := service.DoForTest(r.t, method, r.url+path, token, body, hdr)
 	var h strings.Builder
 	resp.Header.Write(&h)
 	r.seen = append(r.seen, exchange{fmt.Sprintf("%s %s → %d", method, path, resp.StatusCode), h.String() + "\n" + string(b)})

@@ -147,24 +147,31 @@ func ListenAndServe(ctx context.Context, s *Server, l Listen, ready func(url str
 	return Serve(ctx, s, b, ready)
 }
 
-// Serve runs s on the bound socket b until ctx is cancelled (SIGTERM/SIGINT in dprl serve),
-// then stops accepting, lets the requests in flight finish — their reports committed and
-// acknowledged —, stops the committers and closes the store. ready receives the server's base
-// URL once it serves.
-func Serve(ctx context.Context, s *Server, b *Bound, ready func(url string)) error {
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
+// start serves h on b (with TLS when b has it) in a goroutine whose Serve error errc receives,
+// then calls ready (if not nil) with b's URL.
+func (b *Bound) start(h http.Handler, ready func(url string)) (hs *http.Server, errc <-chan error) {
+	hs = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute,
 		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, TLSConfig: b.tls}
-	errc := make(chan error, 1)
+	ec := make(chan error, 1)
 	go func() {
 		if b.tls != nil {
-			errc <- hs.ServeTLS(b.ln, "", "")
+			ec <- hs.ServeTLS(b.ln, "", "")
 		} else {
-			errc <- hs.Serve(b.ln)
+			ec <- hs.Serve(b.ln)
 		}
 	}()
 	if ready != nil {
 		ready(b.URL())
 	}
+	return hs, ec
+}
+
+// Serve runs s on the bound socket b until ctx is cancelled (SIGTERM/SIGINT in dprl serve),
+// then stops accepting, lets the requests in flight finish — their reports committed and
+// acknowledged —, stops the committers and closes the store. ready receives the server's base
+// URL once it serves.
+func Serve(ctx context.Context, s *Server, b *Bound, ready func(url string)) error {
+	hs, errc := b.start(s.Handler(), ready)
 	select {
 	case err := <-errc:
 		s.Close()

@@ -18,8 +18,7 @@ import (
 // not served by a production server after a restart (its noise is predictable).
 func TestProductionRefusesASeed(t *testing.T) {
 	dir := t.TempDir()
-	_, s, stop := live(t, dir, false)
-	url := serverURL(t, s)
+	_, url, stop := liveURL(t, dir, false)
 	for _, seed := range []string{"0", "1", "18446744073709551615"} {
 		code, body := rawReq(t, url, "POST", "/v1/experiments", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","env":{"name":"riverswim"},"epsilon":1,"delta":1e-5,"capacity":100,"seed":`+seed+`}`), nil)
 		if code != http.StatusBadRequest || !strings.Contains(body, `"field":"seed"`) {
@@ -46,8 +45,7 @@ func TestExperimentKeysAreRandom(t *testing.T) {
 	var defs []*store.Experiment
 	for range 2 {
 		dir := t.TempDir()
-		_, s, stop := live(t, dir, false)
-		url := serverURL(t, s)
+		_, url, stop := liveURL(t, dir, false)
 		for range 20 {
 			if code, body := rawReq(t, url, "POST", "/v1/experiments", adminTok, []byte(`{"family":"tabular","agent":"practical-jdp","env":{"name":"riverswim"},"epsilon":1,"delta":1e-5,"capacity":100}`), nil); code != http.StatusCreated {
 				t.Fatalf("create: %d %s", code, body)

@@ -44,24 +44,15 @@ func live(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) 
 	if cfg.Store == nil {
 		cfg.Store = testStore(t, dir) // bbolt (nil), or PostgreSQL under DPRL_SERVICE_STORE=postgres
 	}
-	s, err := service.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		hs.Close()
-		if err := s.Close(); err != nil {
-			t.Error(err)
-		}
-	}
-	t.Cleanup(stop)
+	s, hs, stop := service.StartForTest(t, cfg)
 	return client.New(hs.URL, adminTok, clientTok, hs.Client()), s, stop
+}
+
+// liveURL is live with a second URL serving the same state (serverURL) instead of the server.
+func liveURL(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) (*client.Client, string, func()) {
+	t.Helper()
+	c, s, stop := live(t, dir, seeded, opts...)
+	return c, serverURL(t, s), stop
 }
 
 func seedp(s uint64) *uint64 { return &s }

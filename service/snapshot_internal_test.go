@@ -40,6 +40,16 @@ func snapServer(t testing.TB, dir string, every int, retain bool) *Server {
 	return s
 }
 
+// snapExperiment is a server of snapServer(dir, every, retain), closed when t ends, with the
+// ID and the experiment of a practical-jdp experiment (H = 10, K = 1000) created on it.
+func snapExperiment(t *testing.T, dir string, every int, retain bool) (*Server, string, *experiment) {
+	t.Helper()
+	s := snapServer(t, dir, every, retain)
+	t.Cleanup(func() { s.Close() })
+	id := snapCreate(t, s, "practical-jdp", 10, 1000)
+	return s, id, s.lookup(id)
+}
+
 // snapCreate creates an experiment of agent on riverswim (horizon H) with capacity K through
 // the API and returns its ID.
 func snapCreate(t testing.TB, s *Server, agent string, H, K int) string {
@@ -60,6 +70,17 @@ func snapCreate(t testing.TB, s *Server, agent string, H, K int) string {
 		t.Fatal(err)
 	}
 	return l.Experiment
+}
+
+// snapCreated submits users from..to-1 as snapUsers does and fails t unless each is
+// acknowledged as new (201).
+func snapCreated(t testing.TB, x *experiment, from, to, batch int) {
+	t.Helper()
+	for _, st := range snapUsers(t, x, from, to, batch) {
+		if st != http.StatusCreated {
+			t.Fatalf("status %d", st)
+		}
+	}
 }
 
 // snapUsers submits users from..to-1 (user u's deterministic riverswim trajectory, digest u,
@@ -110,15 +131,8 @@ func TestSnapshotRestartRetention(t *testing.T) {
 	for _, retain := range []bool{false, true} {
 		t.Run(fmt.Sprint("retain=", retain), func(t *testing.T) {
 			dir := t.TempDir()
-			s := snapServer(t, dir, 64, retain)
-			defer s.Close()
-			id := snapCreate(t, s, "practical-jdp", 10, 1000)
-			x := s.lookup(id)
-			for _, st := range snapUsers(t, x, 1, 301, 50) {
-				if st != http.StatusCreated {
-					t.Fatalf("status %d", st)
-				}
-			}
+			s, id, x := snapExperiment(t, dir, 64, retain)
+			snapCreated(t, x, 1, 301, 50)
 			// A snapshot is taken after each batch that brings the reports since the last one
 			// to 64 or more, once the batch is acknowledged; a retry goes through the committer
 			// after that.
@@ -157,11 +171,7 @@ func TestSnapshotRestartRetention(t *testing.T) {
 				t.Fatalf("second retry of user 1: %d, want 200", st[0])
 			}
 			for _, z := range []*experiment{x, y} {
-				for _, st := range snapUsers(t, z, 301, 501, 40) {
-					if st != http.StatusCreated {
-						t.Fatalf("status %d", st)
-					}
-				}
+				snapCreated(t, z, 301, 501, 40)
 			}
 			if a, b := publishedOf(x), publishedOf(y); a != b {
 				t.Fatalf("200 reports after the restart:\n%s\nuninterrupted:\n%s", b, a)
@@ -180,10 +190,7 @@ func TestSnapshotCrash(t *testing.T) {
 	for _, p := range []hookPoint{hookBeforeSnapshot, hookInSnapshot, hookAfterSnapshot} {
 		t.Run(fmt.Sprint("point ", p), func(t *testing.T) {
 			dir := t.TempDir()
-			s := snapServer(t, dir, 100, false)
-			defer s.Close()
-			id := snapCreate(t, s, "practical-jdp", 10, 1000)
-			x := s.lookup(id)
+			_, id, x := snapExperiment(t, dir, 100, false)
 			type image struct {
 				dir, published string
 				users          int
@@ -210,11 +217,7 @@ func TestSnapshotCrash(t *testing.T) {
 				crashed <- image{c, publishedOf(x), users}
 				return errors.New("injected crash")
 			}}
-			for _, st := range snapUsers(t, x, 1, 301, 50) { // the second snapshot is at ≤ 298
-				if st != http.StatusCreated {
-					t.Fatalf("status %d", st)
-				}
-			}
+			snapCreated(t, x, 1, 301, 50) // the second snapshot is at ≤ 298
 			var im image
 			select { // the committer snapshots after acknowledging the batch
 			case im = <-crashed:
@@ -234,17 +237,9 @@ func TestSnapshotCrash(t *testing.T) {
 					t.Fatalf("retry of user %d after the restart: %d, want 200", u, st[0])
 				}
 			}
-			for _, st := range snapUsers(t, got, im.users+1, 301, 50) {
-				if st != http.StatusCreated {
-					t.Fatalf("status %d", st)
-				}
-			}
+			snapCreated(t, got, im.users+1, 301, 50)
 			for _, z := range []*experiment{x, got} {
-				for _, st := range snapUsers(t, z, 301, 401, 50) {
-					if st != http.StatusCreated {
-						t.Fatalf("status %d", st)
-					}
-				}
+				snapCreated(t, z, 301, 401, 50)
 			}
 			if a, b := publishedOf(got), publishedOf(x); a != b {
 				t.Fatalf("after 100 more reports:\n%s\nuninterrupted:\n%s", a, b)
@@ -348,10 +343,7 @@ func BenchmarkRestart(b *testing.B) {
 // continues exactly as a server restarted on the same durable state.
 func TestSnapshotRebuild(t *testing.T) {
 	dir := t.TempDir()
-	s := snapServer(t, dir, 100, false)
-	defer s.Close()
-	id := snapCreate(t, s, "practical-jdp", 10, 1000)
-	x := s.lookup(id)
+	s, id, x := snapExperiment(t, dir, 100, false)
 	snapUsers(t, x, 1, 151, 50)
 	snapUsers(t, x, 1, 2, 1) // through the committer after its last snapshot
 	if snap, err := s.st.LatestSnapshot(id); err != nil || snap == nil {
@@ -379,11 +371,7 @@ func TestSnapshotRebuild(t *testing.T) {
 	y := snapServer(t, image, 100, false)
 	defer y.Close()
 	for _, z := range []*experiment{x, y.lookup(id)} {
-		for _, st := range snapUsers(t, z, 151, 251, 25) {
-			if st != http.StatusCreated {
-				t.Fatalf("status %d", st)
-			}
-		}
+		snapCreated(t, z, 151, 251, 25)
 	}
 	if a, b := publishedOf(x), publishedOf(y.lookup(id)); a != b {
 		t.Fatalf("rebuilt after a failed commit:\n%s\nrestarted:\n%s", a, b)

@@ -29,7 +29,7 @@ import (
 	"github.com/dprl/dprl/service/client"
 )
 
-// logLines collects a server's log.
+// logLines collects a server's log lines (safe for the committer's goroutines).
 type logLines struct {
 	mu    sync.Mutex
 	lines []string
@@ -41,16 +41,21 @@ func (l *logLines) logf(f string, a ...any) {
 	l.mu.Unlock()
 }
 
-func (l *logLines) has(sub string) bool {
+// count is the number of lines containing sub.
+func (l *logLines) count(sub string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n := 0
 	for _, s := range l.lines {
 		if strings.Contains(s, sub) {
-			return true
+			n++
 		}
 	}
-	return false
+	return n
 }
+
+// has reports whether a line contains sub.
+func (l *logLines) has(sub string) bool { return l.count(sub) > 0 }
 
 // get returns the status and body of GET url.
 func get(t *testing.T, url string) (int, string) {
@@ -288,6 +293,21 @@ func TestFullDisk(t *testing.T) {
 	storageFault(t, dir, cfg, logs, fill, "the disk is full", false)
 }
 
+// serveUnchecked serves a server built from cfg behind httptest until the test's cleanups,
+// which close the HTTP server, then the server (its Close error is not checked: these tests
+// leave it failing or damaged).
+func serveUnchecked(t *testing.T, cfg service.Config) *httptest.Server {
+	t.Helper()
+	s, err := service.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return hs
+}
+
 // rawRequest sends a request's head and the first part of its body on a new connection and
 // returns the connection (the rest of the body is not sent: the server holds the request).
 func rawRequest(t *testing.T, base, path string, length int, part []byte) net.Conn {
@@ -334,14 +354,8 @@ func postBody(t *testing.T, base, path string, body []byte) (int, string, string
 // it is read, and the reservation is released when the handler returns.
 func TestInflightBudget(t *testing.T) {
 	cfg := service.Config{Dir: t.TempDir(), Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, MaxInflightBytes: 10000}
-	s, err := service.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Cleanups run last first: the held connections close, then the HTTP server, then s.
-	t.Cleanup(func() { s.Close() })
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
+	// Cleanups run last first: the held connections close, then the HTTP server, then the server.
+	hs := serveUnchecked(t, cfg)
 	c := client.New(hs.URL, adminTok, clientTok, hs.Client())
 	l, err := c.Create(context.Background(), client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
 		Epsilon: 1, Delta: 1e-5, Capacity: 100})
@@ -393,13 +407,7 @@ func TestDamagedWhileServing(t *testing.T) {
 	logs := &logLines{}
 	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logs.logf}
 	service.SetProbeInterval(&cfg, 20*time.Millisecond)
-	s, err := service.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	hs := httptest.NewServer(s.Handler())
-	t.Cleanup(hs.Close)
+	hs := serveUnchecked(t, cfg)
 	ctx := context.Background()
 	c := client.New(hs.URL, adminTok, clientTok, hs.Client())
 	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},

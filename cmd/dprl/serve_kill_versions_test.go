@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -92,7 +91,7 @@ func fetchPolicy(ctx context.Context, base, exp, inm string) (int, string, []byt
 // of the family whatever the server publishes).
 func killReports(t *testing.T, req client.CreateRequest) []protocol.Report {
 	t.Helper()
-	spec := killSpec(req, 3)
+	spec := servedSpec(t, req, 3)
 	sv, err := engine.CheckServed(newRegistry(), &spec)
 	if err != nil {
 		t.Fatal(err)
@@ -119,12 +118,40 @@ func killReports(t *testing.T, req client.CreateRequest) []protocol.Report {
 	return out
 }
 
-// killSpec is the RunSpec a seeded server builds for req with seed.
-func killSpec(req client.CreateRequest, seed uint64) engine.RunSpec {
+// servedSpec is the RunSpec a seeded server builds for req with seed.
+func servedSpec(t *testing.T, req client.CreateRequest, seed uint64) engine.RunSpec {
+	t.Helper()
 	s := engine.RunSpec{Family: req.Family, Name: "served", Agents: []string{req.Agent}, Runs: engine.Runs{Episodes: req.Capacity, Seeds: []uint64{seed}},
 		Env: engine.EnvSpec{Name: req.Env.Name, Params: req.Env.Params}, Privacy: engine.PrivacySpec{Epsilons: []float64{req.Epsilon}, Delta: req.Delta}}
-	s.Validate()
+	if err := s.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	return s
+}
+
+// referenceSession is the session a seeded server builds for req with seed, as it is before
+// any report: the uninterrupted curator the server's log is replayed into.
+func referenceSession(t *testing.T, req client.CreateRequest, seed uint64) protocol.Session {
+	t.Helper()
+	spec := servedSpec(t, req, seed)
+	sv, err := engine.CheckServed(newRegistry(), &spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Session
+}
+
+// receiveLogged decodes a logged report for ref and has ref receive it.
+func receiveLogged(ref protocol.Session, report []byte) error {
+	rep, err := protocol.Decode(report, ref.Expect())
+	if err != nil {
+		return err
+	}
+	return ref.Receive(rep)
 }
 
 // TestServeKill9Versions: real `dprl serve` processes are killed with SIGKILL at random times
@@ -141,12 +168,7 @@ func TestServeKill9Versions(t *testing.T) {
 	longtest.Skip(t, "kill -9 of a live server at random times, every version seen checked, ≈ 30 s")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	// Snapshots every 500 reports (kills land around them), the raw reports retained for the
 	// reference replay of the whole log at the end.
 	startServe := func(t *testing.T, data, addr string) *serveProcess {
@@ -335,18 +357,10 @@ func TestServeKill9Versions(t *testing.T) {
 				bySeq[seq] = key.user
 			}
 		}
-		spec := killSpec(kc.req, seed)
-		sv, err := engine.CheckServed(newRegistry(), &spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ref := referenceSession(t, kc.req, seed)
 		want := map[uint64][]byte{}
 		publish := func() error {
-			v, rule, err := ref.Session.Publish()
+			v, rule, err := ref.Publish()
 			if err != nil {
 				return err
 			}
@@ -373,11 +387,7 @@ func TestServeKill9Versions(t *testing.T) {
 			if err != nil || !bytes.Equal(mine, r.Report) {
 				return fmt.Errorf("record %d is not user %d's report", seq, u)
 			}
-			rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-			if err != nil {
-				return err
-			}
-			if err := ref.Session.Receive(rep); err != nil {
+			if err := receiveLogged(ref, r.Report); err != nil {
 				return err
 			}
 			return publish()

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/internal/pgtest"
 	"github.com/dprl/dprl/service/client"
@@ -133,11 +132,7 @@ func TestServeSharedStandby(t *testing.T) {
 	}
 	cl := client.NewFailover([]string{other.base(), lead.base()}, testAdmin, testClient, nil)
 	seed := uint64(3)
-	l, err := cl.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Epsilon: 1, Delta: 1e-5, Capacity: 100, Seed: &seed, Simulation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustCreate(t, cl, riverSwimJDP(10, 100, &seed, true))
 	creds, err := cl.Credentials(ctx, l.Experiment, []string{"u1", "u2", "u3"})
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +233,16 @@ type observed struct {
 	rule    string
 }
 
+// startObserver runs an observer of exp through c until the returned stop, which waits for it.
+func startObserver(ctx context.Context, c *client.Client, exp string) (*observer, func()) {
+	octx, cancel := context.WithCancel(ctx)
+	ob := &observer{}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); ob.run(octx, c, exp) }()
+	return ob, func() { cancel(); wg.Wait() }
+}
+
 func (o *observer) run(ctx context.Context, c *client.Client, exp string) {
 	for ctx.Err() == nil {
 		if p, err := c.Policy(ctx, exp); err == nil {
@@ -267,18 +272,8 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 		t.Fatalf("the test could not take the leadership after the servers stopped: %v", err)
 	}
 	defer st.Close()
-	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: episodes, Seeds: []uint64{seed}},
-		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	sv, _ := engine.CheckServed(newRegistry(), &spec)
-	ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, rule, err := ref.Session.Publish()
+	ref := referenceSession(t, riverSwimJDP(10, episodes, nil, false), seed)
+	v, rule, err := ref.Publish()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,15 +287,11 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 			return errors.New("a user's report is in the log twice")
 		}
 		users[r.User] = true
-		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-		if err != nil {
+		if err := receiveLogged(ref, r.Report); err != nil {
 			return err
 		}
 		n++
-		if err := ref.Session.Receive(rep); err != nil {
-			return err
-		}
-		if v, rule, err = ref.Session.Publish(); err != nil {
+		if v, rule, err = ref.Publish(); err != nil {
 			return err
 		}
 		raw, _ := protocol.EncodeRule(rule)
@@ -342,19 +333,8 @@ func TestServeSharedFailover(t *testing.T) {
 	cl := client.NewFailover([]string{ss[0].base(), ss[1].base()}, testAdmin, testClient, nil)
 	const K = 12000
 	seed := uint64(5)
-	l, err := cl.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed, Simulation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	octx, ostop := context.WithCancel(ctx)
-	ob := &observer{}
-	var owg sync.WaitGroup
-	owg.Add(1)
-	go func() {
-		defer owg.Done()
-		ob.run(octx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
-	}()
+	l := mustCreate(t, cl, riverSwimJDP(10, K, &seed, true))
+	ob, ostop := startObserver(ctx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
 	load := startLoad(ctx, cl, l.Experiment, seed)
 	rng := rand.New(rand.NewPCG(7, 8))
 	kills := 0
@@ -378,7 +358,6 @@ func TestServeSharedFailover(t *testing.T) {
 	}
 	res := load.wait(t)
 	ostop()
-	owg.Wait()
 	t.Logf("%d kills of the leader; takeovers after %v", kills, takeovers)
 	final := mustPolicy(t, cl, l.Experiment)
 	led, err := cl.Ledger(ctx, l.Experiment)
@@ -418,16 +397,8 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	cl := client.New(ss[0].base(), testAdmin, testClient, nil)
 	const K = 8000
 	seed := uint64(9)
-	l, err := cl.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed, Simulation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	octx, ostop := context.WithCancel(ctx)
-	ob := &observer{}
-	var owg sync.WaitGroup
-	owg.Add(1)
-	go func() { defer owg.Done(); ob.run(octx, client.New(ss[0].base(), "", "", nil), l.Experiment) }()
+	l := mustCreate(t, cl, riverSwimJDP(10, K, &seed, true))
+	ob, ostop := startObserver(ctx, client.New(ss[0].base(), "", "", nil), l.Experiment)
 	load := startLoad(ctx, cl, l.Experiment, seed)
 	for r := 1; r <= 2; r++ {
 		load.waitFor(t, int64(r)*K/3)
@@ -443,7 +414,6 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	}
 	res := load.wait(t)
 	ostop()
-	owg.Wait()
 	final := mustPolicy(t, cl, l.Experiment)
 	ss[0].p.stop(t)
 	checkShared(t, url, l.Experiment, K, l.Capacity, seed, res, ob.seen, final)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,7 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
@@ -54,37 +52,8 @@ func startServeArgs(t *testing.T, args []string) *serveProcess {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
 	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS="+strings.Join(args, "\x1f"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProcess{cmd: cmd}
-	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
-				u, _, _ := strings.Cut(rest, " ")
-				line <- u
-			}
-		}
-		close(line) // the process exited
-	}()
-	select {
-	case u, ok := <-line:
-		if !ok {
-			t.Fatalf("dprl %s exited before listening", strings.Join(args, " "))
-		}
-		p.url = u
-	case <-time.After(60 * time.Second):
-		t.Fatal("dprl serve did not listen within 60 s")
-	}
-	return p
+	url := childproc.Start(t, cmd, "dprl "+strings.Join(args, " "), "listening on ", 60*time.Second, nil, nil)
+	return &serveProcess{cmd: cmd, url: url}
 }
 
 // stop sends SIGTERM and waits: the server drains and exits 0.
@@ -94,6 +63,24 @@ func (p *serveProcess) stop(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("dprl serve after SIGTERM: %v", err)
 	}
+}
+
+// riverSwimJDP is the request of an experiment of tabular practical-jdp on RiverSwim of the
+// given horizon and capacity at (ε, δ) = (1, 1e-5), with seed (nil: the server draws it), a
+// simulation or not.
+func riverSwimJDP(horizon, capacity int, seed *uint64, simulation bool) client.CreateRequest {
+	return client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": float64(horizon)}},
+		Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seed, Simulation: simulation}
+}
+
+// mustCreate creates req's experiment through c and returns its ledger.
+func mustCreate(t *testing.T, c *client.Client, req client.CreateRequest) *client.Ledger {
+	t.Helper()
+	l, err := c.Create(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
 
 // readCSV returns the records of a CSV file without its header.
@@ -212,12 +199,7 @@ func TestServeKill9(t *testing.T) {
 	useTestTokens(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
 	// in a snapshot), the raw reports retained for the reference replay below.
 	startServe := func(t *testing.T, data, addr string) *serveProcess {
@@ -229,11 +211,7 @@ func TestServeKill9(t *testing.T) {
 	c := client.New(srv.url, testAdmin, testClient, nil)
 	const K = 20000
 	seed := uint64(11)
-	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Epsilon: 1, Delta: 1e-5, Capacity: K, Seed: &seed, Simulation: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustCreate(t, c, riverSwimJDP(10, K, &seed, true))
 	var (
 		res    *client.SimResult
 		simErr error
@@ -312,32 +290,18 @@ func TestServeKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	spec := engine.RunSpec{Family: "tabular", Name: "served", Agents: []string{"practical-jdp"}, Runs: engine.Runs{Episodes: K, Seeds: []uint64{seed}},
-		Env:     engine.EnvSpec{Name: "riverswim", Params: map[string]float64{"horizon": 10}},
-		Privacy: engine.PrivacySpec{Epsilons: []float64{1}, Delta: 1e-5}}
-	if err := spec.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	sv, _ := engine.CheckServed(newRegistry(), &spec)
-	ref, err := sv.Session(&spec, engine.Streams{Seed: seed})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, rule, err := ref.Session.Publish() // the server publishes once at creation
+	ref := referenceSession(t, riverSwimJDP(10, K, nil, false), seed)
+	v, rule, err := ref.Publish() // the server publishes once at creation
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error {
-		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-		if err != nil {
+		if err := receiveLogged(ref, r.Report); err != nil {
 			return err
 		}
 		n++
-		if err := ref.Session.Receive(rep); err != nil {
-			return err
-		}
-		v, rule, err = ref.Session.Publish()
+		v, rule, err = ref.Publish()
 		return err
 	})
 	if err != nil || n != l.Capacity {

@@ -79,11 +79,7 @@ func TestServeRotateKey(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(p.url, testAdmin, testClient, nil)
 	seed := uint64(1)
-	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
-		Epsilon: 1, Delta: 1e-5, Capacity: 20, Seed: &seed})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustCreate(t, c, riverSwimJDP(5, 20, &seed, false))
 	pol, err := c.Policy(ctx, l.Experiment)
 	if err != nil {
 		t.Fatal(err)
@@ -151,13 +147,8 @@ func TestServeBackup(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
 	p := startServe(t, data, "127.0.0.1:0")
-	ctx := context.Background()
 	c := client.New(p.url, testAdmin, testClient, nil)
-	l, err := c.Create(ctx, client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": 5}},
-		Epsilon: 1, Delta: 1e-5, Capacity: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := mustCreate(t, c, riverSwimJDP(5, 20, nil, false))
 	out := filepath.Join(dir, "backup.db")
 	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--out", out); code != 2 || !strings.Contains(stderr, "--server") {
 		t.Errorf("offline backup while served: exit %d %s", code, stderr)

@@ -89,13 +89,7 @@ func TestWriteFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "out.txt")
-			if tc.existing != nil {
-				if err := os.WriteFile(path, []byte(*tc.existing), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir, path := withExisting(t, "out.txt", tc.existing, 0o644)
 			err := WriteFile(path, tc.write, tc.perm)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
@@ -238,6 +232,20 @@ func TestWriteBytes(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
+// withExisting returns a new directory and the path of name in it, where a file holding
+// *existing (with perm) is written unless existing is nil.
+func withExisting(t *testing.T, name string, existing *string, perm os.FileMode) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, name)
+	if existing != nil {
+		if err := os.WriteFile(path, []byte(*existing), perm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, path
+}
+
 // TestCreateFileNeverReplaces: CreateFile writes a new file, refuses an existing one with
 // fs.ErrExist leaving it untouched, and leaves no temporary file either way.
 func TestCreateFileNeverReplaces(t *testing.T) {
@@ -260,13 +268,7 @@ func TestCreateFileNeverReplaces(t *testing.T) {
 		}, wantErr: errors.New("verify")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "out")
-			if tc.existing != nil {
-				if err := os.WriteFile(path, []byte(*tc.existing), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			dir, path := withExisting(t, "out", tc.existing, 0o600)
 			err := CreateFile(path, tc.write, tc.verify, 0o600)
 			switch {
 			case tc.wantErr == nil && err != nil:

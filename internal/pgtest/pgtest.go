@@ -182,46 +182,45 @@ func (c *Cluster) URL(db string) string {
 func (c *Cluster) NewDB(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("t%d", c.dbs.Add(1))
+	Exec(t, c.URL("postgres"), "CREATE DATABASE "+name)
+	return c.URL(name)
+}
+
+// withConn calls f with a connection to database url and a context that ends 30 s from now.
+func withConn(t testing.TB, url string, f func(ctx context.Context, conn *pgx.Conn)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatal(err)
-	}
-	return c.URL(name)
+	f(ctx, conn)
 }
 
 // Exec runs sql on database url (tests: terminating a backend, taking a lock).
 func Exec(t testing.TB, url, sql string, args ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql, args...); err != nil {
-		t.Fatal(err)
-	}
+	withConn(t, url, func(ctx context.Context, conn *pgx.Conn) {
+		if _, err := conn.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // Terminate terminates the backends of database url that the query `SELECT pid FROM
 // pg_stat_activity WHERE <where>` lists and waits until they are gone (their locks released).
 // It returns how many it terminated.
-func Terminate(t testing.TB, url, where string, args ...any) int {
+func Terminate(t testing.TB, url, where string, args ...any) (terminated int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	withConn(t, url, func(ctx context.Context, conn *pgx.Conn) { terminated = terminate(t, ctx, conn, where, args) })
+	return terminated
+}
+
+// terminate is Terminate on conn.
+func terminate(t testing.TB, ctx context.Context, conn *pgx.Conn, where string, args []any) int {
+	t.Helper()
 	rows, err := conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE "+where, args...)
 	if err != nil {
 		t.Fatal(err)

@@ -314,22 +314,19 @@ func openDB(path string, o Options) (db *bolt.DB, err error) {
 // view runs a read transaction, update a write transaction; both refuse to run once the
 // database was found damaged, and turn a bbolt panic or a memory fault (a page beyond a
 // truncated file) into a *CorruptError that every later operation returns too.
-func (s *Store) view(fn func(*bolt.Tx) error) (err error) {
-	if err := s.damaged(); err != nil {
-		return err
-	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer s.caught(&err)
-	return s.db.View(fn)
-}
+func (s *Store) view(fn func(*bolt.Tx) error) error { return s.guarded(s.db.View, fn) }
 
-func (s *Store) update(fn func(*bolt.Tx) error) (err error) {
+func (s *Store) update(fn func(*bolt.Tx) error) error { return s.guarded(s.db.Update, fn) }
+
+// guarded runs fn in the transaction that run (s.db.View or s.db.Update) opens, as view and
+// update say.
+func (s *Store) guarded(run func(func(*bolt.Tx) error) error, fn func(*bolt.Tx) error) (err error) {
 	if err := s.damaged(); err != nil {
 		return err
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer s.caught(&err)
-	return s.db.Update(fn)
+	return run(fn)
 }
 
 // closeDB closes the database. A fault found inside bbolt's own locking (a damaged page read

@@ -16,10 +16,7 @@ import (
 // pages) and returns its newest meta page.
 func fill(t *testing.T, dir string) metaPage {
 	t.Helper()
-	s, err := Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	for e := 0; e < 3; e++ {
 		id := fmt.Sprint("e", e)
 		if err := s.Create(&Experiment{ID: id, Spec: []byte(`{}`)}); err != nil {
@@ -208,15 +205,12 @@ func TestTornMeta(t *testing.T) {
 func TestTruncatedWhileOpen(t *testing.T) {
 	dir := t.TempDir()
 	ps := int64(fill(t, dir).pageSize)
-	s, err := Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	defer s.Close()
 	if err := os.Truncate(filepath.Join(dir, FileName), 2*ps); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Replay("e1", func(uint64, *Record) error { return nil })
+	err := s.Replay("e1", func(uint64, *Record) error { return nil })
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("replaying a truncated file: %v, want a *CorruptError", err)
 	}
@@ -229,10 +223,7 @@ func TestTruncatedWhileOpen(t *testing.T) {
 func TestCallbackPanicNotDamage(t *testing.T) {
 	dir := t.TempDir()
 	fill(t, dir)
-	s, err := Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	defer s.Close()
 	func() {
 		defer func() {
@@ -251,10 +242,7 @@ func TestCallbackPanicNotDamage(t *testing.T) {
 // and a zero-length file is never taken for a new database.
 func TestCreateAtomic(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	key := s.UserKey()
 	s.Close()
 	ents, _ := os.ReadDir(dir)
@@ -265,10 +253,7 @@ func TestCreateAtomic(t *testing.T) {
 	if _, err := checkFile(filepath.Join(dir, FileName)); err != nil || binary.NativeEndian.Uint32(b[pageHeader:]) != boltMagic {
 		t.Fatal(err)
 	}
-	s, err = Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, dir)
 	defer s.Close()
 	if s.UserKey() != key || key == ([32]byte{}) {
 		t.Error("the user key changed across reopenings")

@@ -2,7 +2,6 @@ package store
 
 import (
 	"testing"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -14,10 +13,7 @@ import (
 // the participation key; revocations are durable and per experiment.
 func TestCredentialKeyMigrationAndRotation(t *testing.T) {
 	dir := t.TempDir()
-	s, err := Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	uk, ck := s.UserKey(), s.CredentialKey()
 	if ck.Version != 1 || ck.Key == uk || ck.Key == ([32]byte{}) {
 		t.Fatalf("a new database: credential key version %d, equal to the participation key: %v", ck.Version, ck.Key == uk)
@@ -36,10 +32,7 @@ func TestCredentialKeyMigrationAndRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s, err = Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, dir)
 	if got := s.CredentialKey(); got.Version != 1 || got.Key != uk || s.UserKey() != uk {
 		t.Fatalf("migrated: credential key version %d, equal to the old user key: %v", got.Version, got.Key == uk)
 	}
@@ -55,10 +48,7 @@ func TestCredentialKeyMigrationAndRotation(t *testing.T) {
 		t.Fatalf("rotation: version %d, %v", r1.Version, err)
 	}
 	s.Close()
-	s, err = Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, dir)
 	defer s.Close()
 	if got := s.CredentialKey(); got != r1 || s.UserKey() != uk {
 		t.Errorf("after a reopening: credential key version %d (want %d), participation key kept: %v", got.Version, r1.Version, s.UserKey() == uk)

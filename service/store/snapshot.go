@@ -173,20 +173,10 @@ func (s *Store) ReplayAfter(id string, after uint64, f func(seq uint64, r *Recor
 			return fmt.Errorf("experiment %s: the snapshot covers %d reports, the log has %d", id, after, n)
 		}
 		c := lb.Cursor()
-		want := after + 1
-		for k, v := c.Seek(seqKey(want)); k != nil; k, v = c.Next() {
-			seq := binary.BigEndian.Uint64(k)
-			if seq != want {
-				return fmt.Errorf("experiment %s: log record %d follows %d", id, seq, want-1)
-			}
-			r, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("experiment %s: record %d: %w", id, seq, err)
-			}
-			if err := f(seq, r); err != nil {
-				return err
-			}
-			want++
+		k, v := c.Seek(seqKey(after + 1))
+		want, err := replayLog(id, c, k, v, after+1, f)
+		if err != nil {
+			return err
 		}
 		if want != lb.Sequence()+1 {
 			return fmt.Errorf("experiment %s: log ends at record %d, its length is %d", id, want-1, lb.Sequence())

@@ -16,10 +16,7 @@ import (
 // byte i, idempotency key "k<i>", report of size bytes).
 func fillLog(t *testing.T, dir string, n, size int) *Store {
 	t.Helper()
-	s, err := Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustOpen(t, dir)
 	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

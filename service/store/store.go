@@ -316,23 +316,31 @@ func (s *Store) Replay(id string, f func(seq uint64, r *Record) error) error {
 			return fmt.Errorf("experiment %s: no such experiment", id)
 		}
 		c := lb.Cursor()
-		want := uint64(1)
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			seq := binary.BigEndian.Uint64(k)
-			if seq != want {
-				return fmt.Errorf("experiment %s: log record %d follows %d", id, seq, want-1)
-			}
-			r, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("experiment %s: record %d: %w", id, seq, err)
-			}
-			if err := call(func() error { return f(seq, r) }); err != nil {
-				return err
-			}
-			want++
-		}
-		return nil
+		k, v := c.First()
+		_, err := replayLog(id, c, k, v, 1, func(seq uint64, r *Record) error { return call(func() error { return f(seq, r) }) })
+		return err
 	})
+}
+
+// replayLog calls f with experiment id's log records from the cursor's position (k, v) to
+// the end, which must be records want, want+1, … in turn, and returns the number after the
+// last one.
+func replayLog(id string, c *bolt.Cursor, k, v []byte, want uint64, f func(seq uint64, r *Record) error) (uint64, error) {
+	for ; k != nil; k, v = c.Next() {
+		seq := binary.BigEndian.Uint64(k)
+		if seq != want {
+			return want, fmt.Errorf("experiment %s: log record %d follows %d", id, seq, want-1)
+		}
+		r, err := decodeRecord(v)
+		if err != nil {
+			return want, fmt.Errorf("experiment %s: record %d: %w", id, seq, err)
+		}
+		if err := f(seq, r); err != nil {
+			return want, err
+		}
+		want++
+	}
+	return want, nil
 }
 
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }

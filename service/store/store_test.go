@@ -28,14 +28,21 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
-// TestAppendReplay: the log keeps its order across reopenings, refuses a stale sequence number
-// and a second record of the same user, and a failed Append writes nothing.
-func TestAppendReplay(t *testing.T) {
-	dir := t.TempDir()
+// mustOpen opens the store in dir (a second's wait for its lock).
+func mustOpen(t *testing.T, dir string) *Store {
+	t.Helper()
 	s, err := Open(dir, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+// TestAppendReplay: the log keeps its order across reopenings, refuses a stale sequence number
+// and a second record of the same user, and a failed Append writes nothing.
+func TestAppendReplay(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
 	key := s.UserKey()
 	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
@@ -54,10 +61,7 @@ func TestAppendReplay(t *testing.T) {
 		t.Error("a second record of user 1 was accepted")
 	}
 	s.Close()
-	s, err = Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = mustOpen(t, dir)
 	defer s.Close()
 	if s.UserKey() != key {
 		t.Error("the user key changed across reopenings")

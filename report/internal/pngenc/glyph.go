@@ -141,18 +141,8 @@ func glyphOver(dst *image.RGBA, s2d f64.Aff3, col color.Color, sr image.Rectangl
 	if s := abs(d2s[4]); yscale < s {
 		yscale = s
 	}
-	xHalfWidth, xKernelArgScale := q.Support, 1.0
-	if xscale > 1 {
-		xHalfWidth *= xscale
-		xKernelArgScale = 1 / xscale
-	}
-	yHalfWidth, yKernelArgScale := q.Support, 1.0
-	if yscale > 1 {
-		yHalfWidth *= yscale
-		yKernelArgScale = 1 / yscale
-	}
-	xWeights := make([]float64, 1+2*int(math.Ceil(xHalfWidth)))
-	yWeights := make([]float64, 1+2*int(math.Ceil(yHalfWidth)))
+	xa, ya := newKernelAxis(q, xscale), newKernelAxis(q, yscale)
+	xWeights, yWeights := xa.w, ya.w
 
 	cr, cg, cb, ca := col.RGBA()
 	mb := mask.Bounds()
@@ -165,50 +155,8 @@ func glyphOver(dst *image.RGBA, s2d f64.Aff3, col color.Color, sr image.Rectangl
 			if !(image.Point{int(sx) + bias.X, int(sy) + bias.Y}).In(sr) {
 				continue
 			}
-			sx += float64(bias.X)
-			sx -= 0.5
-			ix := int(math.Floor(sx - xHalfWidth))
-			if ix < sr.Min.X {
-				ix = sr.Min.X
-			}
-			jx := int(math.Ceil(sx + xHalfWidth))
-			if jx > sr.Max.X {
-				jx = sr.Max.X
-			}
-			totalXWeight := 0.0
-			for kx := ix; kx < jx; kx++ {
-				xWeight := 0.0
-				if t := abs((sx - float64(kx)) * xKernelArgScale); t < q.Support {
-					xWeight = q.At(t)
-				}
-				xWeights[kx-ix] = xWeight
-				totalXWeight += xWeight
-			}
-			for x := range xWeights[:jx-ix] {
-				xWeights[x] /= totalXWeight
-			}
-			sy += float64(bias.Y)
-			sy -= 0.5
-			iy := int(math.Floor(sy - yHalfWidth))
-			if iy < sr.Min.Y {
-				iy = sr.Min.Y
-			}
-			jy := int(math.Ceil(sy + yHalfWidth))
-			if jy > sr.Max.Y {
-				jy = sr.Max.Y
-			}
-			totalYWeight := 0.0
-			for ky := iy; ky < jy; ky++ {
-				yWeight := 0.0
-				if t := abs((sy - float64(ky)) * yKernelArgScale); t < q.Support {
-					yWeight = q.At(t)
-				}
-				yWeights[ky-iy] = yWeight
-				totalYWeight += yWeight
-			}
-			for y := range yWeights[:jy-iy] {
-				yWeights[y] /= totalYWeight
-			}
+			ix, jx := xa.weights(q, sx, bias.X, sr.Min.X, sr.Max.X)
+			iy, jy := ya.weights(q, sy, bias.Y, sr.Min.Y, sr.Max.Y)
 
 			var pr, pg, pb, pa float64
 			for ky := iy; ky < jy; ky++ {
@@ -258,6 +206,52 @@ func glyphOver(dst *image.RGBA, s2d f64.Aff3, col color.Color, sr image.Rectangl
 }
 
 // abs, fffftou, invert and transformRect are x/image/draw's (scale.go), unexported there.
+
+// kernelAxis is one axis of glyphOver's sampling: the kernel's half width and argument scale
+// in source pixels (widened when the map shrinks along the axis) and the weights' buffer.
+type kernelAxis struct {
+	halfWidth, argScale float64
+	w                   []float64
+}
+
+// newKernelAxis is the axis of kernel q for a map whose largest source step along it is scale.
+func newKernelAxis(q *draw.Kernel, scale float64) kernelAxis {
+	a := kernelAxis{halfWidth: q.Support, argScale: 1.0}
+	if scale > 1 {
+		a.halfWidth *= scale
+		a.argScale = 1 / scale
+	}
+	a.w = make([]float64, 1+2*int(math.Ceil(a.halfWidth)))
+	return a
+}
+
+// weights fills a.w[:j-i] with q's normalised weights of the source pixels [i, j) (clipped
+// to [lo, hi)) that the sample at source coordinate s (before its bias) reads.
+func (a kernelAxis) weights(q *draw.Kernel, s float64, bias, lo, hi int) (i, j int) {
+	s += float64(bias)
+	s -= 0.5
+	i = int(math.Floor(s - a.halfWidth))
+	if i < lo {
+		i = lo
+	}
+	j = int(math.Ceil(s + a.halfWidth))
+	if j > hi {
+		j = hi
+	}
+	total := 0.0
+	for k := i; k < j; k++ {
+		w := 0.0
+		if t := abs((s - float64(k)) * a.argScale); t < q.Support {
+			w = q.At(t)
+		}
+		a.w[k-i] = w
+		total += w
+	}
+	for k := range a.w[:j-i] {
+		a.w[k] /= total
+	}
+	return i, j
+}
 
 func abs(f float64) float64 {
 	if f < 0 {

@@ -306,6 +306,16 @@ func (s *Store) LostErr() error {
 	}
 }
 
+// deposed is store.ErrNotLeader (with why) once the leadership is lost, else nil.
+func (s *Store) deposed() error {
+	select {
+	case <-s.lost:
+		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
+	default:
+		return nil
+	}
+}
+
 func (s *Store) depose(err error) {
 	s.lostOnce.Do(func() {
 		s.lostErr = err
@@ -415,20 +425,16 @@ const fenceSQL = `SELECT l.epoch = $1 AND EXISTS (SELECT 1 FROM pg_locks k WHERE
 
 // fence checks, inside tx, that s still leads (package doc).
 func (s *Store) fence(ctx context.Context, tx pgx.Tx) error {
-	select {
-	case <-s.lost:
-		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
-	default:
+	if err := s.deposed(); err != nil {
+		return err
 	}
 	return s.fenceRow(tx.QueryRow(ctx, fenceSQL, s.epoch, lockClass, lockObject, s.pid))
 }
 
 // fenceRow checks the result of fenceSQL.
 func (s *Store) fenceRow(row pgx.Row) error {
-	select {
-	case <-s.lost:
-		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
-	default:
+	if err := s.deposed(); err != nil {
+		return err
 	}
 	var ok bool
 	var holder string
@@ -461,10 +467,8 @@ func (s *Store) write(f func(ctx context.Context, tx pgx.Tx) error, after func()
 
 // writeUnfenced runs f in a transaction, which f fences itself (Append: in its pipeline).
 func (s *Store) writeUnfenced(f func(ctx context.Context, tx pgx.Tx) error, after func()) error {
-	select {
-	case <-s.lost:
-		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
-	default:
+	if err := s.deposed(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
@@ -494,10 +498,8 @@ func storageErr(err error) error {
 }
 
 func (s *Store) read(f func(ctx context.Context) error) error {
-	select {
-	case <-s.lost:
-		return fmt.Errorf("%w: %v", store.ErrNotLeader, s.lostErr)
-	default:
+	if err := s.deposed(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()

@@ -68,13 +68,20 @@ func testFence(t *testing.T, c *pgtest.Cluster) {
 	rec := func(i byte) []*store.Record {
 		return []*store.Record{{User: [32]byte{i}, Idem: "k", Report: []byte{i}}}
 	}
-	t.Run("lock lost", func(t *testing.T) {
-		url := c.NewDB(t)
-		a := leader(t, url, Options{Name: "a", monitorEvery: time.Hour})
-		defer a.Close()
+	// leaderA is the first leader, a, of a new database (its monitor slowed to an hour), closed
+	// when t ends, holding experiment e.
+	leaderA := func(t *testing.T) (url string, a *testStore) {
+		t.Helper()
+		url = c.NewDB(t)
+		a = leader(t, url, Options{Name: "a", monitorEvery: time.Hour})
+		t.Cleanup(func() { a.Close() })
 		if err := a.Create(&store.Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
 			t.Fatal(err)
 		}
+		return url, a
+	}
+	t.Run("lock lost", func(t *testing.T) {
+		url, a := leaderA(t)
 		if err := a.Append("e", 1, rec(1)); err != nil {
 			t.Fatal(err)
 		}
@@ -102,12 +109,7 @@ func testFence(t *testing.T, c *pgtest.Cluster) {
 	t.Run("deposed", func(t *testing.T) {
 		// The old leader's lock is gone and another server leads: its writes fail even if
 		// it somehow kept believing it leads (the epoch changed).
-		url := c.NewDB(t)
-		a := leader(t, url, Options{Name: "a", monitorEvery: time.Hour})
-		defer a.Close()
-		if err := a.Create(&store.Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
+		url, a := leaderA(t)
 		pgtest.Terminate(t, url, "pid = $1", int32(lockPID(a.Store)))
 		b := leader(t, url, Options{Name: "b"})
 		defer b.Close()
@@ -127,12 +129,7 @@ func testFence(t *testing.T, c *pgtest.Cluster) {
 		}
 	})
 	t.Run("takeover waits", func(t *testing.T) {
-		url := c.NewDB(t)
-		a := leader(t, url, Options{Name: "a", monitorEvery: time.Hour})
-		defer a.Close()
-		if err := a.Create(&store.Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
+		url, a := leaderA(t)
 		in, release := make(chan struct{}), make(chan struct{})
 		a.SetCommitHooks(&store.CommitHooks{Before: func() error { close(in); <-release; return nil }})
 		appended := make(chan error, 1)
