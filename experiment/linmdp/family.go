@@ -29,9 +29,7 @@ func (Family) Name() string { return FamilyName }
 func (f Family) Catalogue(w io.Writer) {
 	l := engine.Listing{Family: FamilyName, Title: "linear MDPs (Ngo, Vietri & Wu 2022 Alg. 1; Luyo et al. 2021 §4 Alg. 2; dprl's practical agents)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, a := range agentTable {
-		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.listing()})
-	}
+	l.Agents = engine.TableEntries(agentTable, agentName, Agent.listing)
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration of ngo and the practical agents: the spec's corrected constants, exact accounting"},
 		{Name: "paper", Desc: "calibration of ngo-printed (the printed constants, NOT private at the nominal ε) and of Luyo et al.'s agents"},

@@ -36,9 +36,7 @@ func (Family) Name() string { return FamilyName }
 func (f Family) Catalogue(w io.Writer) {
 	l := engine.Listing{Family: FamilyName, Title: "linear-quadratic control (Chowdhury, Zhou & Shroff 2022; dprl's practical agents)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, a := range agentTable {
-		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.listing()})
-	}
+	l.Agents = engine.TableEntries(agentTable, agentName, Agent.listing)
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration (default): the exact ρ* of the paper's agent"},
 		{Name: "paper", Desc: "calibration: the paper's σ, which overspends ε"},
