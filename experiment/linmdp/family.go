@@ -2,7 +2,6 @@ package linmdp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -163,14 +162,14 @@ func newSuitePlan(s *Suite, extra func([]*Result) string) (*suitePlan, error) {
 		}
 		for ci, cr := range tmpl.Cells {
 			c := cr.Cell
-			spec, err := json.Marshal(unitSpec{Env: envSpec[c.Env], EnvSHA: sha[c.Env], Episodes: cfg.Episodes, Delta: cfg.Delta, P: cfg.P,
-				Checkpoints: tmpl.Checkpoints, TieBreak: cfg.TieBreak, Cell: c})
+			name := fmt.Sprintf("%s/%s/%s/%s", cfg.Name, c.Env, c.Beta, c.Label)
+			units, err := engine.CellUnits(name, unitSpec{Env: envSpec[c.Env], EnvSHA: sha[c.Env], Episodes: cfg.Episodes, Delta: cfg.Delta, P: cfg.P,
+				Checkpoints: tmpl.Checkpoints, TieBreak: cfg.TieBreak, Cell: c}, cfg.Seeds, cfg.Episodes)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
 			}
-			name := fmt.Sprintf("%s/%s/%s/%s", cfg.Name, c.Env, c.Beta, c.Label)
-			for si, seed := range cfg.Seeds {
-				p.units = append(p.units, engine.Unit{Cell: name, Spec: spec, Seed: seed, Cost: int64(cfg.Episodes)})
+			p.units = append(p.units, units...)
+			for si := range units {
 				p.refs = append(p.refs, unitRef{bi, ci, si})
 			}
 		}

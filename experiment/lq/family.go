@@ -2,7 +2,6 @@ package lq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -214,13 +213,11 @@ func newPlan(cfg *Config, extended bool) (*plan, error) {
 		p.consts = append(p.consts, consts)
 		// +Inf has no JSON form: the label (with EpsilonText) names ε in the unit spec.
 		ac.Epsilon = 0
-		spec, err := json.Marshal(unitSpec{System: sys.Name, SystemSHA: sysSHA, Label: s.Label, Agent: ac})
+		units, err := engine.CellUnits(s.Label, unitSpec{System: sys.Name, SystemSHA: sysSHA, Label: s.Label, Agent: ac}, p.seeds, p.K)
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", s.Label, err)
 		}
-		for _, seed := range p.seeds {
-			p.units = append(p.units, engine.Unit{Cell: s.Label, Spec: spec, Seed: seed, Cost: int64(p.K)})
-		}
+		p.units = append(p.units, units...)
 	}
 	if err := checkLeast(p.memoryEstimate(), len(p.units), p.K); err != nil {
 		return nil, err // before the zero line (K values, seconds at large K) is computed
