@@ -3,7 +3,6 @@ package lq
 import (
 	"bytes"
 	"context"
-	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 )
