@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"testing"
@@ -161,5 +162,33 @@ func TestPrivateAtServedAgents(t *testing.T) {
 				t.Errorf("PrivateAt(%g, 1e-5) = %v, want private %v (statement %q)", c.eps, err, c.ok, served.Statement)
 			}
 		})
+	}
+}
+
+// TestNominalPrivacy: a curve's record states (ε, δ) only for a private curve, δ only when
+// positive.
+func TestNominalPrivacy(t *testing.T) {
+	for _, c := range []struct {
+		private          bool
+		eps, delta       float64
+		wantEps, wantDel string
+	}{
+		{true, 1, 1e-5, "1", "0.00001"},
+		{true, 0.5, 0, "0.5", "null"},
+		{true, 2, -1, "2", "null"},
+		{false, 1, 1e-5, "null", "null"},
+	} {
+		e, d := engine.NominalPrivacy(c.private, c.eps, c.delta)
+		be, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bd, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(be) != c.wantEps || string(bd) != c.wantDel {
+			t.Errorf("NominalPrivacy(%v, %v, %v) = %s, %s; want %s, %s", c.private, c.eps, c.delta, be, bd, c.wantEps, c.wantDel)
+		}
 	}
 }

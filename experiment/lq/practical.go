@@ -435,10 +435,7 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 		}
 		co := engine.CurveOutput{Dir: sys, File: sanitize(c.Label), Steps: eps, Runs: runs, Names: names, Band: c.band, Style: st}
 		co.Label, co.Agent, co.Env, co.Episodes, co.Seeds, co.Privacy = c.Label, c.Agent, r.systemName(), c.Episodes, seeds, c.Privacy
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if c.private {
-			co.Epsilon, co.Delta = rundir.Number(c.Epsilon), rundir.Number(r.Config.Delta)
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(c.private, c.Epsilon, r.Config.Delta)
 		if K := c.Episodes; K <= len(r.Zero) {
 			co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
 		}

@@ -3,7 +3,6 @@ package lq
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,10 +203,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		co := engine.CurveOutput{Dir: sys, File: sanitize(c.Spec.Label), Steps: eps, Runs: runs, Names: names, Band: b, Style: curveStyle(c)}
 		co.Label, co.Env, co.Episodes, co.Seeds, co.Privacy = c.Spec.Label, r.System, K, seeds, g
 		co.Agent = paperAgent(c.Constants.Private)
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if c.Constants.Private {
-			co.Epsilon, co.Delta = rundir.Number(c.Spec.Epsilon), rundir.Number(r.Config.Delta)
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(c.Constants.Private, c.Spec.Epsilon, r.Config.Delta)
 		co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
 		speed := 0.0
 		for _, sr := range c.Runs {
