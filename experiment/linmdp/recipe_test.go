@@ -3,13 +3,13 @@ package linmdp
 import (
 	"bytes"
 	"context"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	agents "github.com/dprl/dprl/agents/linmdp"
-	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/linmdp"

@@ -3,6 +3,7 @@ package linmix
 import (
 	"bytes"
 	"context"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 	agents "github.com/dprl/dprl/agents/linmix"
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 )

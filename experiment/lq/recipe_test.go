@@ -3,6 +3,7 @@ package lq
 import (
 	"bytes"
 	"context"
+	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 )
