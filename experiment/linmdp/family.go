@@ -225,13 +225,12 @@ func (p *suitePlan) results(c *engine.Collection, extra []rundir.Input) ([]*Resu
 		res.Inputs = rundir.MergeAll(b.cfg.Inputs, extra, b.tmpl.Inputs)
 		res.Cells = make([]CellResult, len(b.tmpl.Cells))
 		for ci, cr := range b.tmpl.Cells {
-			res.Cells[ci] = CellResult{Cell: cr.Cell, Runs: make([]SeedResult, len(b.cfg.Seeds))}
-			for si := range b.cfg.Seeds {
-				if err := c.Load(i, &res.Cells[ci].Runs[si]); err != nil {
-					return nil, err
-				}
-				i++
+			runs, err := engine.LoadRuns[SeedResult](c, i, len(b.cfg.Seeds))
+			if err != nil {
+				return nil, err
 			}
+			res.Cells[ci] = CellResult{Cell: cr.Cell, Runs: runs}
+			i += len(runs)
 		}
 		out = append(out, &res)
 	}

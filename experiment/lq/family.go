@@ -272,13 +272,11 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 	res.Inputs = rundir.MergeAll(p.cfg.Inputs, extra, p.sysIn)
 	n := len(p.seeds)
 	for ci, sp := range p.specs {
-		cr := CurveResult{Spec: sp, Constants: p.consts[ci], Runs: make([]SeedRun, n)}
-		for si := range p.seeds {
-			if err := c.Load(ci*n+si, &cr.Runs[si]); err != nil {
-				return nil, err
-			}
+		runs, err := engine.LoadRuns[SeedRun](c, ci*n, n)
+		if err != nil {
+			return nil, err
 		}
-		res.Curves = append(res.Curves, cr)
+		res.Curves = append(res.Curves, CurveResult{Spec: sp, Constants: p.consts[ci], Runs: runs})
 	}
 	return res, nil
 }
