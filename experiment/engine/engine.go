@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -129,6 +130,21 @@ func (u Unit) ID() string {
 	binary.LittleEndian.PutUint64(b[:], u.Seed)
 	h.Write(b[:])
 	return hex.EncodeToString(h.Sum(nil))[:20]
+}
+
+// CellUnits returns the units of one cell: its resolved configuration spec, encoded as JSON (with
+// the seed, its digest is each unit's ID), run at every seed of seeds, each unit of size cost.
+// Every family plans its cells' units through it.
+func CellUnits(cell string, spec any, seeds []uint64, cost int) ([]Unit, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return nil, err
+	}
+	units := make([]Unit, len(seeds))
+	for i, seed := range seeds {
+		units[i] = Unit{Cell: cell, Spec: b, Seed: seed, Cost: int64(cost)}
+	}
+	return units, nil
 }
 
 // Streams are the random streams of one unit, all derived from its seed through package rng.

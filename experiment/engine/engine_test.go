@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -384,3 +385,22 @@ func BenchmarkUnitFile(b *testing.B) {
 
 // writeUnit writes the unit file atomically, without a plan record (as older dprl did).
 func writeUnit(dir, id string, v any) error { return writePlanUnit(dir, id, "", v) }
+
+// TestCellUnits: a cell's units are its JSON spec at every seed (one unit per seed, the same
+// spec, IDs that differ by seed); a spec with no JSON form is an error.
+func TestCellUnits(t *testing.T) {
+	us, err := CellUnits("a/b", map[string]int{"k": 3}, []uint64{5, 7}, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(us) != 2 || string(us[0].Spec) != `{"k":3}` || string(us[1].Spec) != `{"k":3}` ||
+		us[0].Cell != "a/b" || us[0].Seed != 5 || us[1].Seed != 7 || us[0].Cost != 40 || us[1].Cost != 40 {
+		t.Fatalf("units %+v", us)
+	}
+	if us[0].ID() == us[1].ID() {
+		t.Error("the units of two seeds share an ID")
+	}
+	if _, err := CellUnits("c", math.Inf(1), []uint64{1}, 1); err == nil {
+		t.Error("a spec with no JSON form (+Inf) planned")
+	}
+}

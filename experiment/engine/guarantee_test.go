@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 
 	linmdpagents "github.com/dprl/dprl/agents/linmdp"
@@ -11,6 +12,7 @@ import (
 	tabularagents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/families"
+	"github.com/dprl/dprl/experiment/rundir"
 	"github.com/dprl/dprl/privacy/ledger"
 )
 
@@ -162,4 +164,33 @@ func TestPrivateAtServedAgents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNominalPrivacy: a curve's record states (ε, δ) only for a private curve, δ only when
+// positive.
+func TestNominalPrivacy(t *testing.T) {
+	for _, c := range []struct {
+		private          bool
+		eps, delta       float64
+		wantEps, wantDel string
+	}{
+		{true, 1, 1e-5, "1", "1e-05"},
+		{true, 0.5, 0, "0.5", "null"},
+		{true, 2, -1, "2", "null"},
+		{false, 1, 1e-5, "null", "null"},
+	} {
+		e, d := engine.NominalPrivacy(c.private, c.eps, c.delta)
+		be, bd := numberText(e), numberText(d)
+		if be != c.wantEps || bd != c.wantDel {
+			t.Errorf("NominalPrivacy(%v, %v, %v) = %s, %s; want %s, %s", c.private, c.eps, c.delta, be, bd, c.wantEps, c.wantDel)
+		}
+	}
+}
+
+// numberText is n as a record states it: "null" when undefined, else its value.
+func numberText(n rundir.Number) string {
+	if !n.Defined() {
+		return "null"
+	}
+	return strconv.FormatFloat(float64(n), 'g', -1, 64)
 }

@@ -239,6 +239,18 @@ func (c *Collection) Load(i int, v any) error {
 	return nil
 }
 
+// LoadRuns decodes the results of the n consecutive units first, …, first+n−1 (the seeds of
+// one cell, as CellUnits plans them) into a slice, in unit order.
+func LoadRuns[T any](c *Collection, first, n int) ([]T, error) {
+	runs := make([]T, n)
+	for i := range runs {
+		if err := c.Load(first+i, &runs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return runs, nil
+}
+
 // RunOptions control Execute and Merge.
 type RunOptions struct {
 	// Dir is the run directory.

@@ -120,6 +120,19 @@ type RunManifest struct {
 	Extras map[string]any `json:"extras" jsonschema_description:"the family's own section (paper claims, goals, blocks, constants)"`
 }
 
+// NominalPrivacy returns the nominal (ε, δ) of a curve's record (CurveRecord.Epsilon and
+// Delta): both null for a non-private curve, δ also null when it is not positive (pure ε-DP).
+func NominalPrivacy(private bool, eps, delta float64) (rundir.Number, rundir.Number) {
+	null := rundir.Number(math.NaN())
+	switch {
+	case !private:
+		return null, null
+	case !(delta > 0):
+		return rundir.Number(eps), null
+	}
+	return rundir.Number(eps), rundir.Number(delta)
+}
+
 // CurveOutput is one curve handed to WriteRun: its record (the writer fills CSV, the final
 // numbers, LastDecile and Undefined) and its data.
 type CurveOutput struct {

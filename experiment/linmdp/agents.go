@@ -221,13 +221,7 @@ func Agents() []Agent { return append([]Agent(nil), agentTable...) }
 
 // AgentNames returns every agent name a configuration accepts (Config.Agents), in the
 // table's order: the papers' agents first, then dprl's practical ones (prefix "practical-").
-func AgentNames() []string {
-	out := make([]string, len(agentTable))
-	for i, a := range agentTable {
-		out[i] = a.Name
-	}
-	return out
-}
+func AgentNames() []string { return engine.TableNames(agentTable, agentName) }
 
 // AgentCalibration returns the calibration name (package experiment/calibration) of a
 // linear-MDP agent, fixed by its name (its row); "" for a non-private agent or twin.

@@ -99,18 +99,8 @@ func epsilonFree(a string) bool { return !row(a).Privacy.usesEpsilon() }
 // (tie_break, a β mode's c_beta / match_c_beta) may be omitted but not set to zero: an
 // explicit zero is rejected with the allowed range.
 func ParseConfig(data []byte) (*Config, error) {
-	var c Config
-	keys, err := cfgfile.Decode(data, &c)
-	if err != nil {
-		return nil, fmt.Errorf("linear-mdp config: %w", err)
-	}
-	if err := c.rejectExplicitZeros(keys, ""); err != nil {
-		return nil, err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	c := &Config{}
+	return cfgfile.Parse(data, c, "linear-mdp config", func(keys cfgfile.Keys) error { return c.rejectExplicitZeros(keys, "") }, c.Validate)
 }
 
 // rejectExplicitZeros refuses the fields present in the document (under prefix, "" for a

@@ -2,7 +2,6 @@ package linmdp
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -29,9 +28,7 @@ func (Family) Name() string { return FamilyName }
 func (f Family) Catalogue(w io.Writer) {
 	l := engine.Listing{Family: FamilyName, Title: "linear MDPs (Ngo, Vietri & Wu 2022 Alg. 1; Luyo et al. 2021 §4 Alg. 2; dprl's practical agents)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, a := range agentTable {
-		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.listing()})
-	}
+	l.Agents = engine.TableEntries(agentTable, agentName, Agent.listing)
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration of ngo and the practical agents: the spec's corrected constants, exact accounting"},
 		{Name: "paper", Desc: "calibration of ngo-printed (the printed constants, NOT private at the nominal ε) and of Luyo et al.'s agents"},
@@ -165,14 +162,14 @@ func newSuitePlan(s *Suite, extra func([]*Result) string) (*suitePlan, error) {
 		}
 		for ci, cr := range tmpl.Cells {
 			c := cr.Cell
-			spec, err := json.Marshal(unitSpec{Env: envSpec[c.Env], EnvSHA: sha[c.Env], Episodes: cfg.Episodes, Delta: cfg.Delta, P: cfg.P,
-				Checkpoints: tmpl.Checkpoints, TieBreak: cfg.TieBreak, Cell: c})
+			name := fmt.Sprintf("%s/%s/%s/%s", cfg.Name, c.Env, c.Beta, c.Label)
+			units, err := engine.CellUnits(name, unitSpec{Env: envSpec[c.Env], EnvSHA: sha[c.Env], Episodes: cfg.Episodes, Delta: cfg.Delta, P: cfg.P,
+				Checkpoints: tmpl.Checkpoints, TieBreak: cfg.TieBreak, Cell: c}, cfg.Seeds, cfg.Episodes)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)
 			}
-			name := fmt.Sprintf("%s/%s/%s/%s", cfg.Name, c.Env, c.Beta, c.Label)
-			for si, seed := range cfg.Seeds {
-				p.units = append(p.units, engine.Unit{Cell: name, Spec: spec, Seed: seed, Cost: int64(cfg.Episodes)})
+			p.units = append(p.units, units...)
+			for si := range units {
 				p.refs = append(p.refs, unitRef{bi, ci, si})
 			}
 		}
@@ -228,13 +225,12 @@ func (p *suitePlan) results(c *engine.Collection, extra []rundir.Input) ([]*Resu
 		res.Inputs = rundir.MergeAll(b.cfg.Inputs, extra, b.tmpl.Inputs)
 		res.Cells = make([]CellResult, len(b.tmpl.Cells))
 		for ci, cr := range b.tmpl.Cells {
-			res.Cells[ci] = CellResult{Cell: cr.Cell, Runs: make([]SeedResult, len(b.cfg.Seeds))}
-			for si := range b.cfg.Seeds {
-				if err := c.Load(i, &res.Cells[ci].Runs[si]); err != nil {
-					return nil, err
-				}
-				i++
+			runs, err := engine.LoadRuns[SeedResult](c, i, len(b.cfg.Seeds))
+			if err != nil {
+				return nil, err
 			}
+			res.Cells[ci] = CellResult{Cell: cr.Cell, Runs: runs}
+			i += len(runs)
 		}
 		out = append(out, &res)
 	}

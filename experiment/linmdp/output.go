@@ -188,10 +188,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 		co := engine.CurveOutput{Dir: sanitize(c.Cell.Env), File: file, Steps: r.Checkpoints, Runs: runs, Names: names, Band: bands[i],
 			Legend: fmt.Sprintf("%s, β %s", label, c.Cell.Beta), Style: style}
 		co.Label, co.Agent, co.Env, co.Episodes, co.Privacy = c.Cell.Label+", β "+c.Cell.Beta, c.Cell.Agent, c.Cell.Env, cfg.Episodes, priv
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if priv.Private() {
-			co.Epsilon, co.Delta = rundir.Number(c.Cell.Epsilon), rundir.Number(cfg.Delta)
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(priv.Private(), c.Cell.Epsilon, cfg.Delta)
 		for _, sr := range c.Runs {
 			co.Seeds = append(co.Seeds, sr.Seed)
 		}

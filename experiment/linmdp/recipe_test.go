@@ -3,7 +3,6 @@ package linmdp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	agents "github.com/dprl/dprl/agents/linmdp"
 	"github.com/dprl/dprl/experiment/engine/servetest"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/linmdp"
 )
 
@@ -78,13 +78,7 @@ func TestRecipeNewAgent(t *testing.T) {
 			} `json:"extras"`
 		} `json:"curves"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &man); err != nil {
-		t.Fatal(err)
-	}
+	rundirtest.DecodeManifest(t, dir, &man)
 	seen := 0
 	for _, c := range man.Curves {
 		x := c.Extras.Linmdp

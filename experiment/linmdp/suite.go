@@ -54,23 +54,18 @@ func ParseSuite(data []byte) (*Suite, error) {
 		}
 		return &Suite{Name: c.Name, Blocks: []*Config{c}}, nil
 	}
-	var s Suite
-	keys, err := cfgfile.Decode(data, &s)
-	if err != nil {
-		return nil, fmt.Errorf("linear-mdp config: %w", err)
-	}
-	for i, b := range s.Blocks {
-		if b == nil {
-			continue
+	s := &Suite{}
+	return cfgfile.Parse(data, s, "linear-mdp config", func(keys cfgfile.Keys) error {
+		for i, b := range s.Blocks {
+			if b == nil {
+				continue
+			}
+			if err := b.rejectExplicitZeros(keys, fmt.Sprintf("blocks[%d].", i)); err != nil {
+				return err
+			}
 		}
-		if err := b.rejectExplicitZeros(keys, fmt.Sprintf("blocks[%d].", i)); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return &s, nil
+		return nil
+	}, s.Validate)
 }
 
 // hasKey reports whether the document n is a mapping with the given top-level key.

@@ -205,13 +205,7 @@ func row(name string) Agent {
 }
 
 // algorithms lists the table's algorithm names, for errors.
-func algorithms() string {
-	var n []string
-	for _, a := range agentTable {
-		n = append(n, a.Name)
-	}
-	return strings.Join(n, ", ")
-}
+func algorithms() string { return strings.Join(engine.TableNames(agentTable, agentName), ", ") }
 
 // Agents returns a copy of the family's agent table.
 func Agents() []Agent { return append([]Agent(nil), agentTable...) }

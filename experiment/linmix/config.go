@@ -155,18 +155,8 @@ func LoadConfig(path string) (*Config, error) {
 // (name, points, shift_mult, an environment's states, a practical curve's settings) may be
 // omitted but not set to zero: an explicit zero is rejected with the allowed range.
 func ParseConfig(b []byte) (*Config, error) {
-	var c Config
-	keys, err := cfgfile.Decode(b, &c)
-	if err != nil {
-		return nil, fmt.Errorf("linear-mixture config: %w", err)
-	}
-	if err := c.rejectExplicitZeros(keys); err != nil {
-		return nil, err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	c := &Config{}
+	return cfgfile.Parse(b, c, "linear-mixture config", c.rejectExplicitZeros, c.Validate)
 }
 
 // rejectExplicitZeros refuses the fields present in the document with the zero value that

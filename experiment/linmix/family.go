@@ -2,7 +2,6 @@ package linmix
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -166,15 +165,12 @@ func newPlan(cfg *Config) (*plan, error) {
 		}
 	}
 	for _, cv := range curves {
-		spec, err := json.Marshal(unitSpec{Env: cfg.Envs[cv.Env], EnvSHA: envSHA[cv.Env], Episodes: cfg.Episodes,
-			Checkpoints: p.checkpoints, Label: cv.Label, Agent: cv.Agent, Practical: cv.Practical})
+		units, err := engine.CellUnits(envTag(cv.Env, cv.EnvName)+"/"+cv.Label, unitSpec{Env: cfg.Envs[cv.Env], EnvSHA: envSHA[cv.Env], Episodes: cfg.Episodes,
+			Checkpoints: p.checkpoints, Label: cv.Label, Agent: cv.Agent, Practical: cv.Practical}, cfg.Seeds, cfg.Episodes)
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
 		}
-		cell := envTag(cv.Env, cv.EnvName) + "/" + cv.Label
-		for _, seed := range cfg.Seeds {
-			p.units = append(p.units, engine.Unit{Cell: cell, Spec: spec, Seed: seed, Cost: int64(cfg.Episodes)})
-		}
+		p.units = append(p.units, units...)
 	}
 	return p, nil
 }

@@ -299,13 +299,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 			Legend: curveLegend(s), Style: curveStyle(s)}
 		co.Label, co.Agent, co.Env, co.Episodes, co.Privacy = s.Label, s.Algorithm+"/"+s.Mode, tag, r.Config.Episodes, g
 		co.Seeds = append([]uint64(nil), r.Config.Seeds[:len(s.Runs)]...)
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if s.Mode != "none" && s.Epsilon > 0 {
-			co.Epsilon = rundir.Number(s.Epsilon)
-			if g.Delta > 0 {
-				co.Delta = rundir.Number(g.Delta)
-			}
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(s.Mode != "none" && s.Epsilon > 0, s.Epsilon, g.Delta)
 		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(s.Uniform)}
 		co.EpisodesPerSecond = rundir.Number(episodesPerSecond(r.Config.Episodes, s.Seconds))
 		if !co.EpisodesPerSecond.Defined() {

@@ -3,7 +3,6 @@ package linmix
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/dprl/dprl/experiment/calibration"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/servetest"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 )
 
 // withAgent makes the family's agent table the current one plus a (replacing a row of its
@@ -79,13 +79,7 @@ func TestRecipeNewAgent(t *testing.T) {
 			} `json:"extras"`
 		} `json:"curves"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &man); err != nil {
-		t.Fatal(err)
-	}
+	rundirtest.DecodeManifest(t, dir, &man)
 	var got []string
 	for _, c := range man.Curves {
 		x := c.Extras.Linmix

@@ -101,13 +101,7 @@ func Agents() []Agent { return append([]Agent(nil), agentTable...) }
 
 // AgentNames returns every agent the LQ reproductions run (the table's order: dprl's practical
 // agents, then the paper's Private-OFU-RL and OFU-RL).
-func AgentNames() []string {
-	out := make([]string, len(agentTable))
-	for i, a := range agentTable {
-		out[i] = a.Name
-	}
-	return out
-}
+func AgentNames() []string { return engine.TableNames(agentTable, agentName) }
 
 // practicalSuiteAgent reports whether the agents list names an agent only the practical suite
 // runs (then every listed agent runs there).

@@ -117,19 +117,11 @@ func DefaultConfig() (*Config, error) { return ParseConfig(embedded) }
 // errors) and validates a configuration. The fields whose zero value means the default (name,
 // system, calibration) may be omitted but not set to zero.
 func ParseConfig(data []byte) (*Config, error) {
-	var c Config
-	keys, err := cfgfile.Decode(data, &c)
-	if err != nil {
-		return nil, fmt.Errorf("lq experiment: parsing config: %w", err)
-	}
-	if err := keys.RejectExplicitZeros(append(c.explicitZeros(),
-		cfgfile.Default{Path: "calibration", Value: c.Calibration, Allowed: "one of " + CalibrationNames})...); err != nil {
-		return nil, err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	c := &Config{}
+	return cfgfile.Parse(data, c, "lq experiment: parsing config", func(keys cfgfile.Keys) error {
+		return keys.RejectExplicitZeros(append(c.explicitZeros(),
+			cfgfile.Default{Path: "calibration", Value: c.Calibration, Allowed: "one of " + CalibrationNames})...)
+	}, c.Validate)
 }
 
 // CalibrationNames are the LQ calibrations (package experiment/calibration): exact (the exact

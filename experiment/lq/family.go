@@ -2,7 +2,6 @@ package lq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -36,9 +35,7 @@ func (Family) Name() string { return FamilyName }
 func (f Family) Catalogue(w io.Writer) {
 	l := engine.Listing{Family: FamilyName, Title: "linear-quadratic control (Chowdhury, Zhou & Shroff 2022; dprl's practical agents)"}
 	l.Envs = engine.EnvEntries(f.SpecEnvs())
-	for _, a := range agentTable {
-		l.Agents = append(l.Agents, engine.Entry{Name: a.Name, Desc: a.listing()})
-	}
+	l.Agents = engine.TableEntries(agentTable, agentName, Agent.listing)
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration (default): the exact ρ* of the paper's agent"},
 		{Name: "paper", Desc: "calibration: the paper's σ, which overspends ε"},
@@ -216,13 +213,11 @@ func newPlan(cfg *Config, extended bool) (*plan, error) {
 		p.consts = append(p.consts, consts)
 		// +Inf has no JSON form: the label (with EpsilonText) names ε in the unit spec.
 		ac.Epsilon = 0
-		spec, err := json.Marshal(unitSpec{System: sys.Name, SystemSHA: sysSHA, Label: s.Label, Agent: ac})
+		units, err := engine.CellUnits(s.Label, unitSpec{System: sys.Name, SystemSHA: sysSHA, Label: s.Label, Agent: ac}, p.seeds, p.K)
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", s.Label, err)
 		}
-		for _, seed := range p.seeds {
-			p.units = append(p.units, engine.Unit{Cell: s.Label, Spec: spec, Seed: seed, Cost: int64(p.K)})
-		}
+		p.units = append(p.units, units...)
 	}
 	if err := checkLeast(p.memoryEstimate(), len(p.units), p.K); err != nil {
 		return nil, err // before the zero line (K values, seconds at large K) is computed
@@ -277,13 +272,11 @@ func (p *plan) result(c *engine.Collection, extra []rundir.Input) (*Result, erro
 	res.Inputs = rundir.MergeAll(p.cfg.Inputs, extra, p.sysIn)
 	n := len(p.seeds)
 	for ci, sp := range p.specs {
-		cr := CurveResult{Spec: sp, Constants: p.consts[ci], Runs: make([]SeedRun, n)}
-		for si := range p.seeds {
-			if err := c.Load(ci*n+si, &cr.Runs[si]); err != nil {
-				return nil, err
-			}
+		runs, err := engine.LoadRuns[SeedRun](c, ci*n, n)
+		if err != nil {
+			return nil, err
 		}
-		res.Curves = append(res.Curves, cr)
+		res.Curves = append(res.Curves, CurveResult{Spec: sp, Constants: p.consts[ci], Runs: runs})
 	}
 	return res, nil
 }

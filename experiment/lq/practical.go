@@ -5,8 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -77,18 +75,13 @@ func DefaultPracticalExpConfig() (*PracticalExpConfig, error) {
 // document are errors) and validates a configuration. The fields whose zero value means the
 // agent's default (budget, counter, references) may be omitted but not set to zero.
 func ParsePracticalExpConfig(data []byte) (*PracticalExpConfig, error) {
-	var c PracticalExpConfig
-	keys, err := cfgfile.Decode(data, &c)
-	if err != nil {
-		return nil, fmt.Errorf("practical-lq: parsing config: %w", err)
-	}
-	if err := keys.RejectExplicitZeros(append(c.explicitZeros(),
-		cfgfile.Default{Path: "budget", Value: c.Budget, Allowed: "in (0, H((1+γ)²+1)] (omit it for the theory budget)"},
-		cfgfile.Default{Path: "counter", Value: c.Counter, Allowed: "a counter name (default blt)"},
-		cfgfile.Default{Path: "references", Value: c.References, Allowed: "in [1, 64] (default 4)"})...); err != nil {
-		return nil, err
-	}
-	return &c, c.Validate()
+	c := &PracticalExpConfig{}
+	return cfgfile.Parse(data, c, "practical-lq: parsing config", func(keys cfgfile.Keys) error {
+		return keys.RejectExplicitZeros(append(c.explicitZeros(),
+			cfgfile.Default{Path: "budget", Value: c.Budget, Allowed: "in (0, H((1+γ)²+1)] (omit it for the theory budget)"},
+			cfgfile.Default{Path: "counter", Value: c.Counter, Allowed: "a counter name (default blt)"},
+			cfgfile.Default{Path: "references", Value: c.References, Allowed: "in [1, 64] (default 4)"})...)
+	}, c.Validate)
 }
 
 // Validate checks every field and names the offending one with its allowed range.
@@ -442,10 +435,7 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 		}
 		co := engine.CurveOutput{Dir: sys, File: sanitize(c.Label), Steps: eps, Runs: runs, Names: names, Band: c.band, Style: st}
 		co.Label, co.Agent, co.Env, co.Episodes, co.Seeds, co.Privacy = c.Label, c.Agent, r.systemName(), c.Episodes, seeds, c.Privacy
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if c.private {
-			co.Epsilon, co.Delta = rundir.Number(c.Epsilon), rundir.Number(r.Config.Delta)
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(c.private, c.Epsilon, r.Config.Delta)
 		if K := c.Episodes; K <= len(r.Zero) {
 			co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
 		}
@@ -457,27 +447,9 @@ func (r *PracticalResult) write(dir string, out rundir.Options, inputs []rundir.
 			finals = append(finals, c.band.Mean[n-1])
 		}
 	}
-	K := len(r.Zero)
-	eps := make([]int, K)
-	xs := make([]float64, K)
-	for k := range eps {
-		eps[k], xs[k] = k+1, float64(k+1)
-	}
-	zero := filepath.ToSlash(filepath.Join(engine.CurvesDir, sys, "zero-policy.csv"))
-	if err := os.MkdirAll(filepath.Join(dir, engine.CurvesDir, sys), 0o755); err != nil {
+	zero, err := writeZeroLine(dir, sys, r.systemName(), r.Zero, len(r.Seeds), o)
+	if err != nil {
 		return "", err
-	}
-	if err := report.WriteCurveCSV(filepath.Join(dir, filepath.FromSlash(zero)), eps, [][]float64{r.Zero}, []string{"Z"}, report.Band{Mean: r.Zero, N: 1}); err != nil {
-		return "", err
-	}
-	o.Files = append(o.Files, zero)
-	o.References = map[string][]report.Curve{sys: {{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference}}}
-	bands := "95% bands"
-	if len(r.Seeds) == 1 {
-		bands = "1 seed: " + rundir.NoCI
-	}
-	o.FigureTitle = func(string) string {
-		return fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.systemName(), len(r.Seeds), bands)
 	}
 	o.PlotOptions = func(string, []float64) report.PlotOptions {
 		return report.PlotOptions{LogX: true, LogY: out.UseLogY(finals), Width: 11 * vg.Inch, Height: 7 * vg.Inch}

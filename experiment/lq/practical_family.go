@@ -2,7 +2,6 @@ package lq
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -242,15 +241,13 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 			c.Guarantee = "non-private"
 			c.Privacy = ledger.Report{Model: ledger.None, PrivateAtNominal: true}
 		}
-		spec, err := json.Marshal(practicalUnitSpec{Agent: s.agent, Epsilon: c.EpsText, Episodes: s.K, System: sys.Name, SystemSHA: sysSHA,
+		units, err := engine.CellUnits(c.Label, practicalUnitSpec{Agent: s.agent, Epsilon: c.EpsText, Episodes: s.K, System: sys.Name, SystemSHA: sysSHA,
 			Delta: cfg.Delta, Budget: cfg.Budget, BatchEvery: cfg.BatchEvery, Counter: cfg.Counter, Confidence: cfg.Confidence,
-			References: cfg.References, Search: cfg.Search, PracticalEpisodes: cfg.Episodes})
+			References: cfg.References, Search: cfg.Search, PracticalEpisodes: cfg.Episodes}, p.seeds, s.K)
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", c.Label, err)
 		}
-		for _, seed := range p.seeds {
-			p.units = append(p.units, engine.Unit{Cell: c.Label, Spec: spec, Seed: seed, Cost: int64(s.K)})
-		}
+		p.units = append(p.units, units...)
 	}
 	return p, nil
 }

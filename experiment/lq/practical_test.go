@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dprl/dprl/experiment/internal/cfgfile/cfgfiletest"
 	"github.com/dprl/dprl/experiment/rundir"
 )
 
@@ -19,16 +20,19 @@ func TestPracticalExpConfig(t *testing.T) {
 	if c.Episodes != 100000 || len(c.Epsilons) != 5 {
 		t.Fatalf("embedded config: %+v", c)
 	}
-	for _, bad := range []struct{ yaml, field string }{
-		{"episodes: 1\nseeds: [1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "episodes"},
-		{"episodes: 10\nseeds: [1, 1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "seeds"},
-		{"episodes: 10\nseeds: [1]\nepsilons: [1]\nbudget: -4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "budget"},
-		{"episodes: 10\nseeds: [1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: nope\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n", "counter"},
-		{"episodes: 10\nseeds: [1]\nepsilons: [1]\nbogus: 3\n", "bogus"},
+	parse := func(b []byte) error { _, err := ParsePracticalExpConfig(b); return err }
+	const small = "episodes: 10\nseeds: [1]\nepsilons: [1]\nbudget: 4\nbatch_every: 1\ncounter: blt\nconfidence: 0.05\nreferences: 4\ndelta: 1e-5\n"
+	if err := parse([]byte(small)); err != nil {
+		t.Fatalf("the cases' configuration is refused: %v", err)
+	}
+	for _, c := range []struct{ from, to, field string }{
+		{"episodes: 10", "episodes: 1", "episodes"},
+		{"seeds: [1]", "seeds: [1, 1]", "seeds"},
+		{"budget: 4", "budget: -4", "budget"},
+		{"counter: blt", "counter: nope", "counter"},
+		{"delta: 1e-5", "delta: 1e-5\nbogus: 3", "bogus"},
 	} {
-		if _, err := ParsePracticalExpConfig([]byte(bad.yaml)); err == nil || !strings.Contains(err.Error(), bad.field) {
-			t.Errorf("%s: error %v", bad.field, err)
-		}
+		cfgfiletest.Refused(t, parse, small, c.from, c.to, c.field)
 	}
 }
 

@@ -3,7 +3,6 @@ package lq
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"github.com/dprl/dprl/experiment/engine/enginetest"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	agents "github.com/dprl/dprl/agents/lq"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/engine/servetest"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 )
 
 // withAgent makes the family's agent table the current one plus a (replacing a row of its
@@ -74,13 +74,7 @@ func TestRecipeNewAgent(t *testing.T) {
 			} `json:"extras"`
 		} `json:"curves"`
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &man); err != nil {
-		t.Fatal(err)
-	}
+	rundirtest.DecodeManifest(t, dir, &man)
 	if len(man.Curves) != 2 || man.Curves[0].Agent != "ofu-rl" || man.Curves[1].Agent != "fake-ofu" {
 		t.Fatalf("manifest curves %+v", man.Curves)
 	}

@@ -3,7 +3,6 @@ package lq
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,10 +160,8 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 	}
 	K := r.Episodes
 	eps := make([]int, K)
-	xs := make([]float64, K)
 	for k := range eps {
 		eps[k] = k + 1
-		xs[k] = float64(k + 1)
 	}
 	sys := sanitize(r.System)
 	if sys == "" {
@@ -206,10 +203,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		co := engine.CurveOutput{Dir: sys, File: sanitize(c.Spec.Label), Steps: eps, Runs: runs, Names: names, Band: b, Style: curveStyle(c)}
 		co.Label, co.Env, co.Episodes, co.Seeds, co.Privacy = c.Spec.Label, r.System, K, seeds, g
 		co.Agent = paperAgent(c.Constants.Private)
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if c.Constants.Private {
-			co.Epsilon, co.Delta = rundir.Number(c.Spec.Epsilon), rundir.Number(r.Config.Delta)
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(c.Constants.Private, c.Spec.Epsilon, r.Config.Delta)
 		co.Reference = engine.Reference{Kind: engine.RefZero, RegretPerEpisode: rundir.Number(r.Zero[K-1] / float64(K))}
 		speed := 0.0
 		for _, sr := range c.Runs {
@@ -222,23 +216,9 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		co.Extras = map[string]any{"lq": c} // the public constants, the agent's own guarantee, every seed's diagnostics
 		out.Curves = append(out.Curves, co)
 	}
-	// The zero line: the family's own file beside the curves (not an agent's curve).
-	zero := filepath.ToSlash(filepath.Join(engine.CurvesDir, sys, "zero-policy.csv"))
-	if err := os.MkdirAll(filepath.Join(dir, engine.CurvesDir, sys), 0o755); err != nil {
+	zero, err := writeZeroLine(dir, sys, r.System, r.Zero, len(r.Seeds), out)
+	if err != nil {
 		return "", err
-	}
-	zb := report.Band{Mean: r.Zero, N: 1}
-	if err := report.WriteCurveCSV(filepath.Join(dir, filepath.FromSlash(zero)), eps, [][]float64{r.Zero}, []string{"Z"}, zb); err != nil {
-		return "", err
-	}
-	out.Files = append(out.Files, zero)
-	out.References = map[string][]report.Curve{sys: {{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: r.Zero}, Style: report.StyleReference}}}
-	bands95 := "95% bands"
-	if len(r.Seeds) == 1 {
-		bands95 = "1 seed: " + rundir.NoCI
-	}
-	out.FigureTitle = func(string) string {
-		return fmt.Sprintf("%s: cumulative regret, %d seeds, %s", r.System, len(r.Seeds), bands95)
 	}
 	out.PlotOptions = func(string, []float64) report.PlotOptions {
 		logY := r.Output.LogY == "log"
@@ -258,6 +238,35 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		return "", err
 	}
 	return summary, nil
+}
+
+// writeZeroLine writes the zero line Z(k), k = 1…len(zero) — the family's own file beside the
+// curves of directory sys, not an agent's curve — lists it among o's files and draws it on the
+// regret figure, titled with the system's name and the number of seeds. It returns the file's
+// path in the run directory.
+func writeZeroLine(dir, sys, system string, zero []float64, seeds int, o *engine.RunOutput) (string, error) {
+	eps := make([]int, len(zero))
+	xs := make([]float64, len(zero))
+	for k := range eps {
+		eps[k], xs[k] = k+1, float64(k+1)
+	}
+	path := filepath.ToSlash(filepath.Join(engine.CurvesDir, sys, "zero-policy.csv"))
+	if err := os.MkdirAll(filepath.Join(dir, engine.CurvesDir, sys), 0o755); err != nil {
+		return "", err
+	}
+	if err := report.WriteCurveCSV(filepath.Join(dir, filepath.FromSlash(path)), eps, [][]float64{zero}, []string{"Z"}, report.Band{Mean: zero, N: 1}); err != nil {
+		return "", err
+	}
+	o.Files = append(o.Files, path)
+	o.References = map[string][]report.Curve{sys: {{Label: "zero policy Z(k) (u = 0, no learning)", X: xs, Band: report.Band{Mean: zero}, Style: report.StyleReference}}}
+	bands := "95% bands"
+	if seeds == 1 {
+		bands = "1 seed: " + rundir.NoCI
+	}
+	o.FigureTitle = func(string) string {
+		return fmt.Sprintf("%s: cumulative regret, %d seeds, %s", system, seeds, bands)
+	}
+	return path, nil
 }
 
 // guarantee states a curve's guarantee in the one privacy report type (engine.Guarantee: the

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir/rundirtest"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -87,13 +88,7 @@ func TestRegisteredEnvRunsEndToEnd(t *testing.T) {
 			Env string `json:"env"`
 		} `json:"curves"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &man); err != nil {
-		t.Fatal(err)
-	}
+	rundirtest.DecodeManifest(t, dir, &man)
 	if want := (EnvConfig{Name: "chain", Horizon: 6, States: 4}); man.Curves[0].Env != "chain" || man.Config.Env != want {
 		t.Errorf("manifest env %q, config env %+v; want %+v", man.Curves[0].Env, man.Config.Env, want)
 	}
@@ -172,13 +167,7 @@ func TestRegisteredEnvRunsInBothSuites(t *testing.T) {
 				} `json:"reference"`
 			} `json:"curves"`
 		}
-		data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &man); err != nil {
-			t.Fatal(err)
-		}
+		rundirtest.DecodeManifest(t, dir, &man)
 		if len(man.Curves) != 2 || man.Curves[0].Env != "chain" || man.Curves[1].Env != "chain" {
 			t.Errorf("%s suite: manifest curves %+v, want 2 on chain", c.suite, man.Curves)
 		}

@@ -2,7 +2,6 @@ package tabular
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -184,13 +183,11 @@ func newPlan(cfg *Config) (*plan, error) {
 		}
 		p.acs = append(p.acs, ac)
 		p.curves = append(p.curves, CurveResult{Spec: cv, Privacy: ag.Privacy, Bonus: ag.Bonus})
-		spec, err := json.Marshal(unitSpec{Env: cfg.Env, EnvSHA: envSHA, Episodes: cfg.Episodes, Noise: cfg.Noise, Label: cv.Label, Agent: ac})
+		units, err := engine.CellUnits(cv.Label, unitSpec{Env: cfg.Env, EnvSHA: envSHA, Episodes: cfg.Episodes, Noise: cfg.Noise, Label: cv.Label, Agent: ac}, cfg.Seeds, cfg.Episodes)
 		if err != nil {
 			return nil, fmt.Errorf("curves[%d]: %w", ci, err)
 		}
-		for _, s := range cfg.Seeds {
-			p.units = append(p.units, engine.Unit{Cell: cv.Label, Spec: spec, Seed: s, Cost: int64(cfg.Episodes)})
-		}
+		p.units = append(p.units, units...)
 	}
 	return p, nil
 }

@@ -2,7 +2,6 @@ package tabular
 
 import (
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 
@@ -147,10 +146,7 @@ func (r *Result) Write(dir string, command []string, extra map[string]any) (*eng
 		co := engine.CurveOutput{File: sanitize(c.Spec.Label), Steps: episodes, Runs: runs, Names: names, Band: b,
 			Legend: curveLegend(c), Style: curveStyle(c.Privacy)}
 		co.Label, co.Agent, co.Env, co.Episodes = c.Spec.Label, c.Spec.Agent, r.Env, K
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if c.Privacy.Model != "none" {
-			co.Epsilon = rundir.Number(c.Spec.Epsilon)
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(c.Privacy.Model != "none", c.Spec.Epsilon, 0) // pure ε-DP: δ null
 		co.Privacy = c.Privacy.Ledger
 		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(r.NoLearning)}
 		speed := 0.0

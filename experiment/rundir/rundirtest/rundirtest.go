@@ -12,15 +12,22 @@ import (
 // ReadJSON decodes a JSON file generically (so that a test names the JSON keys).
 func ReadJSON(t *testing.T, path string) map[string]any {
 	t.Helper()
+	var m map[string]any
+	DecodeJSON(t, path, &m)
+	return m
+}
+
+// DecodeJSON decodes a JSON file into v (a test's own struct naming the keys it checks); a
+// file that cannot be read or decoded fails the test.
+func DecodeJSON(t *testing.T, path string, v any) {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatal(err)
 	}
-	return m
 }
 
 // CheckProvenance checks the provenance of a manifest written under go test: the git commit
@@ -77,6 +84,12 @@ func CheckFiles(t *testing.T, dir string, man map[string]any) map[string]bool {
 func ReadManifest(t *testing.T, dir string) map[string]any {
 	t.Helper()
 	return ReadJSON(t, filepath.Join(dir, "manifest.json"))
+}
+
+// DecodeManifest decodes dir/manifest.json into v (DecodeJSON).
+func DecodeManifest(t *testing.T, dir string, v any) {
+	t.Helper()
+	DecodeJSON(t, filepath.Join(dir, "manifest.json"), v)
 }
 
 // Entry returns object i of the list obj[key] (a manifest's curves or cells, a curve's runs).

@@ -2,7 +2,6 @@ package practical
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"go.yaml.in/yaml/v3"
@@ -182,13 +181,13 @@ func newPlan(cfg *Config) (*plan, error) {
 			us.Garnet = &g
 			us.Params = nil
 		}
-		spec, err := json.Marshal(us)
+		units, err := engine.CellUnits(cv.Group+"/"+cv.Label, us, cv.seeds, cv.Episodes)
 		if err != nil {
 			return nil, fmt.Errorf("curve %s: %w", cv.Label, err)
 		}
-		for si, seed := range cv.seeds {
+		p.units = append(p.units, units...)
+		for si := range units {
 			p.index = append(p.index, [2]int{ci, si})
-			p.units = append(p.units, engine.Unit{Cell: cv.Group + "/" + cv.Label, Spec: spec, Seed: seed, Cost: int64(cv.Episodes)})
 		}
 	}
 	return p, nil

@@ -285,13 +285,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 			co.Style = report.StyleNonPrivate
 		}
 		co.Label, co.Agent, co.Env, co.Episodes, co.Privacy = cv.Label, cv.Agent, cv.Group, cv.Episodes, cv.Guarantee
-		co.Epsilon, co.Delta = rundir.Number(math.NaN()), rundir.Number(math.NaN())
-		if cv.Guarantee.Model != ledger.None && cv.Epsilon > 0 {
-			co.Epsilon = rundir.Number(cv.Epsilon)
-			if cv.Guarantee.Delta > 0 {
-				co.Delta = rundir.Number(cv.Guarantee.Delta)
-			}
-		}
+		co.Epsilon, co.Delta = engine.NominalPrivacy(cv.Guarantee.Model != ledger.None && cv.Epsilon > 0, cv.Epsilon, cv.Guarantee.Delta)
 		co.Reference = engine.Reference{Kind: engine.RefUniform, RegretPerEpisode: rundir.Number(r.Uniform[cv.Group])}
 		for _, s := range cv.Runs {
 			co.Seeds = append(co.Seeds, s.Seed)
