@@ -315,8 +315,8 @@ func checkNoRawData(t *testing.T, planner reflect.Type, types ...reflect.Type) {
 }
 
 // TestLDPServerCannotSeeTrajectories: no field of the LDP server types (recursively) and no
-// method parameter has a type that can hold a raw trajectory (or a noise source), and the server rejects raw
-// trajectories at run time.
+// method parameter has a type that can hold a raw trajectory (or a noise source), and the
+// server rejects raw trajectories at run time.
 func TestLDPServerCannotSeeTrajectories(t *testing.T) {
 	checkNoRawData(t, reflect.TypeOf((*Planner)(nil)).Elem(), reflect.TypeOf(&LocalServer{}), reflect.TypeOf(&ldpServer{}))
 	m := riverswim(t)
