@@ -41,12 +41,8 @@ func TestPracticalReportPinned(t *testing.T) {
 	}
 }
 
-// TestPracticalReleaseSlack: with the Secure source (the deployment default) on a real-valued
-// factorisation counter (blt, sqrt) the practical agents account for the grid rounding of the
-// counter's noise prediction: the ledger entry carries counter.SecureReleaseSlack of the
-// counter's rounding gain, capacity and dimension, the report's μ is the Gaussian mechanism's
-// μ plus that slack, and the total still meets the nominal (1, 1e-5). A tree has no slack.
-// Dropping the slack from the registration, the calibration or the report fails this test.
+// TestPracticalReleaseSlack: the practical agents account for the Secure source's grid
+// rounding of a factorisation counter's noise prediction (agenttest.CheckReleaseSlacks).
 func TestPracticalReleaseSlack(t *testing.T) {
 	env := practicalSmall(t)
 	agenttest.CheckReleaseSlacks(t, func(kind string, batched bool) (ledger.Report, error) {

@@ -42,12 +42,8 @@ func TestPracticalReportPinned(t *testing.T) {
 	}
 }
 
-// TestPracticalReleaseSlack: practical-vtr/jdp with the Secure source on a real-valued
-// factorisation counter (blt, sqrt) accounts for the grid rounding of the counter's noise
-// prediction: the ledger entry carries counter.SecureReleaseSlack of the counter's rounding
-// gain, capacity and dimension, the report's μ is the Gaussian mechanism's μ plus that slack,
-// and the total still meets the nominal (1, 1e-5). A tree has no slack. Dropping the slack
-// from the registration, the calibration or the report fails this test.
+// TestPracticalReleaseSlack: practical-vtr/jdp accounts for the Secure source's grid rounding
+// of a factorisation counter's noise prediction (agenttest.CheckReleaseSlacks).
 func TestPracticalReleaseSlack(t *testing.T) {
 	m := practicalEnv(t)
 	agenttest.CheckReleaseSlacks(t, func(kind string, batched bool) (ledger.Report, error) {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/internal/privacytest"
-	"github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -14,13 +13,7 @@ import (
 // with the Secure source both released counters, B_1 (Σ z zᵀ) and B_2 (Σ z x'ᵀ), are exact
 // multiples of the grid step of their Gaussian node noise after every user.
 func TestSecureReleasesOnGrid(t *testing.T) {
-	sys := lq.LQE1()
-	pub := PublicOf(sys)
-	cfg := DefaultConfig(1, 12)
-	consts, err := ComputeConstants(pub, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sys, pub, cfg, consts := lqE1(t, 12)
 	cur, err := NewCurator(pub, cfg, consts, noise.NewSecureFromKey([32]byte{1}), noise.NewSecureFromKey([32]byte{2}))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +46,7 @@ func TestSecureReleasesOnGrid(t *testing.T) {
 // the sensitivity ball by pair scaling: with noise off the released element stays within
 // Δ_1 = H(1+γ)², Δ_2 = H(1+γ) in Frobenius norm, and nothing non-finite is released.
 func TestHostileTrajectoryBounded(t *testing.T) {
-	sys, pub, cfg, consts := noiseOffLQE1(10)
+	sys, pub, cfg, consts := noiseOffLQE1(t, 10)
 	H, g := float64(sys.H), sys.Gamma
 	for _, v := range privacytest.Hostile {
 		for _, where := range []string{"x", "u", "xnext"} {

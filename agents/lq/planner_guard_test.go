@@ -54,13 +54,7 @@ func TestPracticalPlannerNonFinite(t *testing.T) {
 // field, a path whose pair norm overflows (it cannot be scaled), and accepts huge finite
 // values whose norm is finite (scaled into the ball); its published billboard stays finite.
 func TestServerRefusesOverflowingPair(t *testing.T) {
-	sys := lq.LQE1()
-	pub := PublicOf(sys)
-	cfg := DefaultConfig(1, 20)
-	consts, err := ComputeConstants(pub, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pub, cfg, consts := lqE1(t, 20)
 	cur, err := NewCurator(pub, cfg, consts, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -69,19 +69,30 @@ func TestConstantsTable(t *testing.T) {
 
 // noiseOffLQE1 returns LQ-E1, its public part, the default configuration at ε = 1 for K
 // episodes and its constants with the node noise switched off (σ_1 = σ_2 = 0).
-func noiseOffLQE1(K int) (*lq.System, Public, Config, Constants) {
+func noiseOffLQE1(t testing.TB, K int) (*lq.System, Public, Config, Constants) {
+	sys, pub, cfg, consts := lqE1(t, K)
+	consts.Sigma1, consts.Sigma2 = 0, 0
+	return sys, pub, cfg, consts
+}
+
+// lqE1 returns LQ-E1, its public parameters, the default configuration for ε = 1 and K users
+// and its constants.
+func lqE1(t testing.TB, K int) (*lq.System, Public, Config, Constants) {
+	t.Helper()
 	sys := lq.LQE1()
 	pub := PublicOf(sys)
 	cfg := DefaultConfig(1, K)
-	consts, _ := ComputeConstants(pub, cfg)
-	consts.Sigma1, consts.Sigma2 = 0, 0
+	consts, err := ComputeConstants(pub, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return sys, pub, cfg, consts
 }
 
 // TestCounterExactNoiseOff: with the node noise switched off the billboard is exactly the
 // prefix sums G_k, Y_k of the (scaled) pairs, computed here independently.
 func TestCounterExactNoiseOff(t *testing.T) {
-	sys, pub, cfg, consts := noiseOffLQE1(40)
+	sys, pub, cfg, consts := noiseOffLQE1(t, 40)
 	cur, err := NewCurator(pub, cfg, consts, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +143,7 @@ func TestCounterExactNoiseOff(t *testing.T) {
 
 // TestPairScaling: whatever a user reports, the elements stay within Δ_1, Δ_2 (ZeroOut norms).
 func TestPairScaling(t *testing.T) {
-	sys, pub, cfg, consts := noiseOffLQE1(10)
+	sys, pub, cfg, consts := noiseOffLQE1(t, 10)
 	r := rand.New(rand.NewPCG(6, 6))
 	for trial := 0; trial < 50; trial++ {
 		cur, _ := NewCurator(pub, cfg, consts, nil, nil)

@@ -48,12 +48,7 @@ type searchWire struct {
 // wireFloat is a float64 whose JSON form admits ±Inf and NaN (as strings).
 type wireFloat float64
 
-func (f wireFloat) MarshalJSON() ([]byte, error) {
-	if b, ok := agentkit.SpecialFloatJSON(float64(f), false); ok {
-		return b, nil
-	}
-	return json.Marshal(float64(f))
-}
+func (f wireFloat) MarshalJSON() ([]byte, error) { return agentkit.FloatJSON(float64(f), false) }
 
 func (f *wireFloat) UnmarshalJSON(b []byte) error {
 	if x, ok := agentkit.ParseSpecialFloatJSON(b, false); ok {

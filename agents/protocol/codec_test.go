@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -306,6 +307,16 @@ func TestDecoderAgreesWithDecode(t *testing.T) {
 			if b.Head().Dims.Blocks[0] != want.Dims.Blocks[0] {
 				t.Fatal("two decoded reports share their header's blocks")
 			}
+		}
+	}
+}
+
+// TestNilReportMissing: a nil report of every type is refused naming the field "report".
+func TestNilReportMissing(t *testing.T) {
+	for _, r := range []protocol.Report{(*protocol.Trajectory)(nil), (*protocol.Leaves)(nil), (*protocol.Path)(nil), (*protocol.Privatized)(nil)} {
+		var fe *protocol.FieldError
+		if err := r.Validate(protocol.Header{}); !errors.As(err, &fe) || fe.Field != "report" || fe.Msg != "missing" {
+			t.Errorf("%T: nil report gave %v, want report.report: missing", r, err)
 		}
 	}
 }

@@ -232,10 +232,7 @@ func (*Privatized) report() {}
 // states): no state before the last is terminal (the episode would have ended there), and a
 // trajectory shorter than H ends in a terminal state (only entering one ends an episode).
 func (r *Trajectory) Validate(want Header) error {
-	if r == nil {
-		return fieldf("report", "missing")
-	}
-	if err := r.Header.Check(want); err != nil {
+	if err := validHead(r, want); err != nil {
 		return err
 	}
 	d := want.Dims
@@ -288,10 +285,7 @@ func (r *Trajectory) Validate(want Header) error {
 // Validate implements Report. A report may carry fewer steps than Dims.Steps (an agent that
 // needs exactly H says so in its own check), never more.
 func (r *Leaves) Validate(want Header) error {
-	if r == nil {
-		return fieldf("report", "missing")
-	}
-	if err := r.Header.Check(want); err != nil {
+	if err := validHead(r, want); err != nil {
 		return err
 	}
 	d := want.Dims
@@ -326,10 +320,7 @@ func (r *Leaves) Validate(want Header) error {
 
 // Validate implements Report.
 func (r *Path) Validate(want Header) error {
-	if r == nil {
-		return fieldf("report", "missing")
-	}
-	if err := r.Header.Check(want); err != nil {
+	if err := validHead(r, want); err != nil {
 		return err
 	}
 	d := want.Dims
@@ -360,10 +351,7 @@ func (r *Path) Validate(want Header) error {
 
 // Validate implements Report.
 func (r *Privatized) Validate(want Header) error {
-	if r == nil {
-		return fieldf("report", "missing")
-	}
-	if err := r.Header.Check(want); err != nil {
+	if err := validHead(r, want); err != nil {
 		return err
 	}
 	if len(r.Blocks) != len(want.Dims.Blocks) {
@@ -378,6 +366,17 @@ func (r *Privatized) Validate(want Header) error {
 		}
 	}
 	return nil
+}
+
+// validHead checks what every report must have: presence (r non-nil) and the header want.
+func validHead[T any, P interface {
+	*T
+	Report
+}](r P, want Header) error {
+	if r == nil {
+		return fieldf("report", "missing")
+	}
+	return r.Head().Check(want)
 }
 
 // allFinite reports whether xs holds no NaN or ±Inf (x − x is 0 exactly for finite x).

@@ -92,7 +92,8 @@ var (
 	binUnmarshaler = reflect.TypeFor[encoding.BinaryUnmarshaler]()
 )
 
-// Pointer tags.
+// The tags of a pointer or slice: nil, a new value (it follows), or a reference to one encoded
+// before.
 const (
 	tagNil = 0
 	tagNew = 1
@@ -118,6 +119,19 @@ func (e *stateEncoder) uvarint(x uint64) { e.buf.Write(binary.AppendUvarint(nil,
 func (e *stateEncoder) bytes(b []byte) {
 	e.uvarint(uint64(len(b)))
 	e.buf.Write(b)
+}
+
+// encodeShared writes the tag of a pointer or slice k: a reference to its id in seen when it was
+// encoded before (done: true), else tagNew, k taking the next id (its value must follow).
+func encodeShared[K comparable](e *stateEncoder, seen map[K]uint64, k K) (done bool) {
+	if id, ok := seen[k]; ok {
+		e.buf.WriteByte(tagRef)
+		e.uvarint(id)
+		return true
+	}
+	seen[k] = uint64(len(seen))
+	e.buf.WriteByte(tagNew)
+	return false
 }
 
 // exported returns v (addressable) as a value whose unexported origin is forgotten, so that
@@ -153,26 +167,17 @@ func (e *stateEncoder) value(v reflect.Value, path string) error {
 	case reflect.Func:
 		// Not state: rebuilt with the curator.
 	case reflect.Array:
-		for i := range v.Len() {
-			if err := e.value(v.Index(i), path); err != nil {
-				return err
-			}
-		}
+		return elems(v, path, e.value)
 	case reflect.Slice:
 		if v.IsNil() {
-			e.buf.WriteByte(0)
+			e.buf.WriteByte(tagNil)
 			return nil
 		}
-		if v.Cap() > 0 {
-			k := sliceKey{v.Pointer(), v.Len(), v.Cap(), v.Type()}
-			if id, ok := e.slices[k]; ok {
-				e.buf.WriteByte(2)
-				e.uvarint(id)
-				return nil
-			}
-			e.slices[k] = uint64(len(e.slices))
+		if v.Cap() == 0 {
+			e.buf.WriteByte(tagNew) // no backing array to share
+		} else if encodeShared(e, e.slices, sliceKey{v.Pointer(), v.Len(), v.Cap(), v.Type()}) {
+			return nil
 		}
-		e.buf.WriteByte(1)
 		e.uvarint(uint64(v.Cap()))
 		e.uvarint(uint64(v.Len()))
 		if v.Type().Elem().Kind() == reflect.Float64 {
@@ -181,11 +186,7 @@ func (e *stateEncoder) value(v reflect.Value, path string) error {
 			}
 			return nil
 		}
-		for i := range v.Len() {
-			if err := e.value(v.Index(i), path); err != nil {
-				return err
-			}
-		}
+		return elems(v, path, e.value)
 	case reflect.Map:
 		if v.IsNil() {
 			e.buf.WriteByte(0)
@@ -217,14 +218,9 @@ func (e *stateEncoder) value(v reflect.Value, path string) error {
 			e.buf.WriteByte(tagNil)
 			return nil
 		}
-		k := ptrKey{v.Pointer(), v.Type()}
-		if id, ok := e.ids[k]; ok {
-			e.buf.WriteByte(tagRef)
-			e.uvarint(id)
+		if encodeShared(e, e.ids, ptrKey{v.Pointer(), v.Type()}) {
 			return nil
 		}
-		e.ids[k] = uint64(len(e.ids))
-		e.buf.WriteByte(tagNew)
 		if v.Type().Implements(binMarshaler) && v.Type().Implements(binUnmarshaler) {
 			b, err := v.Interface().(encoding.BinaryMarshaler).MarshalBinary()
 			if err != nil {
@@ -244,17 +240,35 @@ func (e *stateEncoder) value(v reflect.Value, path string) error {
 		e.bytes([]byte(typeName(el.Type())))
 		return e.value(copyOf(el), path)
 	case reflect.Struct:
-		t := v.Type()
-		for i := range v.NumField() {
-			if t.Field(i).Tag.Get("state") == "-" {
-				continue
-			}
-			if err := e.value(v.Field(i), path+"."+t.Field(i).Name); err != nil {
-				return err
-			}
-		}
+		return fields(v, path, e.value)
 	default: // Chan, UnsafePointer
 		return fmt.Errorf("state: %s: a %s cannot be snapshotted", path, v.Type())
+	}
+	return nil
+}
+
+// elems applies f (the encoder's or the decoder's value) to the elements of the array or slice
+// v in order.
+func elems(v reflect.Value, path string, f func(v reflect.Value, path string) error) error {
+	for i := range v.Len() {
+		if err := f(v.Index(i), path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fields applies f (the encoder's or the decoder's value) to the fields of the struct v in
+// order, with their paths: every field but those tagged `state:"-"`.
+func fields(v reflect.Value, path string, f func(v reflect.Value, path string) error) error {
+	t := v.Type()
+	for i := range v.NumField() {
+		if t.Field(i).Tag.Get("state") == "-" {
+			continue
+		}
+		if err := f(v.Field(i), path+"."+t.Field(i).Name); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -337,6 +351,34 @@ func (d *stateDecoder) bytes() ([]byte, error) {
 	return b, nil
 }
 
+// shared reads the tag of a pointer or slice (kind) and resolves it: nil (v zeroed) and a
+// reference to the id-th value of seen (v set to it) are done; tagNew is not (the value
+// follows).
+func (d *stateDecoder) shared(v reflect.Value, path, kind string, seen []reflect.Value) (done bool, err error) {
+	tag, err := d.byte1()
+	if err != nil {
+		return true, err
+	}
+	switch tag {
+	case tagNil:
+		v.SetZero()
+		return true, nil
+	case tagRef:
+		id, err := d.uvarint()
+		if err != nil {
+			return true, err
+		}
+		if id >= uint64(len(seen)) || seen[id].Type() != v.Type() {
+			return true, fmt.Errorf("state: %s: bad shared %s %d", path, kind, id)
+		}
+		v.Set(seen[id])
+		return true, nil
+	case tagNew:
+		return false, nil
+	}
+	return true, fmt.Errorf("state: %s: bad %s tag %d", path, kind, tag)
+}
+
 // value decodes into v, which must be settable (or addressable through exported).
 func (d *stateDecoder) value(v reflect.Value, path string) error {
 	v = exported(v)
@@ -384,33 +426,10 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 		v.SetString(string(b))
 	case reflect.Func:
 	case reflect.Array:
-		for i := range v.Len() {
-			if err := d.value(v.Index(i), path); err != nil {
-				return err
-			}
-		}
+		return elems(v, path, d.value)
 	case reflect.Slice:
-		c, err := d.byte1()
-		if err != nil {
+		if done, err := d.shared(v, path, "slice", d.slices); done {
 			return err
-		}
-		switch c {
-		case 0:
-			v.SetZero()
-			return nil
-		case 2:
-			id, err := d.uvarint()
-			if err != nil {
-				return err
-			}
-			if id >= uint64(len(d.slices)) || d.slices[id].Type() != v.Type() {
-				return fmt.Errorf("state: %s: bad shared slice %d", path, id)
-			}
-			v.Set(d.slices[id])
-			return nil
-		case 1:
-		default:
-			return fmt.Errorf("state: %s: bad slice tag %d", path, c)
 		}
 		c64, err := d.uvarint()
 		if err != nil {
@@ -444,11 +463,7 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 			d.b = d.b[8*n:]
 			return nil
 		}
-		for i := range n {
-			if err := d.value(v.Index(i), path); err != nil {
-				return err
-			}
-		}
+		return elems(v, path, d.value)
 	case reflect.Map:
 		if ok, err := d.present(v); !ok || err != nil {
 			return err
@@ -480,27 +495,8 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 		}
 		v.Set(m)
 	case reflect.Pointer:
-		tag, err := d.byte1()
-		if err != nil {
+		if done, err := d.shared(v, path, "pointer", d.ptrs); done {
 			return err
-		}
-		switch tag {
-		case tagNil:
-			v.SetZero()
-			return nil
-		case tagRef:
-			id, err := d.uvarint()
-			if err != nil {
-				return err
-			}
-			if id >= uint64(len(d.ptrs)) || d.ptrs[id].Type() != v.Type() {
-				return fmt.Errorf("state: %s: bad shared pointer %d", path, id)
-			}
-			v.Set(d.ptrs[id])
-			return nil
-		case tagNew:
-		default:
-			return fmt.Errorf("state: %s: bad pointer tag %d", path, tag)
 		}
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))
@@ -540,15 +536,7 @@ func (d *stateDecoder) value(v reflect.Value, path string) error {
 		}
 		v.Set(el)
 	case reflect.Struct:
-		t := v.Type()
-		for i := range v.NumField() {
-			if t.Field(i).Tag.Get("state") == "-" {
-				continue
-			}
-			if err := d.value(v.Field(i), path+"."+t.Field(i).Name); err != nil {
-				return err
-			}
-		}
+		return fields(v, path, d.value)
 	default:
 		return fmt.Errorf("state: %s: a %s cannot be restored", path, v.Type())
 	}

@@ -39,19 +39,20 @@ type rawClient struct{}
 
 func (rawClient) Encode(t *model.Trajectory) Message { return RawTrajectory{T: t} }
 
-// curatorServer is the server of JDP and non-private agents: a trusted Curator plus a Planner
-// that sees only the curator's Billboard.
-type curatorServer struct {
-	cur     Curator
-	planner Planner
+// trustedServer is the server of a trusted curator (JDP agents and the non-private twins):
+// the curator ingests raw trajectories and a planner computes the policy from its release R
+// only (a *Billboard, or a practical agent's *Release).
+type trustedServer[R any, P releasePlanner[R]] struct {
+	cur     releaser[R]
+	planner P
 	pol     *model.Policy
 }
 
-func (c *curatorServer) Policy() (*model.Policy, error) {
+func (c *trustedServer[R, P]) Policy() (*model.Policy, error) {
 	return c.pol, c.planner.Plan(c.cur.Release(), c.pol)
 }
 
-func (c *curatorServer) Receive(m Message) error {
+func (c *trustedServer[R, P]) Receive(m Message) error {
 	raw, ok := m.(RawTrajectory)
 	if !ok {
 		return fmt.Errorf("curator: expected a raw trajectory, got %T", m)
@@ -59,29 +60,64 @@ func (c *curatorServer) Receive(m Message) error {
 	return c.cur.Ingest(raw.T)
 }
 
+// releaser is a trusted curator as its server sees it: it ingests raw trajectories and
+// releases R.
+type releaser[R any] interface {
+	Ingest(t *model.Trajectory) error
+	Release() R
+}
+
+// releasePlanner computes a policy from a release R only.
+type releasePlanner[R any] interface {
+	Plan(r R, pol *model.Policy) error
+}
+
+// curatorServer is the server of JDP and non-private agents: a trusted Curator plus a Planner
+// that sees only the curator's Billboard.
+type curatorServer struct {
+	trustedServer[*Billboard, Planner]
+}
+
+func newCuratorServer(cur Curator, planner Planner, pol *model.Policy) *curatorServer {
+	return &curatorServer{trustedServer[*Billboard, Planner]{cur: cur, planner: planner, pol: pol}}
+}
+
 func (c *curatorServer) Diagnostics() PlannerStats { return c.planner.Diagnostics() }
 func (c *curatorServer) Billboard() *Billboard     { return c.cur.Release() }
 
-// ldpServer is the server of LDP agents: it accepts only *Report messages.
-type ldpServer struct {
-	srv     *LocalServer
-	planner Planner
+// localServerOf is the server of LDP agents: it accepts only the privatised reports Rep of its
+// local server S (a concrete type: nothing else reaches it) and plans from S's release R.
+type localServerOf[R any, Rep Message, S privatizedReceiver[R, Rep], P releasePlanner[R]] struct {
+	srv     S
+	planner P
 	pol     *model.Policy
 }
 
-func (l *ldpServer) Policy() (*model.Policy, error) {
+// privatizedReceiver is the local server of an LDP agent: it takes privatised reports Rep and
+// releases R.
+type privatizedReceiver[R any, Rep Message] interface {
+	Receive(r Rep) error
+	Release() R
+}
+
+func (l *localServerOf[R, Rep, S, P]) Policy() (*model.Policy, error) {
 	return l.pol, l.planner.Plan(l.srv.Release(), l.pol)
 }
 
-func (l *ldpServer) Receive(m Message) error {
+func (l *localServerOf[R, Rep, S, P]) Receive(m Message) error {
 	if rj, ok := m.(rejected); ok {
 		return fmt.Errorf("ldp client: %w", rj.err)
 	}
-	r, ok := m.(*Report)
+	r, ok := m.(Rep)
 	if !ok {
 		return fmt.Errorf("ldp server: accepts only privatized reports, got %T", m)
 	}
 	return l.srv.Receive(r)
+}
+
+// ldpServer is the server of LDP agents: it accepts only *Report messages.
+type ldpServer struct {
+	localServerOf[*Billboard, *Report, *LocalServer, Planner]
 }
 
 func (l *ldpServer) Diagnostics() PlannerStats { return l.planner.Diagnostics() }
@@ -184,7 +220,7 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 			return nil, err
 		}
 		id.term = term
-		ag.Client, ag.Server = rawClient{}, &curatorServer{cur: id, planner: planner, pol: pol}
+		ag.Client, ag.Server = rawClient{}, newCuratorServer(id, planner, pol)
 		if _, ag.Privacy, err = cfg.Privacy.scales(S, A, H, K, false); err != nil {
 			return nil, err
 		}
@@ -194,7 +230,7 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 			return nil, err
 		}
 		c.term = term
-		ag.Client, ag.Server, ag.Privacy = rawClient{}, &curatorServer{cur: c, planner: planner, pol: pol}, c.Report()
+		ag.Client, ag.Server, ag.Privacy = rawClient{}, newCuratorServer(c, planner, pol), c.Report()
 	case LDP:
 		src := st.Noise("local/report")
 		b, rep, err := cfg.Privacy.scales(S, A, H, K, src.Secure())
@@ -208,7 +244,7 @@ func New(S, A, H, K int, cfg Config, st Streams) (ag *Agent, err error) {
 		z := NewRandomizer(S, A, H, b, src)
 		z.term = term
 		ag.Client = z
-		ag.Server, ag.Privacy = &ldpServer{srv: srv, planner: planner, pol: pol}, rep
+		ag.Server, ag.Privacy = &ldpServer{localServerOf[*Billboard, *Report, *LocalServer, Planner]{srv: srv, planner: planner, pol: pol}}, rep
 	}
 	return ag, nil
 }

@@ -171,14 +171,39 @@ func TestTheoryPresetNoLearning(t *testing.T) {
 func (c *curatorServer) plannerOf() Planner { return c.planner }
 func (l *ldpServer) plannerOf() Planner     { return l.planner }
 
-// replayCurator returns recorded billboards, ignoring the trajectories it ingests.
-type replayCurator struct {
-	rec []*Billboard
+// replayCurator is a trusted curator that returns recorded releases: Release returns rec[k],
+// and it ignores the trajectories it ingests.
+type replayCurator[R any] struct {
+	rec []R
 	k   int
 }
 
-func (r *replayCurator) Ingest(*model.Trajectory) error { r.k++; return nil }
-func (r *replayCurator) Release() *Billboard            { return r.rec[r.k] }
+func (r *replayCurator[R]) Ingest(*model.Trajectory) error { return nil }
+func (r *replayCurator[R]) Release() R                     { return r.rec[r.k] }
+
+// checkReplay is the second run of a replay test: srv, a fresh server built as the recorded
+// one, gets a curator that replays rec (rec[k]: the release policy k was computed from); the
+// users users(k) play, except user j who is replaced by another, and every policy must be
+// pols[k]. what names the release in the failure message.
+func checkReplay[R any, P releasePlanner[R]](t *testing.T, name, what string, m *model.MDP, srv *trustedServer[R, P], rec []R, pols []*model.Policy, users func(k int) *rand.Rand, j int) {
+	t.Helper()
+	rp := &replayCurator[R]{rec: rec}
+	srv.cur = rp
+	other := usersOf(999)
+	traj := model.NewTrajectory(m.H)
+	for k := range pols {
+		rp.k = k
+		pol, _ := srv.Policy()
+		if !policyEqual(pol, pols[k]) {
+			t.Fatalf("%s: policy %d differs under replay: the planner reads something besides the %s", name, k, what)
+		}
+		u := users(k)
+		if k == j {
+			u = other(k)
+		}
+		m.Rollout(pol, u, traj)
+	}
+}
 
 // TestBillboardReplay (privacy spec §5.6, tabular spec §8.4.6): run a JDP agent on users U and
 // record every release; re-run on U' (user j replaced) with a server whose curator replays the
@@ -214,23 +239,7 @@ func TestBillboardReplay(t *testing.T) {
 		}
 		// Second run: user j replaced, releases replayed.
 		ag2 := newAgent(t, m, K, alg, priv, bonus, 3)
-		cs := ag2.Server.(*curatorServer)
-		cs.cur = &replayCurator{rec: rec}
-		other := usersOf(999)
-		for k := 0; k < K; k++ {
-			pol, _ := ag2.Server.Policy()
-			if !policyEqual(pol, pols[k]) {
-				t.Fatalf("%s: policy %d differs under replay: the planner reads something besides the billboard", alg, k)
-			}
-			u := users(k)
-			if k == j {
-				u = other(k)
-			}
-			m.Rollout(pol, u, traj)
-			if k < K-1 {
-				_ = ag2.Server.Receive(ag2.Client.Encode(traj))
-			}
-		}
+		checkReplay(t, alg, "billboard", m, &ag2.Server.(*curatorServer).trustedServer, rec, pols, users, j)
 	}
 }
 
@@ -259,19 +268,25 @@ func TestCausality(t *testing.T) {
 	}
 }
 
-// TestLDPServerCannotSeeTrajectories: no field of the LDP server types (recursively) and no
-// method parameter has a type that can hold a raw trajectory, and the server rejects raw
-// trajectories at run time.
-func TestLDPServerCannotSeeTrajectories(t *testing.T) {
+// checkNoRawData fails if a field of one of types (recursively) can hold a raw trajectory or a
+// noise source — a model.Trajectory, a noise.Source, or an interface other than planner (it
+// could carry raw data) — or if one of their methods accepts a trajectory. A rand.Rand is
+// allowed: a planner's own tie/posterior stream, independent of the data.
+func checkNoRawData(t *testing.T, planner reflect.Type, types ...reflect.Type) {
+	t.Helper()
 	traj := reflect.TypeOf(model.Trajectory{})
+	src := reflect.TypeOf((*noise.Source)(nil)).Elem()
 	var visit func(reflect.Type, string, map[reflect.Type]bool)
 	visit = func(ty reflect.Type, path string, seen map[reflect.Type]bool) {
 		if seen[ty] {
 			return
 		}
 		seen[ty] = true
-		if ty == traj {
-			t.Fatalf("%s has type model.Trajectory", path)
+		if ty == traj || ty == src {
+			t.Fatalf("%s has type %s", path, ty)
+		}
+		if ty == reflect.TypeOf(rand.Rand{}) {
+			return // the planner's own tie/posterior stream: independent of the data
 		}
 		switch ty.Kind() {
 		case reflect.Pointer, reflect.Slice, reflect.Array:
@@ -279,14 +294,14 @@ func TestLDPServerCannotSeeTrajectories(t *testing.T) {
 		case reflect.Struct:
 			for i := 0; i < ty.NumField(); i++ {
 				f := ty.Field(i)
-				if f.Type.Kind() == reflect.Interface && f.Type != reflect.TypeOf((*Planner)(nil)).Elem() {
+				if f.Type.Kind() == reflect.Interface && f.Type != planner {
 					t.Fatalf("%s.%s is an interface (%s): could carry raw data", path, f.Name, f.Type)
 				}
 				visit(f.Type, path+"."+f.Name, seen)
 			}
 		}
 	}
-	for _, ty := range []reflect.Type{reflect.TypeOf(&LocalServer{}), reflect.TypeOf(&ldpServer{})} {
+	for _, ty := range types {
 		visit(ty, ty.String(), map[reflect.Type]bool{})
 		for i := 0; i < ty.NumMethod(); i++ {
 			mt := ty.Method(i).Type
@@ -297,6 +312,13 @@ func TestLDPServerCannotSeeTrajectories(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLDPServerCannotSeeTrajectories: no field of the LDP server types (recursively) and no
+// method parameter has a type that can hold a raw trajectory (or a noise source), and the
+// server rejects raw trajectories at run time.
+func TestLDPServerCannotSeeTrajectories(t *testing.T) {
+	checkNoRawData(t, reflect.TypeOf((*Planner)(nil)).Elem(), reflect.TypeOf(&LocalServer{}), reflect.TypeOf(&ldpServer{}))
 	m := riverswim(t)
 	ag := newAgent(t, m, 10, "dp-ucbvi", privacyConfig(LDP, 1, Strict, EPractical), PracticalBonus(), 1)
 	if err := ag.Server.Receive(RawTrajectory{T: model.NewTrajectory(m.H)}); err == nil {

@@ -174,7 +174,7 @@ func auditServer(alg, kind string, K int, first *model.Trajectory, seed rng.Seed
 	if err != nil {
 		return nil, err
 	}
-	return &curatorServer{cur: cur, planner: planner, pol: model.NewDeterministic(m.S, auditH)}, nil
+	return newCuratorServer(cur, planner, model.NewDeterministic(m.S, auditH)), nil
 }
 
 // auditJDP runs K = 3 users with user 1 changed and returns what users 2 and 3 are given.

@@ -76,12 +76,7 @@ func (s *replaySource) Secure() bool                        { return false }
 // "-Inf", "-0" for the values JSON numbers cannot carry exactly.
 type jfloat float64
 
-func (f jfloat) MarshalJSON() ([]byte, error) {
-	if b, ok := agentkit.SpecialFloatJSON(float64(f), true); ok {
-		return b, nil
-	}
-	return json.Marshal(float64(f))
-}
+func (f jfloat) MarshalJSON() ([]byte, error) { return agentkit.FloatJSON(float64(f), true) }
 
 func (f *jfloat) UnmarshalJSON(b []byte) error {
 	if x, ok := agentkit.ParseSpecialFloatJSON(b, true); ok {

@@ -27,18 +27,7 @@ func TestPlannersNeverPanic(t *testing.T) {
 			for i := range r.NT {
 				r.NT[i] = float64(i % 3)
 			}
-			switch where {
-			case 0:
-				for i := range r.NT {
-					r.NT[i] = v
-				}
-			case 1:
-				for i := range r.R {
-					r.R[i] = v
-				}
-			default:
-				r.Std, r.RStd = v, v
-			}
+			poison(v, where, [][][]float64{{r.NT}, {r.R}}, func(v float64) { r.Std, r.RStd = v, v })
 			tie := rand.New(rand.NewPCG(1, 2))
 			pol := model.NewDeterministic(S, H)
 			if psrl {
@@ -55,18 +44,7 @@ func TestPlannersNeverPanic(t *testing.T) {
 			}
 			b := newBillboard(S, A, H)
 			b.E = 5
-			switch where {
-			case 0:
-				for i := range b.NT {
-					b.NT[i] = v
-				}
-			case 1:
-				for i := range b.R {
-					b.R[i], b.N[i] = v, v
-				}
-			default:
-				b.E = v
-			}
+			poison(v, where, [][][]float64{{b.NT}, {b.R, b.N}}, func(v float64) { b.E = v })
 			tie := rand.New(rand.NewPCG(1, 2))
 			pol := model.NewDeterministic(S, H)
 			if dp {
@@ -91,6 +69,20 @@ func TestPlannersNeverPanic(t *testing.T) {
 					}
 				}()
 			}
+		}
+	}
+}
+
+// poison writes v into part where of a release: every entry of the slices parts[where], or the
+// release's scalars (set) when where is past the parts.
+func poison(v float64, where int, parts [][][]float64, set func(v float64)) {
+	if where >= len(parts) {
+		set(v)
+		return
+	}
+	for _, xs := range parts[where] {
+		for i := range xs {
+			xs[i] = v
 		}
 	}
 }

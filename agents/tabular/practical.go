@@ -265,14 +265,6 @@ type PracticalCentral struct {
 	report   ledger.Report
 }
 
-// practicalCurator is the trusted side of a practical JDP agent or of its noise-off twin
-// (PracticalCentral with Model NonPrivate: exact counts, same pooling, clipping, cap and
-// schedule).
-type practicalCurator interface {
-	Ingest(t *model.Trajectory) error
-	Release() *Release
-}
-
 // Ingest adds one user's episode.
 func (c *PracticalCentral) Ingest(t *model.Trajectory) error {
 	if c.b.Users >= c.maxUsers {
@@ -505,44 +497,18 @@ func (rawPracticalClient) Encode(t *model.Trajectory) (Message, error) {
 	return RawTrajectory{T: t}, nil
 }
 
-// practicalCuratorServer is the server of practical JDP agents and their noise-off twins.
+// practicalCuratorServer is the server of practical JDP agents and their noise-off twins: its
+// trusted side is a PracticalCentral (with Model NonPrivate for the twins: exact counts, same
+// pooling, clipping, cap and schedule).
 type practicalCuratorServer struct {
-	cur     practicalCurator
-	planner ReleasePlanner
-	pol     *model.Policy
-}
-
-func (c *practicalCuratorServer) Policy() (*model.Policy, error) {
-	return c.pol, c.planner.Plan(c.cur.Release(), c.pol)
-}
-
-func (c *practicalCuratorServer) Receive(m Message) error {
-	raw, ok := m.(RawTrajectory)
-	if !ok {
-		return fmt.Errorf("curator: expected a raw trajectory, got %T", m)
-	}
-	return c.cur.Ingest(raw.T)
+	trustedServer[*Release, ReleasePlanner]
 }
 
 func (c *practicalCuratorServer) Release() *Release { return c.cur.Release() }
 
 // practicalLDPServer accepts only *GaussianReport messages.
 type practicalLDPServer struct {
-	srv     *PracticalLocalServer
-	planner ReleasePlanner
-	pol     *model.Policy
-}
-
-func (l *practicalLDPServer) Policy() (*model.Policy, error) {
-	return l.pol, l.planner.Plan(l.srv.Release(), l.pol)
-}
-
-func (l *practicalLDPServer) Receive(m Message) error {
-	r, ok := m.(*GaussianReport)
-	if !ok {
-		return fmt.Errorf("ldp server: accepts only privatized reports, got %T", m)
-	}
-	return l.srv.Receive(r)
+	localServerOf[*Release, *GaussianReport, *PracticalLocalServer, ReleasePlanner]
 }
 
 func (l *practicalLDPServer) Release() *Release { return l.srv.Release() }
@@ -683,14 +649,14 @@ func NewPractical(S, A, H, K int, cfg PracticalConfig, st PracticalStreams) (*Pr
 			return nil, err
 		}
 		c.enc.term = term
-		ag.Client, ag.Server, ag.Privacy = rawPracticalClient{}, &practicalCuratorServer{cur: c, planner: planner, pol: pol}, c.Report()
+		ag.Client, ag.Server, ag.Privacy = rawPracticalClient{}, &practicalCuratorServer{trustedServer[*Release, ReleasePlanner]{cur: c, planner: planner, pol: pol}}, c.Report()
 	case LDP:
 		z, srv, rep, err := newPracticalLocal(S, A, H, K, p, sup, st.Noise)
 		if err != nil {
 			return nil, err
 		}
 		z.enc.term = term
-		ag.Client, ag.Server, ag.Privacy = z, &practicalLDPServer{srv: srv, planner: planner, pol: pol}, rep
+		ag.Client, ag.Server, ag.Privacy = z, &practicalLDPServer{localServerOf[*Release, *GaussianReport, *PracticalLocalServer, ReleasePlanner]{srv: srv, planner: planner, pol: pol}}, rep
 	}
 	return ag, nil
 }

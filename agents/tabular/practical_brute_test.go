@@ -43,6 +43,22 @@ func TestMaxSumSquaresBrute(t *testing.T) {
 	}
 }
 
+// bruteSensitivity encodes every trajectory of an (S, A, H) MDP whose rewards are drawn from
+// rewards with enc and returns the largest distance between two of the contributions (the
+// brute-force replace-one sensitivity) and the number of trajectories.
+func bruteSensitivity(t *testing.T, enc *contribution, S, A, H int, rewards []float64) (float64, int) {
+	t.Helper()
+	var xs [][]float64
+	allTrajectories(S, A, H, rewards, func(tr *model.Trajectory) {
+		x := make([]float64, enc.dim())
+		if err := enc.add(tr, x); err != nil {
+			t.Fatal(err)
+		}
+		xs = append(xs, x)
+	})
+	return agenttest.MaxPairDistance(xs, nil), len(xs)
+}
+
 // allTrajectories calls f with every trajectory of an (S, A, H) MDP whose rewards are drawn
 // from rewards (states, actions and rewards enumerated in mixed radix).
 func allTrajectories(S, A, H int, rewards []float64, f func(*model.Trajectory)) {
@@ -114,19 +130,11 @@ func TestPracticalSensitivityBrute(t *testing.T) {
 				for _, w := range []float64{0, 0.5} {
 					p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: pool, VisitCap: vc, BatchEvery: 1, RewardWeight: w}
 					enc := newContribution(sh.S, sh.A, sh.H, p, nil)
-					var xs [][]float64
-					allTrajectories(sh.S, sh.A, sh.H, sh.rewards, func(tr *model.Trajectory) {
-						x := make([]float64, enc.dim())
-						if err := enc.add(tr, x); err != nil {
-							t.Fatal(err)
-						}
-						xs = append(xs, x)
-					})
-					brute := agenttest.MaxPairDistance(xs, nil)
+					brute, n := bruteSensitivity(t, enc, sh.S, sh.A, sh.H, sh.rewards)
 					delta := PracticalSensitivity(sh.S, sh.A, sh.H, p)
 					name := fmt.Sprintf("S=%d A=%d H=%d pool=%v cap=%d w=%v", sh.S, sh.A, sh.H, pool, vc, p.rewardWeight())
 					if brute > delta*(1+1e-12) {
-						t.Errorf("%s: worst replace-one distance %v over all %d episodes exceeds Δ₂ = %v", name, brute, len(xs), delta)
+						t.Errorf("%s: worst replace-one distance %v over all %d episodes exceeds Δ₂ = %v", name, brute, n, delta)
 					}
 					m := p.capOf(sh.H)
 					cells := sh.H/m + min(sh.H%m, 1) // cells of one user's worst episode

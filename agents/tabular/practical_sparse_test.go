@@ -115,19 +115,7 @@ func planValues(t *testing.T, rel *Release, term terminal, path planPath, seed u
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := effectivePlanner(rel.S, rel.A, rel.H, rel.Pooled, term, b, rand.New(rand.NewPCG(seed, 1)))
-	u.path = path
-	pol := model.NewDeterministic(rel.S, rel.H)
-	if err := u.Plan(rel, pol); err != nil {
-		t.Fatal(err)
-	}
-	// run swaps its two value buffers after every step: V_0 is in the second half after an
-	// odd number of steps.
-	v := u.v[:rel.S]
-	if rel.H%2 == 1 {
-		v = u.v[rel.S:]
-	}
-	return pol, append([]float64(nil), v...), append([]float64(nil), u.q...)
+	return planStep0(t, effectivePlanner(rel.S, rel.A, rel.H, rel.Pooled, term, b, rand.New(rand.NewPCG(seed, 1))), rel, path)
 }
 
 // TestEffectivePlanSparseMatchesDense: whole backward inductions from the dense and the sparse
@@ -147,16 +135,7 @@ func TestEffectivePlanSparseMatchesDense(t *testing.T) {
 		term := terminal{set: set, reward: 0.25}
 		polD, vD, qD := planValues(t, rel, term, pathDense, 3)
 		polS, vS, qS := planValues(t, rel, term, pathSparse, 3)
-		for s := range vD {
-			if math.Abs(vD[s]-vS[s]) > 1e-9*(1+math.Abs(vD[s])) {
-				t.Fatalf("S=%d: V_0(%d) dense %v, sparse %v", tc.S, s, vD[s], vS[s])
-			}
-		}
-		for i := range qD {
-			if math.Abs(qD[i]-qS[i]) > 1e-9*(1+math.Abs(qD[i])) {
-				t.Fatalf("S=%d: Q_0 cell %d dense %v, sparse %v", tc.S, i, qD[i], qS[i])
-			}
-		}
+		checkSameValues(t, tc.S, vD, vS, qD, qS)
 		for s := range tc.S {
 			q := qD[s*tc.A : (s+1)*tc.A]
 			best, second := math.Inf(-1), math.Inf(-1)
@@ -228,17 +207,7 @@ func TestEffectivePlanSparseMatchesDensePublicRewards(t *testing.T) {
 	}
 	var vs [2][]float64
 	for k, path := range []planPath{pathDense, pathSparse} {
-		u := newNoiseUCB(S, A, H, true, term, tbl, nil, b, rand.New(rand.NewPCG(3, 1)))
-		u.path = path
-		pol := model.NewDeterministic(S, H)
-		if err := u.Plan(rel, pol); err != nil {
-			t.Fatal(err)
-		}
-		v := u.v[:S]
-		if H%2 == 1 {
-			v = u.v[S:]
-		}
-		vs[k] = append([]float64(nil), v...)
+		_, vs[k], _ = planStep0(t, newNoiseUCB(S, A, H, true, term, tbl, nil, b, rand.New(rand.NewPCG(3, 1))), rel, path)
 	}
 	for s := range vs[0] {
 		if math.Abs(vs[0][s]-vs[1][s]) > 1e-9*(1+math.Abs(vs[0][s])) {

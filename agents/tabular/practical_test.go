@@ -259,77 +259,17 @@ func TestPracticalReplay(t *testing.T) {
 			}
 		}
 		ag2 := newPracticalAgent(t, m, K, name, 10, 3)
-		cs := ag2.Server.(*practicalCuratorServer)
-		rp := &replayRelease{rec: rec}
-		cs.cur = rp
-		other := usersOf(999)
-		for k := 0; k < K; k++ {
-			rp.k = k
-			pol, _ := ag2.Server.Policy()
-			if !policyEqual(pol, pols[k]) {
-				t.Fatalf("%s: policy %d differs under replay: the planner reads something besides the release", name, k)
-			}
-			u := users(k)
-			if k == j {
-				u = other(k)
-			}
-			m.Rollout(pol, u, traj)
-		}
+		checkReplay(t, name, "release", m, &ag2.Server.(*practicalCuratorServer).trustedServer, rec, pols, users, j)
 	}
 }
-
-type replayRelease struct {
-	rec []*Release
-	k   int
-}
-
-func (r *replayRelease) Ingest(*model.Trajectory) error { return nil }
-func (r *replayRelease) Release() *Release              { return r.rec[r.k] }
 
 // TestPracticalLDPServerTypes: no field of the practical LDP server types (recursively) can hold
 // a raw trajectory or a noise source, no method accepts a trajectory, and the server rejects raw
 // trajectories at run time. The planners' inputs are releases only.
 func TestPracticalLDPServerTypes(t *testing.T) {
-	traj := reflect.TypeOf(model.Trajectory{})
-	src := reflect.TypeOf((*noise.Source)(nil)).Elem()
 	planner := reflect.TypeOf((*ReleasePlanner)(nil)).Elem()
-	var visit func(reflect.Type, string, map[reflect.Type]bool)
-	visit = func(ty reflect.Type, path string, seen map[reflect.Type]bool) {
-		if seen[ty] {
-			return
-		}
-		seen[ty] = true
-		if ty == traj || ty == src {
-			t.Fatalf("%s has type %s", path, ty)
-		}
-		if ty == reflect.TypeOf(rand.Rand{}) {
-			return // the planner's own tie/posterior stream: independent of the data
-		}
-		switch ty.Kind() {
-		case reflect.Pointer, reflect.Slice, reflect.Array:
-			visit(ty.Elem(), path, seen)
-		case reflect.Struct:
-			for i := 0; i < ty.NumField(); i++ {
-				f := ty.Field(i)
-				if f.Type.Kind() == reflect.Interface && f.Type != planner {
-					t.Fatalf("%s.%s is an interface (%s): could carry raw data", path, f.Name, f.Type)
-				}
-				visit(f.Type, path+"."+f.Name, seen)
-			}
-		}
-	}
-	for _, ty := range []reflect.Type{reflect.TypeOf(&PracticalLocalServer{}), reflect.TypeOf(&practicalLDPServer{}),
-		reflect.TypeOf(&noiseUCB{}), reflect.TypeOf(&noisePSRL{})} {
-		visit(ty, ty.String(), map[reflect.Type]bool{})
-		for i := 0; i < ty.NumMethod(); i++ {
-			mt := ty.Method(i).Type
-			for a := 0; a < mt.NumIn(); a++ {
-				if strings.Contains(mt.In(a).String(), "Trajectory") {
-					t.Fatalf("%s.%s accepts %s", ty, ty.Method(i).Name, mt.In(a))
-				}
-			}
-		}
-	}
+	checkNoRawData(t, planner, reflect.TypeOf(&PracticalLocalServer{}), reflect.TypeOf(&practicalLDPServer{}),
+		reflect.TypeOf(&noiseUCB{}), reflect.TypeOf(&noisePSRL{}))
 	// The planner interface takes only a *Release.
 	pm := planner.Method(0).Type
 	if pm.NumIn() != 2 || pm.In(0) != reflect.TypeOf(&Release{}) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/tabular"
 )
 
@@ -203,15 +202,7 @@ func TestPracticalSensitivityBudgetBrute(t *testing.T) {
 						p := PracticalPrivacy{Model: JDP, Epsilon: 1, Delta: 1e-5, Pool: pool, VisitCap: vc, NormBudget: B, BatchEvery: 1,
 							RewardWeight: 0.5, PublicRewards: public}
 						enc := newContribution(sh.S, sh.A, sh.H, p, nil)
-						var xs [][]float64
-						allTrajectories(sh.S, sh.A, sh.H, []float64{0, 1}, func(tr *model.Trajectory) {
-							x := make([]float64, enc.dim())
-							if err := enc.add(tr, x); err != nil {
-								t.Fatal(err)
-							}
-							xs = append(xs, x)
-						})
-						brute := agenttest.MaxPairDistance(xs, nil)
+						brute, _ := bruteSensitivity(t, enc, sh.S, sh.A, sh.H, []float64{0, 1})
 						delta := PracticalSensitivity(sh.S, sh.A, sh.H, p)
 						name := fmt.Sprintf("S=%d A=%d H=%d pool=%v cap=%d B=%d public=%v", sh.S, sh.A, sh.H, pool, vc, B, public)
 						if brute > delta*(1+1e-12) {

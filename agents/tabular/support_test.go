@@ -301,16 +301,8 @@ func TestPublicSupportPlanners(t *testing.T) {
 		}
 		plan := func(path planPath) (*noiseUCB, []float64, []float64) {
 			u := newNoiseUCB(tc.S, tc.A, tc.H, true, term, nil, sup, b, rand.New(rand.NewPCG(1, 1)))
-			u.path = path
-			pol := model.NewDeterministic(tc.S, tc.H)
-			if err := u.Plan(rel, pol); err != nil {
-				t.Fatal(err)
-			}
-			v := u.v[:tc.S]
-			if tc.H%2 == 1 {
-				v = u.v[tc.S:]
-			}
-			return u, slices.Clone(v), slices.Clone(u.q)
+			_, v, q := planStep0(t, u, rel, path)
+			return u, v, q
 		}
 		uD, vD, qD := plan(pathDense)
 		uS, vS, qS := plan(pathSparse)
@@ -340,16 +332,7 @@ func TestPublicSupportPlanners(t *testing.T) {
 				}
 			}
 		}
-		for s := range vD {
-			if math.Abs(vD[s]-vS[s]) > 1e-9*(1+math.Abs(vD[s])) {
-				t.Fatalf("S=%d: V_0(%d) dense %v, sparse %v", tc.S, s, vD[s], vS[s])
-			}
-		}
-		for i := range qD {
-			if math.Abs(qD[i]-qS[i]) > 1e-9*(1+math.Abs(qD[i])) {
-				t.Fatalf("S=%d: Q_0 cell %d dense %v, sparse %v", tc.S, i, qD[i], qS[i])
-			}
-		}
+		checkSameValues(t, tc.S, vD, vS, qD, qS)
 		pl := newNoiseUCB(tc.S, tc.A, tc.H, true, term, nil, sup, PluginNoiseBonus(), rand.New(rand.NewPCG(1, 1)))
 		ps := newNoisePSRL(tc.S, tc.A, tc.H, true, term, nil, sup, rand.New(rand.NewPCG(2, 2)), rand.New(rand.NewPCG(1, 1)))
 		for _, p := range []ReleasePlanner{pl, ps} {
@@ -466,4 +449,38 @@ func mustMarshal(t testing.TB, m *model.MDP) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// planStep0 plans rel with u on the given path and returns the policy and copies of the values
+// V_0 and of the Q values of step 0.
+func planStep0(t *testing.T, u *noiseUCB, rel *Release, path planPath) (*model.Policy, []float64, []float64) {
+	t.Helper()
+	u.path = path
+	pol := model.NewDeterministic(rel.S, rel.H)
+	if err := u.Plan(rel, pol); err != nil {
+		t.Fatal(err)
+	}
+	// run swaps its two value buffers after every step: V_0 is in the second half after an
+	// odd number of steps.
+	v := u.v[:rel.S]
+	if rel.H%2 == 1 {
+		v = u.v[rel.S:]
+	}
+	return pol, slices.Clone(v), slices.Clone(u.q)
+}
+
+// checkSameValues fails unless the values V_0 and the Q values of step 0 planned on the dense
+// and on the sparse path agree within 10⁻⁹ (relative).
+func checkSameValues(t *testing.T, S int, vD, vS, qD, qS []float64) {
+	t.Helper()
+	for s := range vD {
+		if math.Abs(vD[s]-vS[s]) > 1e-9*(1+math.Abs(vD[s])) {
+			t.Fatalf("S=%d: V_0(%d) dense %v, sparse %v", S, s, vD[s], vS[s])
+		}
+	}
+	for i := range qD {
+		if math.Abs(qD[i]-qS[i]) > 1e-9*(1+math.Abs(qD[i])) {
+			t.Fatalf("S=%d: Q_0 cell %d dense %v, sparse %v", S, i, qD[i], qS[i])
+		}
+	}
 }

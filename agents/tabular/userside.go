@@ -130,26 +130,26 @@ func (q RandomizerParams) CheckPublished(pub RandomizerParams) error {
 	refuse := func(field string, got, want any) error {
 		return fmt.Errorf("user_side.%s: the server published %v, the user's own computation gives %v: refusing to report", field, got, want)
 	}
-	switch {
-	case p.States != own.States:
-		return refuse("states", pub.States, own.States)
-	case p.Actions != own.Actions:
-		return refuse("actions", pub.Actions, own.Actions)
-	case p.Horizon != own.Horizon:
-		return refuse("horizon", pub.Horizon, own.Horizon)
-	case p.Pool != own.Pool:
-		return refuse("pool", pub.Pool, own.Pool)
-	case p.PublicRewards != own.PublicRewards:
-		return refuse("public_rewards", pub.PublicRewards, own.PublicRewards)
-	case p.PublicSupport != own.PublicSupport:
-		return refuse("public_support", pub.PublicSupport, own.PublicSupport)
-	case p.Pool && p.VisitCap != own.VisitCap:
-		return refuse("visit_cap", pub.VisitCap, own.VisitCap)
-	case p.NormBudget != own.NormBudget:
-		return refuse("norm_budget", pub.NormBudget, own.NormBudget)
-	case !p.PublicRewards && !(p.RewardWeight == own.RewardWeight):
-		return refuse("reward_weight", pub.RewardWeight, own.RewardWeight)
-	case !(pub.Sigma >= own.Sigma) || math.IsInf(pub.Sigma, 0):
+	for _, f := range []struct {
+		name      string
+		differs   bool
+		got, want any
+	}{
+		{"states", p.States != own.States, pub.States, own.States},
+		{"actions", p.Actions != own.Actions, pub.Actions, own.Actions},
+		{"horizon", p.Horizon != own.Horizon, pub.Horizon, own.Horizon},
+		{"pool", p.Pool != own.Pool, pub.Pool, own.Pool},
+		{"public_rewards", p.PublicRewards != own.PublicRewards, pub.PublicRewards, own.PublicRewards},
+		{"public_support", p.PublicSupport != own.PublicSupport, pub.PublicSupport, own.PublicSupport},
+		{"visit_cap", p.Pool && p.VisitCap != own.VisitCap, pub.VisitCap, own.VisitCap},
+		{"norm_budget", p.NormBudget != own.NormBudget, pub.NormBudget, own.NormBudget},
+		{"reward_weight", !p.PublicRewards && !(p.RewardWeight == own.RewardWeight), pub.RewardWeight, own.RewardWeight},
+	} {
+		if f.differs {
+			return refuse(f.name, f.got, f.want)
+		}
+	}
+	if !(pub.Sigma >= own.Sigma) || math.IsInf(pub.Sigma, 0) {
 		return refuse("sigma", pub.Sigma, fmt.Sprintf("at least %v", own.Sigma))
 	}
 	return nil

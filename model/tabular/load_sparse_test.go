@@ -339,14 +339,7 @@ func TestTaxiSizedSparse(t *testing.T) {
 	if d := m.Start(v) - abs.Start(abs.Optimal()); d < -1e-9 || d > 1e-9 {
 		t.Errorf("V* differs from the absorbing model's by %g", d)
 	}
-	out, err := Marshal(m, "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Parse(out, "json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := roundTrip(t, m, "json")
 	sameModel(t, back, m)
 	if !reflect.DeepEqual(back.Optimal(), v) {
 		t.Error("the marshalled model plans differently")

@@ -91,14 +91,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 	for _, m := range []*MDP{g, mustLoad(t, "testdata/small.json")} {
 		for _, format := range []string{"json", "yaml"} {
-			data, err := Marshal(m, format)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Parse(data, format)
-			if err != nil {
-				t.Fatalf("%s: %v", format, err)
-			}
+			back := roundTrip(t, m, format)
 			if !reflect.DeepEqual(back.P, m.P) || !reflect.DeepEqual(back.R, m.R) || back.Rewards != m.Rewards {
 				t.Fatalf("%s round trip changed the MDP", format)
 			}
@@ -189,15 +182,23 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted an invalid MDP: %v", err)
 		}
 		for _, format := range []string{"json", "yaml"} {
-			out, err := Marshal(m, format)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := Parse(out, format)
-			if err != nil {
-				t.Fatalf("round trip through %s failed: %v\n%s", format, err, out)
-			}
+			back := roundTrip(t, m, format)
 			sameModel(t, back, m)
 		}
 	})
+}
+
+// roundTrip marshals m in format and returns the file parsed back (failing the test on either
+// error).
+func roundTrip(t testing.TB, m *MDP, format string) *MDP {
+	t.Helper()
+	data, err := Marshal(m, format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(data, format)
+	if err != nil {
+		t.Fatalf("round trip through %s failed: %v\n%s", format, err, data)
+	}
+	return back
 }

@@ -241,14 +241,7 @@ func asSparse(t testing.TB, m *MDP, format string) *MDP {
 	t.Helper()
 	c := *m
 	c.P = nil
-	data, err := Marshal(&c, format)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := Parse(data, format)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, data)
-	}
+	back := roundTrip(t, &c, format)
 	if back.P != nil {
 		t.Fatal("a model read from a sparse file holds a dense table")
 	}
@@ -262,14 +255,7 @@ func TestSparseDenseIdentical(t *testing.T) {
 	for _, homog := range []bool{true, false} {
 		g := terminatingGarnet(t, 9, 3, 6, homog, 4)
 		for _, format := range []string{"json", "yaml"} {
-			data, err := Marshal(g, format)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dense, err := Parse(data, format)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dense := roundTrip(t, g, format)
 			if dense.P == nil {
 				t.Fatal("dense file read without its dense table")
 			}

@@ -519,6 +519,22 @@ func (c *BLT) variance(t int) float64 {
 	return c.qCum
 }
 
+// advance turns the draw z_t in u into u_t = z_t − θᵀ s_t and advances the buffers,
+// s ← Ω s + u_t (one loop per buffer: the Secure path, and the reference of the fused pass).
+func (c *BLT) advance(u []float64) {
+	for i, th := range c.p.Theta {
+		for k, v := range c.s[i] {
+			u[k] -= th * v
+		}
+	}
+	for i, w := range c.p.Omega {
+		si := c.s[i]
+		for k, v := range u {
+			si[k] = w*si[k] + v
+		}
+	}
+}
+
 // step inserts element t: fused without the grid, else the Secure path below.
 func (c *BLT) step(xr []float64) {
 	b := c.dec.next()
@@ -538,18 +554,7 @@ func (c *BLT) step(xr []float64) {
 			c.pred[k] -= th * sv
 		}
 	}
-	// u_t = z_t − θᵀ s_t; s ← Ω s + u_t.
-	for i, th := range c.p.Theta {
-		for k, v := range c.s[i] {
-			u[k] -= th * v
-		}
-	}
-	for i, w := range c.p.Omega {
-		si := c.s[i]
-		for k, v := range u {
-			si[k] = w*si[k] + v
-		}
-	}
+	c.advance(u)
 	p := c.prefix
 	for k, v := range xr {
 		c.noise[k] += u[k]

@@ -15,17 +15,7 @@ func referenceStep(c *BLT, xr, u []float64) {
 	b := c.dec.next()
 	c.cumNow += b * b
 	c.draw(u)
-	for i, th := range c.p.Theta {
-		for k, v := range c.s[i] {
-			u[k] -= th * v
-		}
-	}
-	for i, w := range c.p.Omega {
-		si := c.s[i]
-		for k, v := range u {
-			si[k] = w*si[k] + v
-		}
-	}
+	c.advance(u)
 	for k, v := range xr {
 		c.noise[k] += u[k]
 		c.sum[k] += v

@@ -109,16 +109,15 @@ const (
 )
 
 // String returns the lower-case name of k.
-func (k Kind) String() string {
-	switch k {
-	case None:
-		return "none"
-	case Laplace:
-		return "laplace"
-	case Gaussian:
-		return "gaussian"
+func (k Kind) String() string { return enumName(k, "Kind", "none", "laplace", "gaussian") }
+
+// enumName returns names[v] for 0 ≤ v < len(names) and "typ(v)" otherwise: the String method
+// of an enumeration whose values are 0, 1, … in the order of names.
+func enumName[T ~int](v T, typ string, names ...string) string {
+	if v >= 0 && int(v) < len(names) {
+		return names[v]
 	}
-	return fmt.Sprintf("Kind(%d)", int(k))
+	return fmt.Sprintf("%s(%d)", typ, int(v))
 }
 
 // Calibration is a noise distribution with its scale, fixed from public parameters before any

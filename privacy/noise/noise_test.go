@@ -230,3 +230,16 @@ func TestAddLaplaceVecMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestKindNames: the enumerations' String methods give their names, and "Type(v)" for a value
+// out of range.
+func TestKindNames(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{None.String(), "none"}, {Laplace.String(), "laplace"}, {Gaussian.String(), "gaussian"}, {Kind(9).String(), "Kind(9)"},
+		{Mirror.String(), "mirror"}, {SumSqrt2.String(), "sumsqrt2"}, {Avg.String(), "avg"}, {SymKind(-1).String(), "SymKind(-1)"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

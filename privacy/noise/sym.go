@@ -20,17 +20,7 @@ const (
 )
 
 // String returns the name of k.
-func (k SymKind) String() string {
-	switch k {
-	case Mirror:
-		return "mirror"
-	case SumSqrt2:
-		return "sumsqrt2"
-	case Avg:
-		return "avg"
-	}
-	return fmt.Sprintf("SymKind(%d)", int(k))
-}
+func (k SymKind) String() string { return enumName(k, "SymKind", "mirror", "sumsqrt2", "avg") }
 
 // PackedLen returns the length D(D+1)/2 of the packed upper triangle of a D×D matrix.
 func PackedLen(d int) int { return d * (d + 1) / 2 }

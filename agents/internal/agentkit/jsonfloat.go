@@ -1,6 +1,9 @@
 package agentkit
 
-import "math"
+import (
+	"encoding/json"
+	"math"
+)
 
 // SpecialFloatJSON returns the JSON string form of a float64 that a JSON number cannot carry:
 // "NaN", "+Inf", "-Inf" and, when negZero is set, "-0" for −0 (quotes included). ok is false
@@ -17,6 +20,15 @@ func SpecialFloatJSON(x float64, negZero bool) (b []byte, ok bool) {
 		return []byte(`"-0"`), true
 	}
 	return nil, false
+}
+
+// FloatJSON is the JSON form of x: SpecialFloatJSON's string for a value a JSON number cannot
+// carry, else the number.
+func FloatJSON(x float64, negZero bool) ([]byte, error) {
+	if b, ok := SpecialFloatJSON(x, negZero); ok {
+		return b, nil
+	}
+	return json.Marshal(x)
 }
 
 // ParseSpecialFloatJSON is the inverse of SpecialFloatJSON: it returns the value of the JSON
