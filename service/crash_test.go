@@ -158,25 +158,10 @@ func crashReports(t *testing.T, f crashFamily) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := engine.Streams{Seed: 7}
-	user, err := sv.Session(&spec, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := sv.Session(&spec, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rem := &servetest.FakeRemote{Curator: cur.Session}
-	if err := protocol.RunRemote(context.Background(), user.Session, protocol.Options{Episodes: crashUsers, Users: st.Episodes(user.Users)}, rem); err != nil {
-		t.Fatal(err)
-	}
-	out := make([][]byte, len(rem.Reports))
-	for i, b := range rem.Reports {
-		rep, err := protocol.Decode(b, cur.Session.Expect())
-		if err != nil {
-			t.Fatal(err)
-		}
+	reps := servetest.PlayReports(t, sv, &spec, engine.Streams{Seed: 7}, crashUsers)
+	out := make([][]byte, len(reps))
+	for i, rep := range reps {
+		var err error
 		if out[i], err = protocol.EncodeJSON(rep); err != nil {
 			t.Fatal(err)
 		}

@@ -96,26 +96,7 @@ func killReports(t *testing.T, req client.CreateRequest) []protocol.Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := engine.Streams{Seed: 3}
-	user, err := sv.Session(&spec, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, err := sv.Session(&spec, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rem := &servetest.FakeRemote{Curator: cur.Session}
-	if err := protocol.RunRemote(context.Background(), user.Session, protocol.Options{Episodes: cur.Session.Capacity(), Users: st.Episodes(user.Users)}, rem); err != nil {
-		t.Fatal(err)
-	}
-	out := make([]protocol.Report, len(rem.Reports))
-	for i, b := range rem.Reports {
-		if out[i], err = protocol.Decode(b, cur.Session.Expect()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
+	return servetest.PlayReports(t, sv, &spec, engine.Streams{Seed: 3}, req.Capacity)
 }
 
 // servedSpec is the RunSpec a seeded server builds for req with seed.

@@ -327,3 +327,30 @@ func Load[T any](t *testing.T, col *engine.Collection) T {
 	}
 	return v
 }
+
+// PlayReports plays users users of the served spec in process (streams st: the users'
+// episodes and noise as a seeded server's users draw them), against a fake service wrapping
+// a second session of the same agent, and returns their decoded reports: valid reports of the
+// family whatever a real server publishes (the kill and crash tests send them to one).
+func PlayReports(t *testing.T, sv engine.Servable, spec *engine.RunSpec, st engine.Streams, users int) []protocol.Report {
+	t.Helper()
+	user, err := sv.Session(spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := sv.Session(spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rem := &FakeRemote{Curator: cur.Session}
+	if err := protocol.RunRemote(context.Background(), user.Session, protocol.Options{Episodes: users, Users: st.Episodes(user.Users)}, rem); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]protocol.Report, len(rem.Reports))
+	for i, b := range rem.Reports {
+		if out[i], err = protocol.Decode(b, cur.Session.Expect()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
