@@ -38,8 +38,8 @@ var errUnknownReport = errors.New("its privacy report states no guarantee the se
 //     and the composed ε at the report's δ at most eps with that δ at most delta;
 //   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): its ledger
 //     report (PrivacyReport.Ledger, δ = 0), as above;
-//   - agents/lq.Constants (Private-OFU-RL): Private, and the accountant's (Epsilon, DeltaDP)
-//     at most (eps, delta) — the paper's calibration overspends ε and is refused;
+//   - agents/lq.Constants (Private-OFU-RL): Private, and its ledger report
+//     (Constants.Ledger: the two Gaussian tree counters, μ-GDP), as above;
 //   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and the
 //     zCDP-certified EffectiveEp at most eps at the agent's δ ≤ delta — the printed
 //     constants (ngo-printed) are refused;
@@ -77,15 +77,11 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		// The papers' agents' pure ε-DP guarantee, as the ledger composes it (δ = 0).
 		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case lqagents.Constants:
-		switch {
-		case !r.Private:
+		if !r.Private {
 			return ErrNonPrivate
-		case above(r.Epsilon, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g (%s calibration; asked ε = %g)", r.Epsilon, r.Calibration, eps)
-		case above(r.DeltaDP, delta):
-			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.DeltaDP, delta)
 		}
-		return nil
+		// Private-OFU-RL's two Gaussian tree counters, as the ledger composes them.
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case linmdpagents.Info:
 		switch {
 		case !r.Private || r.NoiseOff:
@@ -138,8 +134,7 @@ func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
 		if !r.Private {
 			return none()
 		}
-		target.Neighbouring = r.Neighbouring
-		return ledger.Declare(target, r.Epsilon, r.DeltaDP, true, r.Guarantee)
+		return r.Ledger, nil
 	case linmdpagents.Info:
 		if !r.Private || r.NoiseOff || !(r.EffectiveEp > 0) {
 			return none()

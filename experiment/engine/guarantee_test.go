@@ -11,6 +11,7 @@ import (
 	tabularagents "github.com/dprl/dprl/agents/tabular"
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/families"
+	lqmodel "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/ledger"
 )
 
@@ -26,9 +27,15 @@ func TestPrivateAtReports(t *testing.T) {
 	purePaper := pure
 	purePaper.PureEpsilon, purePaper.Epsilon, purePaper.PrivateAtNominal = 2, 2, false
 	tabPaper := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 2, PrivateAtNominal: false, Ledger: purePaper}
-	lq := lqagents.Constants{Private: true, Epsilon: 1, DeltaDP: 1e-5, Calibration: "exact"}
-	lqPaper := lq
-	lqPaper.Epsilon, lqPaper.Calibration = 1.05, "paper"
+	lq, err := lqagents.ComputeConstants(lqagents.PublicOf(lqmodel.LQE1()), lqagents.DefaultConfig(1, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A report whose noise is a quarter of the calibrated one (ε ≈ 2.3 at nominal 1).
+	lqOver := lq
+	if lqOver.Ledger, err = lq.Ledger.WithNoiseDivided(4); err != nil {
+		t.Fatal(err)
+	}
 	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7}
 	printed := ngo
 	printed.EffectiveEp = 2.4
@@ -58,7 +65,7 @@ func TestPrivateAtReports(t *testing.T) {
 		{"tabular paper calibration", tabPaper, 1, 1e-5, false, false},
 		{"tabular non-private", tabularagents.PrivacyReport{Model: "none", PrivateAtNominal: true, Ledger: ledger.Report{Model: ledger.None, PrivateAtNominal: true}}, 1, 1e-5, false, true},
 		{"lq exact", lq, 1, 1e-5, true, false},
-		{"lq paper calibration", lqPaper, 1, 1e-5, false, false},
+		{"lq over its nominal ε", lqOver, 1, 1e-5, false, false},
 		{"lq δ above", lq, 1, 1e-6, false, false},
 		{"lq non-private", lqagents.Constants{Private: false}, 1, 1e-5, false, true},
 		{"linmdp ngo", ngo, 1, 1e-5, true, false},
@@ -140,7 +147,7 @@ func TestPrivateAtServedAgents(t *testing.T) {
 		{"lq", "ofu-rl", "", 1, false},
 		{"lq", "practical-ofu-rl-noise-off", "", 1, false},
 		{"lq", "private-ofu-rl", "", 1, true},
-		{"lq", "private-ofu-rl", "paper", 1, false},
+		{"lq", "private-ofu-rl", "paper", 1, true}, // the ledger's μ-GDP: ε ≈ 0.5
 		{"lq", "practical-ofu-rl", "", 1, true},
 	} {
 		t.Run(c.family+"/"+c.agent+"/"+c.calibration, func(t *testing.T) {

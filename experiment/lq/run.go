@@ -261,7 +261,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 }
 
 // guarantee states a curve's guarantee in the one privacy report type (engine.Guarantee: the
-// (ε, δ) the paper's agent's own accountant recomputes from its counters' σ, ledger.Declare).
+// paper's agent's ledger report, which composes its two counters from their σ).
 func guarantee(c agents.Constants, eps, delta float64) (ledger.Report, error) {
 	return engine.Guarantee(c, ledger.JDP, eps, delta)
 }
