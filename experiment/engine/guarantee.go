@@ -40,9 +40,9 @@ var errUnknownReport = errors.New("its privacy report states no guarantee the se
 //     report (PrivacyReport.Ledger, δ = 0), as above;
 //   - agents/lq.Constants (Private-OFU-RL): Private, and its ledger report
 //     (Constants.Ledger: the two Gaussian tree counters, μ-GDP), as above;
-//   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and the
-//     zCDP-certified EffectiveEp at most eps at the agent's δ ≤ delta — the printed
-//     constants (ngo-printed) are refused;
+//   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and its ledger
+//     report (Info.Ledger: the Gram trees and the vector releases, μ-GDP), as above — the
+//     printed constants (ngo-printed) are refused where the ledger's ε exceeds the nominal;
 //   - agents/linmix.Constants (Luyo's and Zhou's agents): noise added, Covered (the agent's
 //     own analysis covers its nominal guarantee), EffectiveEpsilon and, where stated, the
 //     replace-one ε at most eps (the agent was built with the requested δ).
@@ -80,18 +80,20 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		if !r.Private {
 			return ErrNonPrivate
 		}
+		if r.Ledger.Model == "" {
+			return errUnknownReport
+		}
 		// Private-OFU-RL's two Gaussian tree counters, as the ledger composes them.
 		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case linmdpagents.Info:
-		switch {
-		case !r.Private || r.NoiseOff:
+		if !r.Private || r.NoiseOff {
 			return ErrNonPrivate
-		case !(r.EffectiveEp > 0) || above(r.EffectiveEp, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g (zCDP, replace-one; asked ε = %g)", r.EffectiveEp, eps)
-		case above(r.Delta, delta):
-			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.Delta, delta)
 		}
-		return nil
+		if r.Ledger.Model == "" {
+			return errUnknownReport
+		}
+		// Ngo's and Luyo's Gram trees and vector releases, as the ledger composes them.
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case linmixagents.Constants:
 		switch {
 		case r.NoiseKind == "none" || r.NoiseKind == "":
@@ -134,13 +136,18 @@ func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
 		if !r.Private {
 			return none()
 		}
+		if r.Ledger.Model == "" {
+			return ledger.Report{}, fmt.Errorf("%w (a private lq.Constants without its ledger report)", errUnknownReport)
+		}
 		return r.Ledger, nil
 	case linmdpagents.Info:
-		if !r.Private || r.NoiseOff || !(r.EffectiveEp > 0) {
+		if !r.Private || r.NoiseOff {
 			return none()
 		}
-		target.Target.Delta = r.Delta
-		return ledger.Declare(target, r.EffectiveEp, r.Delta, true, r.Note)
+		if r.Ledger.Model == "" {
+			return ledger.Report{}, fmt.Errorf("%w (a private linmdp.Info without its ledger report)", errUnknownReport)
+		}
+		return r.Ledger, nil
 	case linmixagents.Constants:
 		if r.NoiseKind == "none" || r.NoiseKind == "" {
 			return none()

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	linmdpagents "github.com/dprl/dprl/agents/linmdp"
@@ -36,9 +37,11 @@ func TestPrivateAtReports(t *testing.T) {
 	if lqOver.Ledger, err = lq.Ledger.WithNoiseDivided(4); err != nil {
 		t.Fatal(err)
 	}
-	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7}
+	under := jdp
+	under.Epsilon = 0.7
+	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7, Ledger: under}
 	printed := ngo
-	printed.EffectiveEp = 2.4
+	printed.EffectiveEp, printed.Ledger = over.Epsilon, over
 	mix := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5}
 	zhou := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.14, EpsilonReplaceOne: 1.2}
 	uncovered := mix
@@ -72,6 +75,8 @@ func TestPrivateAtReports(t *testing.T) {
 		{"linmdp printed", printed, 1, 1e-5, false, false},
 		{"linmdp noise off", linmdpagents.Info{NoiseOff: true}, 1, 1e-5, false, true},
 		{"linmdp non-private", linmdpagents.Info{}, 1, 1e-5, false, true},
+		{"linmdp without its ledger report", linmdpagents.Info{Private: true, EffectiveEp: 0.5}, 1, 1e-5, false, false},
+		{"lq without its ledger report", lqagents.Constants{Private: true, Epsilon: 0.5}, 1, 1e-5, false, false},
 		{"linmix covered", mix, 0.5, 1e-5, true, false},
 		{"linmix not covered", uncovered, 1, 1e-5, false, false},
 		{"linmix replace-one above", zhou, 1, 1e-5, false, false},
@@ -93,7 +98,8 @@ func TestPrivateAtReports(t *testing.T) {
 			}
 			// A known report claims privacy unless it is non-private; an unknown one never.
 			_, unknown := c.report.(struct{ Private bool })
-			unknown = unknown || c.report == nil || c.report == any((*ledger.Report)(nil))
+			unknown = unknown || c.report == nil || c.report == any((*ledger.Report)(nil)) ||
+				strings.HasSuffix(c.name, "without its ledger report")
 			if want := !c.nonPrivate && !unknown; s.ClaimsPrivacy() != want {
 				t.Errorf("ClaimsPrivacy() = %v, want %v", s.ClaimsPrivacy(), want)
 			}
