@@ -87,8 +87,8 @@ type Info struct {
 	// which the run directory's manifest and the service print; dprl's practical agent's is
 	// its ledger report (Practical.Report). EffectiveEp is its ε. Zero for non-private agents
 	// and noise-off twins.
-	Ledger ledger.Report `json:"-"`
-	Repairs     int            `json:"psd_repairs"`
+	Ledger  ledger.Report `json:"-"`
+	Repairs int           `json:"psd_repairs"`
 	// TieFraction is the fraction of (h, s) whose truncated Q ties at the maximum under the
 	// final policy; the tie-break decided those actions.
 	TieFraction float64 `json:"tie_fraction"`
