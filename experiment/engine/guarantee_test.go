@@ -42,10 +42,14 @@ func TestPrivateAtReports(t *testing.T) {
 	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7, Ledger: under}
 	printed := ngo
 	printed.EffectiveEp, printed.Ledger = over.Epsilon, over
-	mix := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5}
-	zhou := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.14, EpsilonReplaceOne: 1.2}
+	half := jdp
+	half.Nominal, half.Epsilon = 0.5, 0.5
+	mix := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5, Ledger: half}
+	zhouRep := over
+	zhouRep.Epsilon = 1.2
+	zhou := linmixagents.Constants{NoiseKind: "gaussian", Covered: false, EffectiveEpsilon: 1.2, EpsilonZeroOut: 0.14, EpsilonReplaceOne: 1.2, Ledger: zhouRep}
 	uncovered := mix
-	uncovered.Covered = false
+	uncovered.Covered, uncovered.Ledger = false, over
 	for _, c := range []struct {
 		name       string
 		report     any
@@ -81,6 +85,7 @@ func TestPrivateAtReports(t *testing.T) {
 		{"linmix not covered", uncovered, 1, 1e-5, false, false},
 		{"linmix replace-one above", zhou, 1, 1e-5, false, false},
 		{"linmix none", linmixagents.Constants{NoiseKind: "none", Covered: true}, 1, 1e-5, false, true},
+		{"linmix without its ledger report", linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5}, 1, 1e-5, false, false},
 		{"unknown report", struct{ Private bool }{true}, 1, 1e-5, false, false},
 		{"no report", nil, 1, 1e-5, false, false},
 		{"ε = 0", jdp, 0, 1e-5, false, false},
@@ -145,7 +150,7 @@ func TestPrivateAtServedAgents(t *testing.T) {
 		{"linmdp", "practical-lsvi", "", 1, true},
 		{"linmix", "ucrl-vtr/none", "", 1, false},
 		{"linmix", "practical-vtr/none", "", 1, false},
-		{"linmix", "ucrl-vtr/jdp", "", 1, false},
+		{"linmix", "ucrl-vtr/jdp", "", 1, true}, // outside Luyo's range ε < 1, but the ledger certifies ε ≈ 0.002
 		{"linmix", "ucrl-vtr/jdp", "", 0.5, true},
 		{"linmix", "ucrl-vtr/jdp", "zcdp", 1, true},
 		{"linmix", "linopt-vi/jdp", "", 1, true},
