@@ -657,7 +657,7 @@ func (x *experiment) snapshot() ledgerResponse {
 		l.Epsilon = x.spec.Privacy.Epsilons[0]
 	}
 	// Every agent's guarantee in the one report type (the run directory's manifest prints the
-	// same object): the ledger's, or what a paper's own accountant states (ledger.Declare).
+	// same object): the ledger's composition of the mechanisms the agent registered.
 	model := ledger.JDP
 	if x.head.Kind == protocol.KindPrivatized {
 		model = ledger.LDP

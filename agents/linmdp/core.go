@@ -12,6 +12,7 @@ import (
 
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -81,7 +82,13 @@ type Info struct {
 	Private     bool           `json:"private"`
 	Note        string         `json:"note,omitempty"`
 	Constants   map[string]any `json:"constants,omitempty"`
-	Repairs     int            `json:"psd_repairs"`
+	// Ledger is the guarantee as the privacy ledger composes it from the mechanisms a papers'
+	// private agent registers (papersMechanisms.ledgerReport): dprl's one privacy report type,
+	// which the run directory's manifest and the service print; dprl's practical agent's is
+	// its ledger report (Practical.Report). EffectiveEp is its ε. Zero for non-private agents
+	// and noise-off twins.
+	Ledger  ledger.Report `json:"-"`
+	Repairs int           `json:"psd_repairs"`
 	// TieFraction is the fraction of (h, s) whose truncated Q ties at the maximum under the
 	// final policy; the tie-break decided those actions.
 	TieFraction float64 `json:"tie_fraction"`

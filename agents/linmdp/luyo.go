@@ -263,18 +263,26 @@ func (a *Luyo) Info() Info {
 	in.Private = true
 	in.Epsilon, in.Delta = a.cfg.Epsilon, a.cfg.Delta
 	rho := c.RhoCertified
+	div := 1.0
 	if a.cfg.broken.noiseDiv > 0 {
-		rho *= a.cfg.broken.noiseDiv * a.cfg.broken.noiseDiv
+		div = a.cfg.broken.noiseDiv
+		rho *= div * div
 	}
-	in.EffectiveEp = EpsFromRho(rho, a.cfg.Delta)
+	// The ledger composes the mechanisms with the noise actually added (the broken variant's
+	// too); its ε is the agent's.
+	rep, err := papersMechanisms{h: c.H, d: c.D, capacity: max(c.B-1, 1), levels: c.TreeLevels, sigmaTree: c.SigmaLam / div,
+		releases: max(c.B-1, 0), vecSens: 2 * float64(c.H+1), sigmaVec: c.SigmaU / div}.ledgerReport(in.Epsilon, in.Delta)
+	in.Ledger, in.EffectiveEp = rep, rep.Epsilon
 	switch {
-	case in.EffectiveEp <= in.Epsilon:
-		// Private at the nominal ε by the zCDP accounting of the noise actually added,
+	case err != nil:
+		in.Note = "NOT certified: the privacy ledger refused the mechanisms: " + err.Error()
+	case rep.PrivateAtNominal:
+		// Private at the nominal ε by the ledger's accounting of the noise actually added,
 		// whatever the range of the paper's proof (Thm 8: ε < 1).
 	case c.PaperClaimApplies && a.cfg.broken.noiseDiv == 0:
-		in.Note = fmt.Sprintf("zCDP accounting certifies only ε = %.4g; the paper's (ε,δ) proof (ε < 1) applies", in.EffectiveEp)
+		in.Note = fmt.Sprintf("the ledger certifies only ε = %.4g; the paper's (ε,δ) proof (ε < 1) applies", in.EffectiveEp)
 	default:
-		in.Note = fmt.Sprintf("NOT certified at the nominal ε: zCDP-certified ε = %.4g (the paper's proof covers ε < 1 only)", in.EffectiveEp)
+		in.Note = fmt.Sprintf("NOT certified at the nominal ε: the ledger certifies ε = %.4g (the paper's proof covers ε < 1 only)", in.EffectiveEp)
 	}
 	if c.B < 2 {
 		in.Note += "; WARNING: B < 2, the policy never updates"

@@ -322,12 +322,23 @@ func (a *Ngo) Info() Info {
 		in.Epsilon = EpsFromRho(a.cfg.Rho, a.cfg.Delta)
 	}
 	spent := c.RhoSpent
+	div := 1.0
 	if a.cfg.broken.noiseDiv > 0 {
-		spent *= a.cfg.broken.noiseDiv * a.cfg.broken.noiseDiv
+		div = a.cfg.broken.noiseDiv
+		spent *= div * div
 	}
-	in.EffectiveEp = EpsFromRho(spent, a.cfg.Delta)
-	if c.Calibration == CalibPrinted {
-		in.Note = fmt.Sprintf("[P] printed calibration: NOT private at the nominal ε; effective ε = %.4g", in.EffectiveEp)
+	// The ledger composes the mechanisms with the noise actually added (the broken variant's
+	// too); its ε is the agent's.
+	rep, err := papersMechanisms{h: c.H, d: c.D, capacity: c.K, levels: c.L, sigmaTree: c.SigmaNode / div,
+		releases: c.UMax, vecSens: 2 * float64(c.H+1), sigmaVec: c.SigmaY / div}.ledgerReport(in.Epsilon, in.Delta)
+	in.Ledger, in.EffectiveEp = rep, rep.Epsilon
+	switch {
+	case err != nil:
+		in.Note = "NOT certified: the privacy ledger refused the mechanisms: " + err.Error()
+	case c.Calibration == CalibPrinted && !rep.PrivateAtNominal:
+		in.Note = fmt.Sprintf("[P] printed calibration: NOT private at the nominal ε; the ledger certifies ε = %.4g", in.EffectiveEp)
+	case c.Calibration == CalibPrinted:
+		in.Note = fmt.Sprintf("[P] printed calibration: the paper's zCDP accounting overspends ρ (%.4g > %.4g), but the ledger certifies ε = %.4g", spent, c.Rho, in.EffectiveEp)
 	}
 	in.Constants = map[string]any{"calibration": c.Calibration.String(), "rho": c.Rho, "rho_spent": spent,
 		"L": c.L, "sigma_node": c.SigmaNode, "lambda_tilde": c.LambdaTilde, "N_max": c.NMax, "U_max": c.UMax,

@@ -718,13 +718,13 @@ func (a *Practical) Info() Info {
 		Private: a.cfg.Mode == PracticalPrivate, Note: PracticalLabel + "; " + a.report.String()}
 	if in.Private {
 		in.Epsilon, in.Delta = a.cfg.Epsilon, a.cfg.Delta
-		eps := a.report.Epsilon
+		in.Ledger = a.report
 		if a.cfg.broken.noiseDiv > 0 {
 			if r, err := a.report.WithNoiseDivided(a.cfg.broken.noiseDiv); err == nil {
-				eps = r.Epsilon
+				in.Ledger = r
 			}
 		}
-		in.EffectiveEp = eps
+		in.EffectiveEp = in.Ledger.Epsilon
 	}
 	e, _ := a.report.Entry(ledger.EntryCounter)
 	in.Constants = map[string]any{"mu": a.report.Mu, "sigma": e.Sigma, "sensitivity": e.RoundedSensitivity,

@@ -9,6 +9,7 @@ import (
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -184,7 +185,7 @@ func (a *Agent) setup() error {
 	kind := "gaussian"
 	c := &a.consts
 	c.BetaMult, c.ShiftMult = cfg.BetaMult, cfg.ShiftMult
-	c.Covered = true
+	c.Covered = true // a non-private agent claims nothing; a private one's is the ledger's (account)
 	c.EffectiveEpsilon = cfg.Epsilon
 	switch cfg.Algorithm {
 	case UCRLVTR:
@@ -244,14 +245,12 @@ func (a *Agent) setup() error {
 		} else {
 			c.SigmaMat, c.SigmaVec = []float64{zc.SigmaP1, zc.SigmaR1}, []float64{zc.SigmaP2, zc.SigmaR2}
 			simple, zcdp := ZhouAccount(cfg.Epsilon, cfg.Delta, p.H)
-			c.EffectiveEpsilon = zcdp
-			c.Covered = zcdp <= cfg.Epsilon*(1+1e-12)
 			conv := "Zhou's sensitivity convention (P8)"
 			if cfg.StrictSensitivity {
 				conv = "strict replace-one sensitivities (P8)"
 			}
-			c.EpsilonZeroOut, c.EpsilonReplaceOne = ZhouNeighbourEpsilons(p, zc)
-			c.Privacy = fmt.Sprintf("(ε=%.4g, δ=%g)-%s by zCDP composition of the 4H counters; paper's simple composition: ε=%.6g; %s; zero-out ε=%.4g, replace-one ε=%.4g", zcdp, cfg.Delta, cfg.Mode, simple, conv, c.EpsilonZeroOut, c.EpsilonReplaceOne)
+			zo, ro := ZhouNeighbourEpsilons(p, zc)
+			c.Privacy = fmt.Sprintf("nominal (ε=%g, δ=%g)-%s; the paper's accounting of the 4H counters: simple composition ε=%.6g, zCDP ε=%.4g (zero-out ε=%.4g, replace-one ε=%.4g); %s", cfg.Epsilon, cfg.Delta, cfg.Mode, simple, zcdp, zo, ro, conv)
 		}
 	}
 	if cfg.Mode == None {
@@ -283,6 +282,40 @@ func (a *Agent) setup() error {
 		c.Shift = append(c.Shift, sp.shift)
 		c.Ridge = append(c.Ridge, sp.ridge)
 	}
+	return a.account()
+}
+
+// account registers the mechanisms the agent uses with the privacy ledger (ledgerReport) and
+// reads its guarantee from the ledger's composition: Constants.Ledger (replace-one, the
+// report every output prints), EffectiveEpsilon and Covered (the ledger's ε against the
+// nominal), and for Zhou's agents, whose calibration is stated under zero-out neighbours, the
+// ledger's ε under both relations. The agent computes no ε of its own.
+func (a *Agent) account() error {
+	c := &a.consts
+	g, err := a.ledgerReport(accounting.ReplaceOne)
+	if err != nil {
+		if e := a.checkFinite(); e != nil {
+			return e
+		}
+		return fmt.Errorf("linmix: privacy ledger: %w", err)
+	}
+	c.Ledger = g
+	if !g.Private() {
+		return nil
+	}
+	c.EffectiveEpsilon, c.Covered = g.Epsilon, g.PrivateAtNominal
+	if a.cfg.Algorithm == LinOptVI || a.cfg.Algorithm == LinOptPO {
+		zo, err := a.ledgerReport(accounting.ZeroOut)
+		if err != nil {
+			return fmt.Errorf("linmix: privacy ledger: %w", err)
+		}
+		c.EpsilonZeroOut, c.EpsilonReplaceOne = zo.Epsilon, g.Epsilon
+	}
+	verdict := "private at the nominal ε"
+	if !g.PrivateAtNominal {
+		verdict = "NOT private at the nominal ε"
+	}
+	c.Privacy += fmt.Sprintf("; privacy ledger (replace-one): ε=%.4g at δ=%g, %s", g.Epsilon, g.Delta, verdict)
 	return nil
 }
 
@@ -389,8 +422,7 @@ func luyoPrivacy(cfg *Config, c *Constants) string {
 	if cfg.Epsilon < 1 {
 		return fmt.Sprintf("(ε=%g, δ=%g)-%s (Luyo et al.)", cfg.Epsilon, cfg.Delta, cfg.Mode)
 	}
-	c.Covered = false
-	return fmt.Sprintf("nominal (ε=%g, δ=%g)-%s, outside Luyo et al.'s stated range ε < 1: not covered by the paper's analysis (spec P7; use calibration zcdp)", cfg.Epsilon, cfg.Delta, cfg.Mode)
+	return fmt.Sprintf("nominal (ε=%g, δ=%g)-%s, outside Luyo et al.'s stated range ε < 1: not covered by the paper's analysis (spec P7)", cfg.Epsilon, cfg.Delta, cfg.Mode)
 }
 
 // betas returns the fixed widths used by the planner (after BetaMult).

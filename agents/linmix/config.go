@@ -8,6 +8,7 @@ import (
 	"github.com/dprl/dprl/agents/internal/agentkit"
 	"github.com/dprl/dprl/internal/bounds"
 	model "github.com/dprl/dprl/model/linmix"
+	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/privacy/noise"
 )
 
@@ -193,16 +194,22 @@ type Constants struct {
 	BetaMult, ShiftMult float64
 	// Privacy states the guarantee the calibration provides.
 	Privacy string
-	// EffectiveEpsilon is the ε the noise actually provides (Zhou: zCDP-composed; Luyo: the
-	// nominal ε when covered by the paper's analysis).
+	// EffectiveEpsilon is the ε the noise actually provides, at δ (0 for Laplace) under
+	// replace-one neighbours: Ledger's (the nominal ε for a non-private agent).
 	EffectiveEpsilon float64
-	// Covered reports whether the nominal guarantee is covered by the analysis used.
+	// Covered reports whether the nominal guarantee holds: Ledger.PrivateAtNominal (true for
+	// a non-private agent, which claims nothing). The papers' own analyses are stated in
+	// Privacy (Luyo's cover ε < 1 only).
 	Covered bool
 	// EpsilonZeroOut and EpsilonReplaceOne are, for Zhou's agents (whose paper calibration is
-	// stated under zero-out neighbours), the ε at the configured δ that the noise actually
-	// added provides under zero-out and under replace-one neighbours (ZhouNeighbourEpsilons);
+	// stated under zero-out neighbours), the ε at the configured δ that the privacy ledger
+	// composes from the noise actually added under zero-out and under replace-one neighbours;
 	// 0 for the other algorithms, whose calibrations are stated under replace-one.
 	EpsilonZeroOut, EpsilonReplaceOne float64
+	// Ledger is the guarantee as the privacy ledger composes it from the mechanisms the agent
+	// registers (Agent.ledgerReport, replace-one): dprl's one privacy report type, which the
+	// run directory's manifest and the service print. The non-private report for mode none.
+	Ledger ledger.Report `json:"-"`
 	// GridSlack bounds the relative increase of every statistic's sensitivity caused by the
 	// Secure source rounding the statistic to its noise's grid (practical-privacy spec §7):
 	// the Secure releases are the calibrated mechanisms at sensitivity ≤ Δ·(1 + GridSlack),

@@ -27,7 +27,7 @@ func Example() {
 	fmt.Printf("regret after 100 episodes within the no-learning band: %v\n", total > 80 && total < 115)
 	// Output:
 	// σ_B = 44111.57, Υ = 1.83262e+08, β = 121920.8
-	// (ε=0.5, δ=1e-05)-ldp (Luyo et al.)
+	// (ε=0.5, δ=1e-05)-ldp (Luyo et al.); privacy ledger (replace-one): ε=0.0508 at δ=1e-05, private at the nominal ε
 	// regret after 100 episodes within the no-learning band: true
 }
 

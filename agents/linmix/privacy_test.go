@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dprl/dprl/internal/privacytest"
+	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/noise"
 	"github.com/dprl/dprl/rng"
 )
@@ -280,9 +281,13 @@ func TestLDPServerCannotRegenerateNoise(t *testing.T) {
 
 // TestZhouReplaceOneReported (issue 10 item 5): Zhou's agents report ε under both
 // neighbouring relations, derived from the σ's actually used. Under Zhou's (zero-out)
-// convention the zero-out ε is the zCDP-composed EffectiveEpsilon and replace-one triples ρ
-// (Gram counters' Δ × √2, vector counters' Δ × 2); under StrictSensitivity the replace-one ε is
-// EffectiveEpsilon and zero-out has ρ·(1/2 + 1/4)/2 = 3ρ/8.
+// convention the paper's zCDP accounting (ZhouNeighbourEpsilons) gives the nominal ρ under
+// zero-out, and replace-one triples ρ (Gram counters' Δ × √2, vector counters' Δ × 2); under
+// StrictSensitivity replace-one has ρ and zero-out ρ·(1/2 + 1/4)/2 = 3ρ/8. The privacy
+// ledger, to which the agent registers its 4 statistics (H counters each), composes the same
+// mechanisms in μ-GDP: μ = √(2ρ) under each relation, converted exactly to (ε, δ), computed
+// here; EffectiveEpsilon is the replace-one one and the manifest's report (Ledger) has the
+// 4 entries.
 func TestZhouReplaceOneReported(t *testing.T) {
 	m := envA(t)
 	const eps, delta = 2.0, 1e-3
@@ -298,16 +303,32 @@ func TestZhouReplaceOneReported(t *testing.T) {
 					t.Fatal(err)
 				}
 				c := a.Constants()
-				wantZO, wantRO := conv(rho), conv(3*rho)
+				rhoZO, rhoRO := rho, 3*rho
 				if strict {
-					wantZO, wantRO = conv(3*rho/8), conv(rho)
+					rhoZO, rhoRO = 3*rho/8, rho
 				}
 				close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*b }
-				if !close(c.EpsilonZeroOut, wantZO) || !close(c.EpsilonReplaceOne, wantRO) {
-					t.Errorf("%s/%s strict=%v: ε zero-out %g, replace-one %g; want %g, %g", alg, mode, strict, c.EpsilonZeroOut, c.EpsilonReplaceOne, wantZO, wantRO)
+				p := cfg.params(m)
+				zc := cfg.zhouConstants(p)
+				if zo, ro := ZhouNeighbourEpsilons(p, zc); !close(zo, conv(rhoZO)) || !close(ro, conv(rhoRO)) {
+					t.Errorf("%s/%s strict=%v: the paper's zCDP ε zero-out %g, replace-one %g; want %g, %g", alg, mode, strict, zo, ro, conv(rhoZO), conv(rhoRO))
 				}
-				if got := c.EffectiveEpsilon; (!strict && !close(got, wantZO)) || (strict && !close(got, wantRO)) {
-					t.Errorf("%s/%s strict=%v: EffectiveEpsilon %g disagrees with the neighbour-specific ε", alg, mode, strict, got)
+				gdp := func(rho float64) float64 {
+					dp, err := accounting.GDP{Mu: math.Sqrt(2 * rho)}.ToApproxDP(delta)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return dp.Epsilon
+				}
+				wantZO, wantRO := gdp(rhoZO), gdp(rhoRO)
+				if !close(c.EpsilonZeroOut, wantZO) || !close(c.EpsilonReplaceOne, wantRO) {
+					t.Errorf("%s/%s strict=%v: ledger ε zero-out %g, replace-one %g; want %g, %g", alg, mode, strict, c.EpsilonZeroOut, c.EpsilonReplaceOne, wantZO, wantRO)
+				}
+				if got := c.EffectiveEpsilon; !close(got, wantRO) || c.Ledger.Epsilon != got || !close(c.Ledger.Mu, math.Sqrt(2*rhoRO)) {
+					t.Errorf("%s/%s strict=%v: EffectiveEpsilon %g, ledger ε %g μ %g, want replace-one ε %g", alg, mode, strict, got, c.Ledger.Epsilon, c.Ledger.Mu, wantRO)
+				}
+				if n := len(c.Ledger.Entries); n != 4 || c.Ledger.Neighbouring != accounting.ReplaceOne {
+					t.Errorf("%s/%s: ledger report has %d entries (want 4) under %s", alg, mode, n, c.Ledger.Neighbouring)
 				}
 				if !strings.Contains(c.Privacy, "replace-one ε=") {
 					t.Errorf("%s/%s: privacy statement %q does not state the replace-one ε", alg, mode, c.Privacy)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/counter"
+	"github.com/dprl/dprl/privacy/ledger"
+	"github.com/dprl/dprl/privacy/noise"
 )
 
 // Constants are the noise levels and Assumption-2 constants of Private-OFU-RL (lq spec §3.2).
@@ -16,7 +18,8 @@ type Constants struct {
 	// Neighbouring is the convention the sensitivities are computed for.
 	Neighbouring accounting.Neighbouring `json:"neighbouring"`
 	// Calibration is "exact" (ρ* solves ρ + 2√(ρ ln(2/δ)) = ε/2, the default) or "paper"
-	// (σ² = 8 m Δ² ln(2/δ)/ε², which overspends ε slightly).
+	// (σ² = 8 m Δ² ln(2/δ)/ε², which overspends ε slightly under the paper's zCDP accounting but
+	// not under the ledger's μ-GDP composition, Ledger).
 	Calibration string `json:"calibration"`
 	// M is the number of tree levels m = max(1, ⌈log₂ K⌉) (= NodesPerElement of a tree over
 	// K−1 elements).
@@ -38,12 +41,16 @@ type Constants struct {
 	LambdaMin float64 `json:"lambda_min"`
 	LambdaMax float64 `json:"lambda_max"`
 	Nu        float64 `json:"nu"`
-	// Epsilon and DeltaDP are the (ε, δ)-DP guarantee of the whole billboard recomputed by the
-	// accountant from Sigma1, Sigma2 (two counters, basic composition); +Inf if not private.
+	// Epsilon and DeltaDP are the (ε, δ)-DP guarantee of the whole billboard, read from Ledger
+	// (the ledger composes the two counters from Sigma1, Sigma2); +Inf if not private.
 	Epsilon float64 `json:"-"`
 	DeltaDP float64 `json:"delta"`
 	// Guarantee renders (Epsilon, DeltaDP) for manifests ("non-private" for ε = ∞).
 	Guarantee string `json:"guarantee"`
+	// Ledger is the guarantee as the privacy ledger composes it from the two counters the agent
+	// registers (ledgerReport): dprl's one privacy report type, which the run directory's
+	// manifest and the service print. A non-private baseline's is the ledger's None report.
+	Ledger ledger.Report `json:"-"`
 
 	capacity int // counter capacity max(1, K−1)
 	maxElems int // K−1: the most elements ever inserted
@@ -57,8 +64,16 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 	}
 	if math.IsInf(cfg.Epsilon, 1) {
 		l := cfg.Lambda
-		return Constants{Private: false, Calibration: "none", Eta: l, LambdaMin: l, LambdaMax: l,
-			Epsilon: math.Inf(1), Guarantee: "non-private"}, nil
+		c := Constants{Private: false, Calibration: "none", Eta: l, LambdaMin: l, LambdaMax: l,
+			Epsilon: math.Inf(1), Guarantee: "non-private"}
+		led, err := ledger.New(ledger.Config{Model: ledger.None})
+		if err != nil {
+			return Constants{}, err
+		}
+		if c.Ledger, err = led.Compose(); err != nil {
+			return Constants{}, err
+		}
+		return c, nil
 	}
 	K := cfg.Episodes
 	p, n := float64(pub.N+pub.D), float64(pub.N)
@@ -98,20 +113,13 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 			return Constants{}, err
 		}
 	}
-	// Accountant: recompute the guarantee from the σ actually used (privacy is never assumed).
-	var parts []accounting.ApproxDP
-	for _, s := range [][2]float64{{c.Delta1, c.Sigma1}, {c.Delta2, c.Sigma2}} {
-		dp, err := accounting.ZCDP{Rho: accounting.GaussianRho(math.Sqrt(m)*s[0], s[1])}.ToApproxDP(cfg.Delta / 2)
-		if err != nil {
-			return Constants{}, err
-		}
-		parts = append(parts, dp)
-	}
-	tot, err := accounting.ComposeApprox(parts...)
-	if err != nil {
+	// Accountant: the ledger composes the two counters from the σ actually used (privacy is
+	// never assumed, and the agent does not compute its own ε).
+	var err error
+	if c.Ledger, err = c.ledgerReport(pub, cfg); err != nil {
 		return Constants{}, err
 	}
-	c.Epsilon, c.DeltaDP = tot.Epsilon, tot.Delta
+	c.Epsilon, c.DeltaDP = c.Ledger.Epsilon, c.Ledger.Delta
 	c.Guarantee = fmt.Sprintf("(eps=%.6g, delta=%.3g)-DP billboard => JDP, %s", c.Epsilon, c.DeltaDP, c.Neighbouring)
 	Kf := float64(K)
 	c.Lambda = c.Sigma1 * math.Sqrt(m) * (4*math.Sqrt(p) + math.Sqrt(8*math.Log(4*Kf/cfg.Alpha)))
@@ -119,4 +127,41 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 	c.LambdaMin, c.LambdaMax = c.Lambda, 3*c.Lambda
 	c.Nu = c.Sigma2 * math.Sqrt(m/c.Lambda) * (math.Sqrt(2*n*p) + math.Sqrt(4*math.Log(2*Kf/cfg.Alpha)))
 	return c, nil
+}
+
+// Names of the ledger entries of Private-OFU-RL's two counters.
+const (
+	// EntryB1 is the tree counter B_1 of the Gram matrices (packed upper triangle).
+	EntryB1 = ledger.EntryCounter + "/B1"
+	// EntryB2 is the tree counter B_2 of the cross products (p×n).
+	EntryB2 = ledger.EntryCounter + "/B2"
+)
+
+// ledgerReport registers the billboard's two binary-tree counters in a privacy ledger (target
+// (cfg.Epsilon, cfg.Delta), the agent's neighbouring relation) and composes them: each is a
+// Gaussian tree over capacity elements whose nodes (M per element, sensitivity factor √M) have
+// ℓ2 sensitivity Delta1 (B_1, the packed upper triangle; mirroring adds no noise and no
+// sensitivity) or Delta2 (B_2) and noise σ = Sigma1 or Sigma2, the agent's own calibration. The
+// ledger only accounts: μᵢ = √M·Δᵢ/σᵢ-GDP, composed exactly to μ = √(μ₁² + μ₂²) and converted
+// to (ε, δ) at the target δ (privacy/ledger).
+func (c Constants) ledgerReport(pub Public, cfg Config) (ledger.Report, error) {
+	l, err := ledger.New(ledger.Config{Model: ledger.JDP, Target: accounting.ApproxDP{Epsilon: cfg.Epsilon, Delta: cfg.Delta},
+		Neighbouring: cfg.Neighbouring})
+	if err != nil {
+		return ledger.Report{}, err
+	}
+	p := pub.N + pub.D
+	in := map[string]float64{"horizon": float64(pub.H), "gamma": pub.Gamma, "levels": float64(c.M)}
+	for _, e := range []struct {
+		name        string
+		sens, sigma float64
+		dim         int
+	}{{EntryB1, c.Delta1, c.Sigma1, noise.PackedLen(p)}, {EntryB2, c.Delta2, c.Sigma2, p * pub.N}} {
+		if err := l.Register(ledger.Entry{Name: e.name, Mechanism: ledger.GaussianCounter, Counter: "tree",
+			Norm: ledger.L2, Neighbouring: cfg.Neighbouring, Sensitivity: e.sens, Factor: math.Sqrt(float64(c.M)),
+			Sigma: e.sigma, Releases: c.capacity, Dim: e.dim, Inputs: in}); err != nil {
+			return ledger.Report{}, err
+		}
+	}
+	return l.Compose()
 }

@@ -36,5 +36,5 @@ func ExampleComputeConstants() {
 	fmt.Println(c.Guarantee)
 	// Output:
 	// m = 14, σ1 = 631.2, σ2 = 485.5, Λ = 4.1e+04, ν = 95.5
-	// (eps=1, delta=1e-05)-DP billboard => JDP, zero-out
+	// (eps=0.497957, delta=1e-05)-DP billboard => JDP, zero-out
 }

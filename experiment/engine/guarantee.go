@@ -9,7 +9,6 @@ import (
 	linmixagents "github.com/dprl/dprl/agents/linmix"
 	lqagents "github.com/dprl/dprl/agents/lq"
 	tabularagents "github.com/dprl/dprl/agents/tabular"
-	"github.com/dprl/dprl/privacy/accounting"
 	"github.com/dprl/dprl/privacy/ledger"
 )
 
@@ -38,14 +37,14 @@ var errUnknownReport = errors.New("its privacy report states no guarantee the se
 //     and the composed ε at the report's δ at most eps with that δ at most delta;
 //   - agents/tabular.PrivacyReport (the papers' tabular agents, pure ε-DP): its ledger
 //     report (PrivacyReport.Ledger, δ = 0), as above;
-//   - agents/lq.Constants (Private-OFU-RL): Private, and the accountant's (Epsilon, DeltaDP)
-//     at most (eps, delta) — the paper's calibration overspends ε and is refused;
-//   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and the
-//     zCDP-certified EffectiveEp at most eps at the agent's δ ≤ delta — the printed
-//     constants (ngo-printed) are refused;
-//   - agents/linmix.Constants (Luyo's and Zhou's agents): noise added, Covered (the agent's
-//     own analysis covers its nominal guarantee), EffectiveEpsilon and, where stated, the
-//     replace-one ε at most eps (the agent was built with the requested δ).
+//   - agents/lq.Constants (Private-OFU-RL): Private, and its ledger report
+//     (Constants.Ledger: the two Gaussian tree counters, μ-GDP), as above;
+//   - agents/linmdp.Info (Ngo's and Luyo's agents): Private with noise, and its ledger
+//     report (Info.Ledger: the Gram trees and the vector releases, μ-GDP), as above — the
+//     printed constants (ngo-printed) are refused where the ledger's ε exceeds the nominal;
+//   - agents/linmix.Constants (Luyo's and Zhou's agents): noise added, and its ledger report
+//     (Constants.Ledger: the Gram and target statistics under replace-one, μ-GDP or pure
+//     ε-DP for the Laplace calibration), as above.
 //
 // A report of any other type gives no guarantee (fail closed), as does a non-finite or
 // non-positive eps or a delta outside [0, 1).
@@ -77,53 +76,53 @@ func (s Served) PrivateAt(eps, delta float64) error {
 		// The papers' agents' pure ε-DP guarantee, as the ledger composes it (δ = 0).
 		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case lqagents.Constants:
-		switch {
-		case !r.Private:
+		if !r.Private {
 			return ErrNonPrivate
-		case above(r.Epsilon, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g (%s calibration; asked ε = %g)", r.Epsilon, r.Calibration, eps)
-		case above(r.DeltaDP, delta):
-			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.DeltaDP, delta)
 		}
-		return nil
+		if r.Ledger.Model == "" {
+			return errUnknownReport
+		}
+		// Private-OFU-RL's two Gaussian tree counters, as the ledger composes them.
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case linmdpagents.Info:
-		switch {
-		case !r.Private || r.NoiseOff:
+		if !r.Private || r.NoiseOff {
 			return ErrNonPrivate
-		case !(r.EffectiveEp > 0) || above(r.EffectiveEp, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g (zCDP, replace-one; asked ε = %g)", r.EffectiveEp, eps)
-		case above(r.Delta, delta):
-			return fmt.Errorf("its guarantee holds only at δ = %g (asked δ = %g)", r.Delta, delta)
 		}
-		return nil
+		if r.Ledger.Model == "" {
+			return errUnknownReport
+		}
+		// Ngo's and Luyo's Gram trees and vector releases, as the ledger composes them.
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	case linmixagents.Constants:
-		switch {
-		case r.NoiseKind == "none" || r.NoiseKind == "":
+		if r.NoiseKind == "none" || r.NoiseKind == "" {
 			return ErrNonPrivate
-		case !r.Covered:
-			return fmt.Errorf("its analysis does not cover the nominal ε = %g: %s", eps, r.Privacy)
-		case !(r.EffectiveEpsilon > 0) || above(r.EffectiveEpsilon, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g (asked ε = %g)", r.EffectiveEpsilon, eps)
-		case r.EpsilonReplaceOne > 0 && above(r.EpsilonReplaceOne, eps):
-			return fmt.Errorf("its accountant certifies only ε = %.6g under replace-one neighbours (asked ε = %g)", r.EpsilonReplaceOne, eps)
 		}
-		return nil
+		if r.Ledger.Model == "" {
+			return errUnknownReport
+		}
+		// Luyo's and Zhou's statistics (replace-one), as the ledger composes them.
+		return Served{Privacy: r.Ledger}.PrivateAt(eps, delta)
 	}
 	return fmt.Errorf("%w (%T)", errUnknownReport, s.Privacy)
 }
 
 // Guarantee returns a privacy report of any family's agent (Served.Privacy) in the one report
-// type, ledger.Report: a ledger report as it is (dprl's practical agents); the papers' tabular
-// agents' PrivacyReport.Ledger, which the ledger composes; for the linear-MDP, linear-mixture
-// and LQ papers' agents, whose own accountants compute (ε, δ), ledger.Declare of that
-// guarantee for the nominal target (eps, delta) under the trust model model (ledger.JDP or
-// ledger.LDP); a non-private agent's report is ledger.None's. A report of any other type is an
-// error.
+// type, ledger.Report, always the ledger's composition of the mechanisms the agent registered:
+// a ledger report as it is (dprl's practical agents); the papers' tabular agents'
+// PrivacyReport.Ledger; the linear-MDP papers' agents' Info.Ledger, the linear-mixture ones'
+// Constants.Ledger and Private-OFU-RL's Constants.Ledger (each built by the agent with its
+// own nominal (ε, δ) and trust model); a non-private agent's report is ledger.None's. A report
+// of any other type, or a private agent's without its ledger report, is an error. The trust
+// model and the nominal (ε, δ) are the agent's own: model, eps and delta (the caller's) are
+// not used, as no report is declared for a target.
 func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
 	none := func() (ledger.Report, error) {
-		return ledger.Declare(ledger.Config{Model: ledger.None}, 0, 0, false, "")
+		l, err := ledger.New(ledger.Config{Model: ledger.None})
+		if err != nil {
+			return ledger.Report{}, err
+		}
+		return l.Compose()
 	}
-	target := ledger.Config{Model: model, Target: accountingTarget(eps, delta)}
 	switch r := p.(type) {
 	case ledger.Report:
 		return r, nil
@@ -138,31 +137,26 @@ func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
 		if !r.Private {
 			return none()
 		}
-		target.Neighbouring = r.Neighbouring
-		return ledger.Declare(target, r.Epsilon, r.DeltaDP, true, r.Guarantee)
+		if r.Ledger.Model == "" {
+			return ledger.Report{}, fmt.Errorf("%w (a private lq.Constants without its ledger report)", errUnknownReport)
+		}
+		return r.Ledger, nil
 	case linmdpagents.Info:
-		if !r.Private || r.NoiseOff || !(r.EffectiveEp > 0) {
+		if !r.Private || r.NoiseOff {
 			return none()
 		}
-		target.Target.Delta = r.Delta
-		return ledger.Declare(target, r.EffectiveEp, r.Delta, true, r.Note)
+		if r.Ledger.Model == "" {
+			return ledger.Report{}, fmt.Errorf("%w (a private linmdp.Info without its ledger report)", errUnknownReport)
+		}
+		return r.Ledger, nil
 	case linmixagents.Constants:
 		if r.NoiseKind == "none" || r.NoiseKind == "" {
 			return none()
 		}
-		d := delta
-		if r.NoiseKind == "laplace" {
-			d, target.Target.Delta = 0, 0
+		if r.Ledger.Model == "" {
+			return ledger.Report{}, fmt.Errorf("%w (a private linmix.Constants without its ledger report)", errUnknownReport)
 		}
-		e := r.EffectiveEpsilon
-		if r.EpsilonReplaceOne > 0 {
-			e = r.EpsilonReplaceOne
-		}
-		return ledger.Declare(target, e, d, r.Covered, r.Privacy)
+		return r.Ledger, nil
 	}
 	return ledger.Report{}, fmt.Errorf("%w (%T)", errUnknownReport, p)
-}
-
-func accountingTarget(eps, delta float64) accounting.ApproxDP {
-	return accounting.ApproxDP{Epsilon: eps, Delta: delta}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	linmdpagents "github.com/dprl/dprl/agents/linmdp"
@@ -13,6 +14,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine"
 	"github.com/dprl/dprl/experiment/families"
 	"github.com/dprl/dprl/experiment/rundir"
+	lqmodel "github.com/dprl/dprl/model/lq"
 	"github.com/dprl/dprl/privacy/ledger"
 )
 
@@ -28,16 +30,28 @@ func TestPrivateAtReports(t *testing.T) {
 	purePaper := pure
 	purePaper.PureEpsilon, purePaper.Epsilon, purePaper.PrivateAtNominal = 2, 2, false
 	tabPaper := tabularagents.PrivacyReport{Model: "jdp", Nominal: 1, EpsilonReplaceOne: 2, PrivateAtNominal: false, Ledger: purePaper}
-	lq := lqagents.Constants{Private: true, Epsilon: 1, DeltaDP: 1e-5, Calibration: "exact"}
-	lqPaper := lq
-	lqPaper.Epsilon, lqPaper.Calibration = 1.05, "paper"
-	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7}
+	lq, err := lqagents.ComputeConstants(lqagents.PublicOf(lqmodel.LQE1()), lqagents.DefaultConfig(1, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A report whose noise is a quarter of the calibrated one (ε ≈ 2.3 at nominal 1).
+	lqOver := lq
+	if lqOver.Ledger, err = lq.Ledger.WithNoiseDivided(4); err != nil {
+		t.Fatal(err)
+	}
+	under := jdp
+	under.Epsilon = 0.7
+	ngo := linmdpagents.Info{Private: true, Epsilon: 1, Delta: 1e-5, EffectiveEp: 0.7, Ledger: under}
 	printed := ngo
-	printed.EffectiveEp = 2.4
-	mix := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5}
-	zhou := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.14, EpsilonReplaceOne: 1.2}
+	printed.EffectiveEp, printed.Ledger = over.Epsilon, over
+	half := jdp
+	half.Nominal, half.Epsilon = 0.5, 0.5
+	mix := linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5, Ledger: half}
+	zhouRep := over
+	zhouRep.Epsilon = 1.2
+	zhou := linmixagents.Constants{NoiseKind: "gaussian", Covered: false, EffectiveEpsilon: 1.2, EpsilonZeroOut: 0.14, EpsilonReplaceOne: 1.2, Ledger: zhouRep}
 	uncovered := mix
-	uncovered.Covered = false
+	uncovered.Covered, uncovered.Ledger = false, over
 	for _, c := range []struct {
 		name       string
 		report     any
@@ -60,17 +74,20 @@ func TestPrivateAtReports(t *testing.T) {
 		{"tabular paper calibration", tabPaper, 1, 1e-5, false, false},
 		{"tabular non-private", tabularagents.PrivacyReport{Model: "none", PrivateAtNominal: true, Ledger: ledger.Report{Model: ledger.None, PrivateAtNominal: true}}, 1, 1e-5, false, true},
 		{"lq exact", lq, 1, 1e-5, true, false},
-		{"lq paper calibration", lqPaper, 1, 1e-5, false, false},
+		{"lq over its nominal ε", lqOver, 1, 1e-5, false, false},
 		{"lq δ above", lq, 1, 1e-6, false, false},
 		{"lq non-private", lqagents.Constants{Private: false}, 1, 1e-5, false, true},
 		{"linmdp ngo", ngo, 1, 1e-5, true, false},
 		{"linmdp printed", printed, 1, 1e-5, false, false},
 		{"linmdp noise off", linmdpagents.Info{NoiseOff: true}, 1, 1e-5, false, true},
 		{"linmdp non-private", linmdpagents.Info{}, 1, 1e-5, false, true},
+		{"linmdp without its ledger report", linmdpagents.Info{Private: true, EffectiveEp: 0.5}, 1, 1e-5, false, false},
+		{"lq without its ledger report", lqagents.Constants{Private: true, Epsilon: 0.5}, 1, 1e-5, false, false},
 		{"linmix covered", mix, 0.5, 1e-5, true, false},
 		{"linmix not covered", uncovered, 1, 1e-5, false, false},
 		{"linmix replace-one above", zhou, 1, 1e-5, false, false},
 		{"linmix none", linmixagents.Constants{NoiseKind: "none", Covered: true}, 1, 1e-5, false, true},
+		{"linmix without its ledger report", linmixagents.Constants{NoiseKind: "gaussian", Covered: true, EffectiveEpsilon: 0.5}, 1, 1e-5, false, false},
 		{"unknown report", struct{ Private bool }{true}, 1, 1e-5, false, false},
 		{"no report", nil, 1, 1e-5, false, false},
 		{"ε = 0", jdp, 0, 1e-5, false, false},
@@ -88,7 +105,8 @@ func TestPrivateAtReports(t *testing.T) {
 			}
 			// A known report claims privacy unless it is non-private; an unknown one never.
 			_, unknown := c.report.(struct{ Private bool })
-			unknown = unknown || c.report == nil || c.report == any((*ledger.Report)(nil))
+			unknown = unknown || c.report == nil || c.report == any((*ledger.Report)(nil)) ||
+				strings.HasSuffix(c.name, "without its ledger report")
 			if want := !c.nonPrivate && !unknown; s.ClaimsPrivacy() != want {
 				t.Errorf("ClaimsPrivacy() = %v, want %v", s.ClaimsPrivacy(), want)
 			}
@@ -134,7 +152,7 @@ func TestPrivateAtServedAgents(t *testing.T) {
 		{"linmdp", "practical-lsvi", "", 1, true},
 		{"linmix", "ucrl-vtr/none", "", 1, false},
 		{"linmix", "practical-vtr/none", "", 1, false},
-		{"linmix", "ucrl-vtr/jdp", "", 1, false},
+		{"linmix", "ucrl-vtr/jdp", "", 1, true}, // outside Luyo's range ε < 1, but the ledger certifies ε ≈ 0.002
 		{"linmix", "ucrl-vtr/jdp", "", 0.5, true},
 		{"linmix", "ucrl-vtr/jdp", "zcdp", 1, true},
 		{"linmix", "linopt-vi/jdp", "", 1, true},
@@ -142,7 +160,7 @@ func TestPrivateAtServedAgents(t *testing.T) {
 		{"lq", "ofu-rl", "", 1, false},
 		{"lq", "practical-ofu-rl-noise-off", "", 1, false},
 		{"lq", "private-ofu-rl", "", 1, true},
-		{"lq", "private-ofu-rl", "paper", 1, false},
+		{"lq", "private-ofu-rl", "paper", 1, true}, // the ledger's μ-GDP: ε ≈ 0.5
 		{"lq", "practical-ofu-rl", "", 1, true},
 	} {
 		t.Run(c.family+"/"+c.agent+"/"+c.calibration, func(t *testing.T) {

@@ -310,8 +310,8 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 }
 
 // guarantee states a cell's guarantee in the one privacy report type (engine.Guarantee: the
-// (ε, δ) the agent's own zCDP accountant certifies, ledger.Declare; non-private agents and
-// noise-off twins the non-private report).
+// agent's ledger report, Info.Ledger; non-private agents and noise-off twins the non-private
+// report).
 func guarantee(c Cell, in agents.Info) (ledger.Report, error) {
 	return engine.Guarantee(in, ledger.JDP, c.Epsilon, in.Delta)
 }

@@ -380,8 +380,8 @@ func episodesPerSecond(K int, seconds []float64) float64 {
 }
 
 // guarantee states a curve's guarantee in the one privacy report type: the practical agent's
-// privacy ledger report, or for the papers' agents engine.Guarantee of their constants (the
-// (ε, δ) their own analysis states, ledger.Declare; a Laplace calibration is pure ε-DP).
+// privacy ledger report, or for the papers' agents engine.Guarantee of their constants (their
+// ledger report, Constants.Ledger; a Laplace calibration is pure ε-DP).
 func guarantee(c *Curve, delta float64) (ledger.Report, error) {
 	if c.Guarantee != nil {
 		return *c.Guarantee, nil
@@ -438,7 +438,7 @@ func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {
 	b.WriteString("\nTheoretical growth exponents (in parentheses; none for practical-vtr, which has no regret proof): non-private and JDP 0.5 (√K), LDP 0.75 (K^{3/4}); a measured exponent near 1 means no learning yet (linear regret). ")
 	b.WriteString("Under the theory constants the bonuses saturate (spec P4), so every private curve is the no-learning line at these K; this is a faithful reproduction of how vacuous the constants are, not a bug. ")
 	b.WriteString("Curves named practical-vtr are " + agents.PracticalLabel + ": pooled, value-normalised VTR through Gaussian factorisation counters (JDP) or user-side Gaussian noise (LDP), exact μ-GDP accounting under replace-one (the privacy column is the accountant's statement), λ_t and β_t from the noise actually added; -theory is the union-bound variant with c_β = 1, mode none the noise-off twin. ")
-	b.WriteString("Luyo's Gaussian calibrations are stated for ε < 1: curves at ε ≥ 1 are labelled \"not covered\" (dashed). Zhou's σ's are reported with their zCDP-composed ε.\n")
+	b.WriteString("The papers' agents register their statistics with the privacy ledger, which composes the noise actually added (replace-one; Zhou's agents also under zero-out, their calibration's convention): the privacy column and the legends state its ε, and a curve it does not certify at its nominal ε is dotted. Luyo's Gaussian calibrations are stated for ε < 1 only; their σ's are so large that the ledger certifies far less than the nominal ε, also at ε ≥ 1.\n")
 	return b.String()
 }
 

@@ -125,7 +125,8 @@ func ParseConfig(data []byte) (*Config, error) {
 }
 
 // CalibrationNames are the LQ calibrations (package experiment/calibration): exact (the exact
-// ρ*, default) and paper (the paper's σ, which overspends ε).
+// ρ*, default) and paper (the paper's σ, which overspends ε under the paper's own zCDP
+// accounting; the ledger's exact μ-GDP composition of the two counters certifies ≈ ε/2 for both).
 var CalibrationNames = calibration.Allowed(calibration.Exact, calibration.Paper)
 
 // Validate checks every field and names the offending one with its allowed range.

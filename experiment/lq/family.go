@@ -38,7 +38,7 @@ func (f Family) Catalogue(w io.Writer) {
 	l.Agents = engine.TableEntries(agentTable, agentName, Agent.listing)
 	l.Privacy = []engine.Entry{
 		{Name: "exact", Desc: "calibration (default): the exact ρ* of the paper's agent"},
-		{Name: "paper", Desc: "calibration: the paper's σ, which overspends ε"},
+		{Name: "paper", Desc: "calibration: the paper's σ (overspends ε under the paper's zCDP accounting; the ledger's μ-GDP certifies it)"},
 		{Name: "zero-out", Desc: "neighbouring relation of the extended sweep's zero-out curves (default replace-one)"},
 	}
 	l.Add(PracticalSuite{}.Listing())

@@ -61,7 +61,7 @@ func TestWorkersBitIdentical(t *testing.T) {
 			t.Fatalf("missing %s: %v", f, err)
 		}
 	}
-	if !strings.Contains(summary, "R(k) = Z(k)") || !strings.Contains(summary, "(eps=1, delta=1e-05)-DP") {
+	if !strings.Contains(summary, "R(k) = Z(k)") || !strings.Contains(summary, "(eps=0.497957, delta=1e-05)-DP") {
 		t.Fatalf("summary lacks the identity or the guarantee:\n%s", summary)
 	}
 }

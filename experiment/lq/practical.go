@@ -176,7 +176,7 @@ type PracticalCurve struct {
 	Epsilon float64 `json:"-"`
 	EpsText string  `json:"epsilon"`
 	// Guarantee is the accountant's statement; Privacy the report in the one privacy type
-	// (the ledger's for dprl's practical agents, ledger.Declare for the paper's).
+	// (the ledger's, for dprl's practical agents and the paper's alike).
 	Guarantee string             `json:"guarantee"`
 	Privacy   ledger.Report      `json:"-"`
 	Episodes  int                `json:"episodes"`

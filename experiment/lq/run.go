@@ -270,7 +270,7 @@ func writeZeroLine(dir, sys, system string, zero []float64, seeds int, o *engine
 }
 
 // guarantee states a curve's guarantee in the one privacy report type (engine.Guarantee: the
-// (ε, δ) the paper's agent's own accountant recomputes from its counters' σ, ledger.Declare).
+// paper's agent's ledger report, which composes its two counters from their σ).
 func guarantee(c agents.Constants, eps, delta float64) (ledger.Report, error) {
 	return engine.Guarantee(c, ledger.JDP, eps, delta)
 }

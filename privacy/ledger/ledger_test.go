@@ -424,30 +424,3 @@ func TestPureTarget(t *testing.T) {
 		t.Error("ε = 0 accepted")
 	}
 }
-
-// TestDeclare: a declared guarantee is private at its nominal target only when covered and
-// within (ε, δ); bad values are refused; it says it was not composed by the ledger.
-func TestDeclare(t *testing.T) {
-	cfg := Config{Model: JDP, Target: target}
-	for _, c := range []struct {
-		eps, delta float64
-		covered    bool
-		ok         bool
-	}{{1, 1e-5, true, true}, {0.5, 1e-6, true, true}, {1.01, 1e-5, true, false}, {1, 2e-5, true, false}, {0.5, 1e-5, false, false}} {
-		r, err := Declare(cfg, c.eps, c.delta, c.covered, "own accountant")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.PrivateAtNominal != c.ok || r.Guarantee != Declared || r.Epsilon != c.eps || !strings.Contains(r.String(), "not composed by the ledger") {
-			t.Errorf("Declare(%g, %g, %v) = %+v (%s)", c.eps, c.delta, c.covered, r, r)
-		}
-	}
-	for _, c := range [][2]float64{{0, 1e-5}, {math.Inf(1), 1e-5}, {1, 1}, {1, -1}} {
-		if _, err := Declare(cfg, c[0], c[1], true, ""); err == nil {
-			t.Errorf("Declare(%g, %g) accepted", c[0], c[1])
-		}
-	}
-	if r, err := Declare(Config{Model: None}, 0, 0, false, ""); err != nil || r.Private() || !r.PrivateAtNominal {
-		t.Errorf("non-private: %+v, %v", r, err)
-	}
-}

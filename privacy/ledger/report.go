@@ -257,36 +257,9 @@ func (r Report) String() string {
 	return b.String()
 }
 
-// Declared is the Guarantee of a report the ledger did not compose (Declare).
+// Declared is the Guarantee of a report the ledger did not compose: dprl wrote it, without
+// entries, for the linear-MDP, linear-mixture and LQ papers' agents before they registered
+// their mechanisms with the ledger (issue 27 item 2). No agent produces it now; it stays a
+// known value so that old run directories still validate (docs/run-directory.schema.json) and
+// print (String).
 const Declared = "declared"
-
-// Declare returns, in the one report type, a guarantee that an agent's own accountant states
-// for mechanisms not (yet) registered with a ledger: the linear-MDP, linear-mixture and LQ
-// papers' agents compute (ε, δ) themselves from the noise they add (docs/run-directory.md).
-// Its Guarantee is Declared, it has no entries, Epsilon is eps at Delta = delta, and it is
-// PrivateAtNominal when covered (the agent's analysis covers the nominal guarantee) and eps is
-// at most the nominal ε (relative 1e-9). statement, the agent's own wording, is kept as the
-// report's Assumption. A cfg.Model of None or NoiseOff gives the non-private report.
-func Declare(cfg Config, eps, delta float64, covered bool, statement string) (Report, error) {
-	r := Report{Model: cfg.Model, Subject: cfg.Subject, Neighbouring: cfg.Neighbouring, Public: cfg.Public}
-	switch cfg.Model {
-	case None, NoiseOff:
-		r.Assumption, r.PrivateAtNominal = cfg.Assumption, true
-		return r, nil
-	case JDP, LDP:
-	default:
-		return Report{}, fmt.Errorf("ledger: model must be one of %s, %s, %s, %s, got %q", JDP, LDP, None, NoiseOff, cfg.Model)
-	}
-	if err := validTarget(cfg.Target); err != nil {
-		return Report{}, err
-	}
-	if !(eps > 0) || math.IsInf(eps, 0) {
-		return Report{}, fmt.Errorf("ledger: declared ε must be finite and > 0, got %v", eps)
-	}
-	if !(delta >= 0 && delta < 1) {
-		return Report{}, fmt.Errorf("ledger: declared δ must be in [0, 1), got %v", delta)
-	}
-	r.Nominal, r.Delta, r.Guarantee, r.Epsilon, r.Assumption = cfg.Target.Epsilon, delta, Declared, eps, statement
-	r.PrivateAtNominal = covered && eps <= r.Nominal*(1+1e-9) && delta <= cfg.Target.Delta*(1+1e-9)
-	return r, nil
-}
