@@ -67,6 +67,12 @@ import (
 // as above. No reward optimism remains: exploration comes from the transition prior and the
 // bonus only.
 //
+// Kept count (keptCount; NoiseBonus.Count, countRule). With a private support and S ≥ 32 the
+// effective estimator reads n from the coordinates above a threshold raised to
+// τ' = max(τ, Φ⁻¹(1 − 1/S)) instead of the row sum (noise variance ≈ 2·σ_t² instead of S·σ_t² on
+// Taxi), P̂_τ' from the same coordinates, and counts an identified next state (above
+// Φ⁻¹(1 − 1/dim)·σ_t) whole, as a public support would.
+//
 // Public support (support.go). With the support of (s, a) public, of size k, every estimator
 // uses only its k next states: S is replaced by k in the noise variance of the row sum (k·σ_t²,
 // the pessimistic count's σ_t·√k) and in the priors (α/k, PSRL's Dirichlet on k coordinates),
