@@ -67,6 +67,12 @@ import (
 // as above. No reward optimism remains: exploration comes from the transition prior and the
 // bonus only.
 //
+// Kept count (keptCount; NoiseBonus.Count, countRule). With a private support and S ≥ 32 the
+// effective estimator reads n from the coordinates above a threshold raised to
+// τ' = max(τ, Φ⁻¹(1 − 1/S)) instead of the row sum (noise variance ≈ 2·σ_t² instead of S·σ_t² on
+// Taxi), P̂_τ' from the same coordinates, and counts an identified next state (above
+// Φ⁻¹(1 − 1/dim)·σ_t) whole, as a public support would.
+//
 // Public support (support.go). With the support of (s, a) public, of size k, every estimator
 // uses only its k next states: S is replaced by k in the noise variance of the row sum (k·σ_t²,
 // the pessimistic count's σ_t·√k) and in the priors (α/k, PSRL's Dirichlet on k coordinates),
@@ -101,6 +107,12 @@ type NoiseBonus struct {
 	// Threshold τ: the effective estimator keeps only the part of a released N̂(s,a,s') above
 	// τ·σ_t in P̂ (denoising of sparse rows).
 	Threshold float64 `json:"threshold,omitempty"`
+	// Count is how the effective estimator reads the count n of (s, a) from its released row
+	// (keptCount): "sum" (the noisy sum N̂(s,a), noise variance S·σ_t²), "kept" (from the
+	// coordinates above the threshold, noise variance ≈ (kept + S·h(τ'))·σ_t²) or "" (the
+	// rule, countRule: "kept" when the support is private and S ≥ 32, "sum" otherwise).
+	// Unused with a public support (the sum then covers the support only).
+	Count string `json:"count,omitempty"`
 }
 
 // PracticalNoiseBonus is the practical preset (no regret proof): the effective estimator with
@@ -154,6 +166,11 @@ func (b NoiseBonus) resolve(S, A, H, K int, p PracticalPrivacy, beta float64) (N
 	default:
 		return b, fmt.Errorf("bonus.estimator: unknown estimator %q (allowed: plugin, effective)", b.Estimator)
 	}
+	switch b.Count {
+	case "", countSum, countKept:
+	default:
+		return b, fmt.Errorf("bonus.count: unknown count %q (allowed: sum, kept, or empty for the rule)", b.Count)
+	}
 	if b.Iota == 0 {
 		b.Iota = math.Log(30 * float64(H) * float64(S) * float64(A) * float64(K) * float64(H) / beta)
 	}
@@ -184,6 +201,9 @@ type noiseUCB struct {
 	// rows is the effective estimator's sparse P̃ (practical_sparse.go); path selects it.
 	rows effectiveRows
 	path planPath
+	// kept: the effective estimator reads counts from the kept coordinates (NoiseBonus.Count,
+	// resolved by countRule).
+	kept bool
 }
 
 // newNoiseUCB returns the planner of releases pooled over h (pool) or per step, for the
@@ -193,7 +213,7 @@ func newNoiseUCB(S, A, H int, pool bool, term terminal, pub *rewardTable, sup *s
 	b := newInduction(S, A, H, pool, term, pub, tie)
 	b.sup = sup
 	n := b.cells()
-	return &noiseUCB{induction: b, cfg: cfg, version: -1,
+	return &noiseUCB{induction: b, cfg: cfg, version: -1, kept: countRule(cfg.Count, S, sup != nil),
 		nt: make([]float64, n), r: make([]float64, n)}
 }
 
@@ -415,6 +435,114 @@ func shrunkReward(R, raw, e, thrR, alphaR float64) float64 {
 	return 1
 }
 
+// The two ways the effective estimator reads a pair's count from its released row
+// (NoiseBonus.Count).
+const (
+	countSum  = "sum"
+	countKept = "kept"
+)
+
+// keptCountMinStates is the smallest S at which the rule (NoiseBonus.Count empty) reads the
+// counts of a model with a private support from the kept coordinates.
+const keptCountMinStates = 32
+
+// countRule says whether the effective estimator reads counts from the kept coordinates
+// (keptCount): as count says, and for the rule (count empty) when the support is private and
+// S ≥ keptCountMinStates. The rule depends only on public parameters. The sum's noise
+// variance is S·σ_t²; the kept count's error is ≈ (1 + τ²)·σ_t² = 5·σ_t² per next state the
+// pair reaches (its variance plus its bias τσ_t; keptCount) until the count clears the
+// identification threshold, σ_t² after. So it wins when S is large against the number of next
+// states: on CliffWalking (S = 48) and Taxi (S = 500), one next state. Below 32 states the sum
+// is kept: every reproduction pinned by golden hashes with a private support has S ≤ 10
+// (RiverSwim 6, Garnets 10, three next states), and FrozenLake 4×4 (S = 16, three next
+// states) gains little. A public support keeps the sum (over the support's k coordinates).
+func countRule(count string, S int, public bool) bool {
+	switch count {
+	case countKept:
+		return true
+	case countSum:
+		return false
+	}
+	return !public && S >= keptCountMinStates
+}
+
+// thresholdMoments returns g = E(Z − τ)₊ and h = Var (Z − τ)₊ for Z ~ N(0, 1): the mean and
+// the variance of what the soft threshold τ keeps of one coordinate of pure noise (in units
+// of σ_t).
+func thresholdMoments(tau float64) (g, h float64) {
+	tail := 0.5 * math.Erfc(tau/math.Sqrt2)             // Φ(−τ)
+	dens := math.Exp(-tau*tau/2) / math.Sqrt(2*math.Pi) // φ(τ)
+	g = dens - tau*tail
+	h = (1+tau*tau)*tail - tau*dens - g*g
+	return g, max(h, 0)
+}
+
+// keptThreshold is the threshold of the kept count on rows of S coordinates: τ, raised to
+// Φ⁻¹(1 − 1/S) where that is larger, so that a row keeps on average at most one coordinate of
+// pure noise (S·Φ(−τ) ≤ 1). At τ = 2 a row of S = 500 keeps ≈ 11 noise coordinates of mass
+// 4.2·σ_t, which P̂ spreads over random next states; at Φ⁻¹(1 − 1/500) = 2.88, one, of mass
+// 0.29·σ_t. It is τ for S ≤ 43.
+func keptThreshold(tau float64, S int) float64 {
+	return max(tau, -math.Sqrt2*math.Erfcinv(2*(1-1/float64(S))))
+}
+
+// sureThreshold is Φ⁻¹(1 − 1/dim): a release of dim coordinates of pure noise has on average
+// one above it.
+func sureThreshold(dim int) float64 {
+	return -math.Sqrt2 * math.Erfcinv(2*(1-1/float64(dim)))
+}
+
+// keptCount is effectiveCount reading the count from the coordinates above the threshold
+// thr = τ'σ_t (NoiseBonus.Count "kept"; τ' = keptThreshold(τ, S); g, h = thresholdMoments(τ'),
+// std = σ_t). With pos the kept mass Σ_{s'} (N̂(s,a,s') − thr)₊ and kept the number of
+// coordinates above thr,
+//
+//	n̂ = pos − S·σ_t·g,   v = (kept + S·h)·σ_t²,   n_e = n₊²/(n₊ + v),  n₊ = max(n̂, 0)
+//
+// (n_e = n₊ when σ_t = 0). Each of the S coordinates of an unvisited next state keeps
+// (σ_t·Z − thr)₊, of mean σ_t·g and variance σ_t²·h, whose sum n̂ removes; a next state
+// seen c ≫ thr times keeps c − thr + noise of variance σ_t². So n̂ is unbiased on the noise,
+// low by at most thr per next state the pair reaches (a pessimistic count), and its
+// variance is at most v: σ_t² for each kept coordinate (≈ S·Φ(−τ') ≤ 1 of them are noise,
+// whose spread S·h already covers) plus S·h·σ_t². On Taxi (S = 500, τ' = 2.88, one next
+// state): v ≈ 2.2·σ_t² against the sum's 500·σ_t². Unlike the sum, n̂ ≤ pos, so the kept
+// fraction min(1, pos/n) is 1.
+//
+// Identified next states. A coordinate above sure = Φ⁻¹(1 − 1/dim)·σ_t (sureThreshold: on
+// average one coordinate of the whole release of dim coordinates is pure noise above it) is
+// taken as a next state the pair reaches, as if the support were public there: when the row
+// has j ≥ 1 such coordinates, n̂ is their sum (unbiased: no threshold is subtracted) and
+// v = j·σ_t², the public support's formula with k = j. Without it a pair seen c times keeps
+// the bias τ'σ_t ≈ 400 on Taxi at every c, and n_e grows like (c − τ'σ_t)²/(2.2·σ_t²)
+// instead of c²/σ_t².
+//
+// It returns n̂ (the count the reward estimate divides by), pos and n_e.
+func keptCount(row []float64, thr, std, g, h, sure float64) (n, pos, e float64) {
+	kept, sureK, sureN := 0, 0, 0.0
+	for _, x := range row {
+		if d := x - thr; d > 0 {
+			pos += d
+			kept++
+			if x > sure {
+				sureK++
+				sureN += x
+			}
+		}
+	}
+	if sureK > 0 && std > 0 {
+		v := float64(sureK) * std * std
+		return sureN, pos, sureN * sureN / (sureN + v)
+	}
+	S := float64(len(row))
+	n = pos - S*std*g
+	c := max(n, 0)
+	e = c
+	if v := (float64(kept) + S*h) * std * std; v > 0 {
+		e = c * c / (c + v)
+	}
+	return n, pos, e
+}
+
 // effectiveCount returns, for one released row N̂(s,a,·), its noisy sum raw, the mass pos
 // above the threshold thr, and the noise-aware effective count n_e = n²/(n + v)·min(1, pos/n),
 // n = max(raw, 0) (v = S·σ_t², the noise variance of the sum; n_e = n when v = 0). Only the
@@ -441,8 +569,9 @@ func effectiveCount(row []float64, thr, v float64) (raw, pos, e float64) {
 
 // effectiveEstimates computes, for every cell, the noise-aware effective count n_e, the
 // shrunk transition estimate P̃ and the shrunk reward r̃ (NoiseBonus, estimator "effective";
-// no r̃ with public rewards): alpha = Prior, alphaR = RewardPrior, tau = Threshold.
-func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []float64) {
+// no r̃ with public rewards): alpha = Prior, alphaR = RewardPrior, tau = Threshold; kept reads
+// the counts with keptCount (ignored with a public support).
+func effectiveEstimates(r *Release, alpha, alphaR, tau float64, kept bool, ne, p, rr []float64) {
 	if r.support != nil {
 		effectiveEstimatesSupport(r, alpha, alphaR, tau, ne, p, rr)
 		return
@@ -451,9 +580,20 @@ func effectiveEstimates(r *Release, alpha, alphaR, tau float64, ne, p, rr []floa
 	v := float64(S) * r.Std * r.Std // noise variance of N̂(s,a)
 	thr, thrR := tau*r.Std, tau*r.RStd
 	u := alpha / float64(S)
+	tk := keptThreshold(tau, S)
+	g, h := thresholdMoments(tk)
+	if kept {
+		thr = tk * r.Std
+	}
+	sure := sureThreshold(len(r.NT)) * r.Std
 	for i := range r.cells() {
 		row := r.NT[i*S : (i+1)*S]
-		raw, pos, e := effectiveCount(row, thr, v)
+		var raw, pos, e float64
+		if kept {
+			raw, pos, e = keptCount(row, thr, r.Std, g, h, sure)
+		} else {
+			raw, pos, e = effectiveCount(row, thr, v)
+		}
 		ne[i] = e
 		pr := p[i*S : (i+1)*S]
 		den := e + alpha
@@ -530,7 +670,7 @@ func (u *noiseUCB) planEffective(r *Release, pol *model.Policy) error {
 	if u.p == nil {
 		u.p = make([]float64, u.cells()*S)
 	}
-	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.p, u.r)
+	effectiveEstimates(r, c.Prior, c.RewardPrior, c.Threshold, u.kept, u.nt, u.p, u.r)
 	return u.run(r.Pooled, true, c.TieTol, pol, func(h, i int, next []float64, _ float64) float64 {
 		m, vr, _ := moments(u.p[i*S:(i+1)*S], next)
 		n := u.nt[i] + 1

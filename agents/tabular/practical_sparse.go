@@ -59,7 +59,7 @@ func (u *noiseUCB) sparse() bool {
 func (u *noiseUCB) planEffectiveSparse(r *Release, pol *model.Policy) error {
 	c := &u.cfg
 	rows := &u.rows
-	effectiveSparse(r, c.Prior, c.RewardPrior, c.Threshold, u.nt, u.r, rows)
+	effectiveSparse(r, c.Prior, c.RewardPrior, c.Threshold, u.kept, u.nt, u.r, rows)
 	if cap(rows.root) < len(u.nt) {
 		rows.root = make([]float64, len(u.nt))
 	}
@@ -91,9 +91,9 @@ type effectiveRows struct {
 
 // effectiveSparse computes, for every cell of the release, n_e (ne), r̃ (rr) and P̃ in sparse
 // form (rows), with the arithmetic of effectiveEstimates for n_e and r̃ (alpha = Prior,
-// alphaR = RewardPrior, tau = Threshold). A release without a reward block (len(r.R) = 0)
-// leaves rr unchanged.
-func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, rows *effectiveRows) {
+// alphaR = RewardPrior, tau = Threshold; kept: keptCount, ignored with a public support). A
+// release without a reward block (len(r.R) = 0) leaves rr unchanged.
+func effectiveSparse(r *Release, alpha, alphaR, tau float64, kept bool, ne, rr []float64, rows *effectiveRows) {
 	S := r.S
 	cells := len(r.NT) / S
 	v := float64(S) * r.Std * r.Std // noise variance of N̂(s,a)
@@ -107,6 +107,12 @@ func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, r
 	rows.next, rows.w = rows.next[:0], rows.w[:0]
 	rows.step = -1
 	sup := r.support
+	tk := keptThreshold(tau, S)
+	g, h := thresholdMoments(tk)
+	if kept && r.support == nil {
+		thr = tk * r.Std
+	}
+	sure := sureThreshold(len(r.NT)) * r.Std
 	for i := 0; i < cells; i++ {
 		row := r.NT[i*S : (i+1)*S]
 		var k float64
@@ -114,7 +120,12 @@ func effectiveSparse(r *Release, alpha, alphaR, tau float64, ne, rr []float64, r
 			k = float64(sup.size(i % (S * r.A)))
 			v = k * r.Std * r.Std // the row's noise covers the k coordinates of the support
 		}
-		raw, pos, e := effectiveCount(row, thr, v)
+		var raw, pos, e float64
+		if kept && sup == nil {
+			raw, pos, e = keptCount(row, thr, r.Std, g, h, sure)
+		} else {
+			raw, pos, e = effectiveCount(row, thr, v)
+		}
 		ne[i] = e
 		rows.start = append(rows.start, int32(len(rows.next)))
 		den := e + alpha

@@ -65,23 +65,28 @@ func TestEffectiveSparseMatchesDense(t *testing.T) {
 		pooled        bool
 		std           float64
 		alpha, alphaR float64
+		kept          bool
 	}{
-		{2, 2, 3, true, 10, 0.1, 0.3},
-		{7, 3, 4, false, 3, 0.1, 0.3},
-		{50, 4, 20, true, 30, 0.1, 0.3},
-		{120, 3, 50, true, 50, 0.1, 0.3},
-		{120, 3, 50, true, 0, 0.1, 0.3},
-		{40, 2, 10, true, 20, 0, 0},
-		{40, 2, 10, true, 0, 0, 0},
+		{2, 2, 3, true, 10, 0.1, 0.3, false},
+		{7, 3, 4, false, 3, 0.1, 0.3, false},
+		{50, 4, 20, true, 30, 0.1, 0.3, false},
+		{120, 3, 50, true, 50, 0.1, 0.3, false},
+		{120, 3, 50, true, 0, 0.1, 0.3, false},
+		{40, 2, 10, true, 20, 0, 0, false},
+		{40, 2, 10, true, 0, 0, 0, false},
+		{7, 3, 4, false, 3, 0.1, 0.3, true},
+		{120, 3, 50, true, 50, 0.1, 0.3, true},
+		{120, 3, 50, true, 0, 0.1, 0.3, true},
+		{40, 2, 10, true, 20, 0, 0, true},
 	} {
-		t.Run(fmt.Sprintf("S=%d,A=%d,pooled=%v,std=%g,alpha=%g", tc.S, tc.A, tc.pooled, tc.std, tc.alpha), func(t *testing.T) {
+		t.Run(fmt.Sprintf("S=%d,A=%d,pooled=%v,std=%g,alpha=%g,kept=%v", tc.S, tc.A, tc.pooled, tc.std, tc.alpha, tc.kept), func(t *testing.T) {
 			rel := randomRelease(r, tc.S, tc.A, tc.H, tc.pooled, tc.std)
 			cells := len(rel.R)
 			ne, p, rr := make([]float64, cells), make([]float64, cells*tc.S), make([]float64, cells)
-			effectiveEstimates(rel, tc.alpha, tc.alphaR, 2, ne, p, rr)
+			effectiveEstimates(rel, tc.alpha, tc.alphaR, 2, tc.kept, ne, p, rr)
 			ne2, rr2 := make([]float64, cells), make([]float64, cells)
 			var rows effectiveRows
-			effectiveSparse(rel, tc.alpha, tc.alphaR, 2, ne2, rr2, &rows)
+			effectiveSparse(rel, tc.alpha, tc.alphaR, 2, tc.kept, ne2, rr2, &rows)
 			for i := range ne {
 				if ne[i] != ne2[i] || rr[i] != rr2[i] {
 					t.Fatalf("cell %d: dense n_e %v r %v, sparse %v %v", i, ne[i], rr[i], ne2[i], rr2[i])

@@ -383,7 +383,7 @@ func TestEffectiveEstimates(t *testing.T) {
 	r := &Release{S: 2, A: 1, H: 1, Pooled: true, Std: 10, RStd: 20,
 		NT: []float64{300, 100, -50, 20}, R: []float64{220, 40}}
 	ne, p, rr := make([]float64, 2), make([]float64, 4), make([]float64, 2)
-	effectiveEstimates(r, 0.1, 0.3, 2, ne, p, rr)
+	effectiveEstimates(r, 0.1, 0.3, 2, false, ne, p, rr)
 	// Cell 0: n = 400, n_e = 400²/(400 + 2·100) · 360/400 = 240 (kept (280, 80), 360 of the
 	// 400 above the threshold) → P̂ = (0.777…, 0.222…); r̂ = (220 − 2·RStd)/400 = 0.45.
 	e := 400.0 * 400 / 600 * 360 / 400
@@ -398,13 +398,13 @@ func TestEffectiveEstimates(t *testing.T) {
 		t.Errorf("cell 1: n_e %g, P %v, r %g", ne[1], p[2:], rr[1])
 	}
 	flat := &Release{S: 2, A: 1, H: 1, Pooled: true, Std: 10, RStd: 10, NT: []float64{19, 19, 0, 0}, R: []float64{0, 0}}
-	effectiveEstimates(flat, 0.1, 0.3, 2, ne, p, rr)
+	effectiveEstimates(flat, 0.1, 0.3, 2, false, ne, p, rr)
 	if ne[0] != 0 {
 		t.Errorf("row below the threshold: n_e = %g, want 0", ne[0])
 	}
 	// Exact counts (σ = 0, τ irrelevant): n_e = n and P̂ is the empirical frequency.
 	x := &Release{S: 2, A: 1, H: 1, Pooled: true, NT: []float64{30, 10, 0, 0}, R: []float64{20, 0}}
-	effectiveEstimates(x, 0.1, 0.3, 2, ne, p, rr)
+	effectiveEstimates(x, 0.1, 0.3, 2, false, ne, p, rr)
 	if ne[0] != 40 || math.Abs(p[0]-(40*0.75+0.05)/40.1) > 1e-12 {
 		t.Errorf("exact: n_e %g, P %v", ne[0], p[:2])
 	}

@@ -1,0 +1,84 @@
+package tabular
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/dprl/dprl/agents/protocol"
+	"github.com/dprl/dprl/model/tabular/gymenvs"
+	"github.com/dprl/dprl/rng"
+)
+
+// BenchmarkPracticalJDPDeciles plays one practical-jdp run (ε = 1, δ = 10⁻⁵, seed 1) on an
+// embedded benchmark environment with the benchmarks' wiring (pooled, terminal states, the
+// public reward table and, where the environment has one, the public support) and reports the
+// regret per episode of every tenth of the users (decile-1 … decile-10) and n_e's summary at
+// the last release (pairs with n_e > 1). DPRL_PS_ENV names the environment (default
+// taxi-private-support), DPRL_PS_EPISODES sets K (default 2·10⁴), DPRL_PS_COUNT the bonus's
+// count ("sum", "kept"; default the rule). docs/benchmarks.md quotes it:
+//
+//	DPRL_PS_EPISODES=200000 go test ./agents/tabular -run '^$' -bench '^BenchmarkPracticalJDPDeciles$' -benchtime 1x
+func BenchmarkPracticalJDPDeciles(b *testing.B) {
+	K, env := 20_000, "taxi-private-support"
+	if v := os.Getenv("DPRL_PS_EPISODES"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 10 {
+			b.Fatalf("DPRL_PS_EPISODES: want an integer >= 10, got %q", v)
+		}
+		K = k
+	}
+	if v := os.Getenv("DPRL_PS_ENV"); v != "" {
+		env = v
+	}
+	m, err := gymenvs.Load(env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := DefaultPracticalConfig("practical-jdp", 1, 1e-5)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.Privacy.Pool = m.Homogeneous()
+	cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
+	if m.PublicRewards {
+		cfg.Privacy.PublicRewards, cfg.Rewards, cfg.EntryReward = true, m.R, m.EntryReward
+	}
+	if m.PublicSupport {
+		cfg.Privacy.PublicSupport, cfg.Support = true, SupportOf(m)
+	}
+	cfg.Bonus.Count = os.Getenv("DPRL_PS_COUNT")
+	for b.Loop() {
+		const seed = 1
+		ag, err := NewPractical(m.S, m.A, m.H, K, cfg, practicalStreams(seed))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sess, _, err := ag.Session("practical-jdp", m, K)
+		if err != nil {
+			b.Fatal(err)
+		}
+		users := rng.NewSeed(seed).Child("users")
+		dec := make([]float64, 10)
+		if err := protocol.Run(context.Background(), sess, protocol.Options{Episodes: K,
+			Users: func(k int) *rand.Rand { return users.Index(uint64(k)).Rand() },
+			Each:  func(k int, r float64) { dec[(k-1)*10/K] += r }}); err != nil {
+			b.Fatal(err)
+		}
+		for i, d := range dec {
+			b.ReportMetric(d/float64(K/10), fmt.Sprintf("decile-%02d", i+1))
+		}
+		known := 0
+		if u, ok := ag.Server.(*practicalCuratorServer).planner.(*noiseUCB); ok {
+			for i, e := range u.nt {
+				if e > 1 && !m.IsTerminal(i/m.A) {
+					known++
+				}
+			}
+		}
+		b.ReportMetric(float64(known), "pairs-ne>1")
+	}
+}
