@@ -38,15 +38,7 @@ func BenchmarkPracticalJDPDeciles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg, err := DefaultPracticalConfig("practical-jdp", 1, 1e-5)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.Privacy.Pool = m.Homogeneous()
-	cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
-	if m.PublicRewards {
-		cfg.Privacy.PublicRewards, cfg.Rewards, cfg.EntryReward = true, m.R, m.EntryReward
-	}
+	cfg := publicConfig(b, "practical-jdp", m)
 	if m.PublicSupport {
 		cfg.Privacy.PublicSupport, cfg.Support = true, SupportOf(m)
 	}
