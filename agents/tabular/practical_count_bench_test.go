@@ -1,16 +1,12 @@
 package tabular
 
 import (
-	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"testing"
 
-	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/model/tabular/gymenvs"
-	"github.com/dprl/dprl/rng"
 )
 
 // BenchmarkPracticalJDPDeciles plays one practical-jdp run (ε = 1, δ = 10⁻⁵, seed 1) on an
@@ -44,22 +40,8 @@ func BenchmarkPracticalJDPDeciles(b *testing.B) {
 	}
 	cfg.Bonus.Count = os.Getenv("DPRL_PS_COUNT")
 	for b.Loop() {
-		const seed = 1
-		ag, err := NewPractical(m.S, m.A, m.H, K, cfg, practicalStreams(seed))
-		if err != nil {
-			b.Fatal(err)
-		}
-		sess, _, err := ag.Session("practical-jdp", m, K)
-		if err != nil {
-			b.Fatal(err)
-		}
-		users := rng.NewSeed(seed).Child("users")
 		dec := make([]float64, 10)
-		if err := protocol.Run(context.Background(), sess, protocol.Options{Episodes: K,
-			Users: func(k int) *rand.Rand { return users.Index(uint64(k)).Rand() },
-			Each:  func(k int, r float64) { dec[(k-1)*10/K] += r }}); err != nil {
-			b.Fatal(err)
-		}
+		ag := playPracticalJDP(b, m, K, 1, cfg, func(k int, r float64) { dec[(k-1)*10/K] += r })
 		for i, d := range dec {
 			b.ReportMetric(d/float64(K/10), fmt.Sprintf("decile-%02d", i+1))
 		}

@@ -62,6 +62,14 @@ func taxiRun(b testing.TB, K int, seed uint64) (float64, *PracticalAgent) {
 	}
 	cfg.Privacy.Pool = m.Homogeneous()
 	cfg.Terminal, cfg.TerminalReward = m.Terminal, m.TerminalReward
+	cum := 0.0
+	ag := playPracticalJDP(b, m, K, seed, cfg, func(_ int, r float64) { cum += r })
+	return cum, ag
+}
+
+// playPracticalJDP plays K users of m with practical-jdp of configuration cfg (seed seed) as
+// the runners do, calling each with every episode's exact regret, and returns the agent.
+func playPracticalJDP(b testing.TB, m *model.MDP, K int, seed uint64, cfg PracticalConfig, each func(k int, r float64)) *PracticalAgent {
 	ag, err := NewPractical(m.S, m.A, m.H, K, cfg, practicalStreams(seed))
 	if err != nil {
 		b.Fatal(err)
@@ -71,13 +79,12 @@ func taxiRun(b testing.TB, K int, seed uint64) (float64, *PracticalAgent) {
 		b.Fatal(err)
 	}
 	users := rng.NewSeed(seed).Child("users")
-	cum := 0.0
 	if err := protocol.Run(context.Background(), sess, protocol.Options{Episodes: K,
 		Users: func(k int) *rand.Rand { return users.Index(uint64(k)).Rand() },
-		Each:  func(_ int, r float64) { cum += r }}); err != nil {
+		Each:  each}); err != nil {
 		b.Fatal(err)
 	}
-	return cum, ag
+	return ag
 }
 
 // BenchmarkPlanTaxi measures one plan of practical-jdp's effective planner on Taxi from a
