@@ -9,6 +9,6 @@ import _ "embed"
 // (engine.RunManifest, engine.CurveRecord, ledger.Report) by internal/runschema: regenerate it
 // with go generate ./docs; TestSchemaUpToDate fails while the committed file differs.
 //
-//go:generate go run github.com/dprl/dprl/internal/runschema/genschema run-directory.schema.json
+//go:generate go run github.com/dprl/dprl/internal/runschema/genschema run-directory.schema.json run-directory.md
 //go:embed run-directory.schema.json
 var RunDirectorySchema []byte

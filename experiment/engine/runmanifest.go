@@ -79,25 +79,33 @@ type CurveRecord struct {
 	// recorded mean curve: (R̄(K) − R̄(k₀))/(K − k₀), k₀ the last recorded episode ≤ K − ⌈K/10⌉
 	// (0 before the first).
 	LastDecile rundir.Number `json:"last_decile_regret_per_episode"`
-	Reference  Reference     `json:"reference"`
-	// EpisodesPerSecond is the mean over seeds of K / the seed's wall time (null when the
-	// family does not time its seeds).
+	// Reference is {kind, regret_per_episode}, what a policy that never learns loses per
+	// episode: uniform-policy (tabular, linear MDP, linear mixture), zero-policy (LQ: Z(K)/K)
+	// or none.
+	Reference Reference `json:"reference"`
+	// EpisodesPerSecond is the mean over seeds of K / the seed's wall time; null where the
+	// family does not time its seeds (linear MDP: its results are compared exactly across
+	// worker counts) or a seed was not timed (a resumed run's unit files written before).
 	EpisodesPerSecond rundir.Number `json:"episodes_per_second" jsonschema:"minimum=0"`
-	// Privacy is the guarantee as the privacy ledger composes it: one type for every agent.
+	// Privacy is the guarantee as the privacy ledger composes it (ledger.Report, below): one
+	// privacy object, of one type, for every agent of every family.
 	Privacy ledger.Report `json:"privacy"`
 	// Undefined says why a number above is null (field → reason); empty when none is.
 	Undefined rundir.Undefined `json:"undefined"`
-	// Extras holds what only this family records for a curve (its constants, diagnostics);
-	// readers that span families ignore it.
+	// Extras holds what only this family records for a curve (readers that span families
+	// ignore it): tabular (calibration, E mode, levels, groups, bonus, per-seed runs);
+	// practical, linmdp, linmix, lq, python likewise.
 	Extras map[string]any `json:"extras"`
 }
 
 // RunManifest is manifest.json of every run directory (RunSchema), written last by WriteRun:
 // its presence means the directory is complete.
 type RunManifest struct {
+	// Schema is "dprl.run/v1" (RunSchema).
 	Schema string `json:"schema" jsonschema:"const=dprl.run/v1"`
 	rundir.Provenance
-	// Family and Experiment name the family and the run (the configuration's name).
+	// Family and Experiment name the family (tabular, linmdp, linmix or lq) and the run (the
+	// configuration's name).
 	Family     string `json:"family" jsonschema:"minLength=1"`
 	Experiment string `json:"experiment" jsonschema:"minLength=1"`
 	// Command is the command line that produced the run (empty for a run written by a library
@@ -106,17 +114,21 @@ type RunManifest struct {
 	// Config is the family's resolved configuration (what the run actually used).
 	Config any `json:"config" jsonschema_description:"the family's resolved configuration (family-specific)"`
 	// Workers and WallSeconds describe this invocation (meta.json has the whole history).
-	Workers     int           `json:"workers" jsonschema:"minimum=0"`
-	WallSeconds float64       `json:"wall_seconds" jsonschema:"minimum=0"`
-	Curves      []CurveRecord `json:"curves"`
+	Workers     int     `json:"workers" jsonschema:"minimum=0"`
+	WallSeconds float64 `json:"wall_seconds" jsonschema:"minimum=0"`
+	// Curves has one record per curve (CurveRecord, below).
+	Curves []CurveRecord `json:"curves"`
 	// Figures are the figures (each as .png and .svg): regret-<env> for every environment,
 	// then the family's own.
 	Figures []string `json:"figures" jsonschema:"relpath"`
 	// Files lists every file of the run directory other than the manifest, meta.json,
 	// config.resolved.yaml and regret_long.csv (which the engine writes beside it).
 	Files []string `json:"files" jsonschema:"relpath"`
-	// Extras is the family's own section (paper claims, goals, blocks, system constants);
-	// readers that span families ignore it.
+	// Extras is the family's own section, one key per producer (readers that span families
+	// ignore it): tabular (V*, the no-learning regret, qiao-fig1's claims), practical (issue
+	// 12's goals, the uniform regret per group), linmdp (V*, checkpoints), linmix (claims), lq
+	// (extended, report points, system, the zero line's file), python (producer, versions,
+	// server), blocks (a suite's blocks).
 	Extras map[string]any `json:"extras" jsonschema_description:"the family's own section (paper claims, goals, blocks, constants)"`
 }
 

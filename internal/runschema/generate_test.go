@@ -1,6 +1,7 @@
 package runschema
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -153,13 +154,16 @@ func TestPropertiesAreWhatJSONWrites(t *testing.T) {
 // field, always written, and one optional field.
 type withField struct {
 	engine.CurveRecord
+	// Median is the median over seeds of R(K).
 	Median rundir.Number `json:"final_median"`
-	Note   string        `json:"note,omitempty" jsonschema:"minLength=1"`
+	// Note is a remark on the curve.
+	Note string `json:"note,omitempty" jsonschema:"minLength=1"`
 }
 
 // withFieldManifest is the manifest whose curves are withField records.
 type withFieldManifest struct {
 	engine.RunManifest
+	// Curves has one record per curve (CurveRecord, below).
 	Curves []withField `json:"curves"`
 }
 
@@ -217,6 +221,25 @@ func TestRecipeNewCurveField(t *testing.T) {
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("the new field changed more than its property:\n%s", fake)
+	}
+
+	// The documentation: the field's doc comment is its row of the per-curve table.
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(root, "docs", "run-directory.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newPage, err := docTables(page, root, reflect.TypeFor[withFieldManifest](), reflect.TypeFor[withField]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{"| `final_median` | `final_median` is the median over seeds of R(K). |\n", "| `note` | `note` is a remark on the curve. |\n"} {
+		if bytes.Contains(page, []byte(r)) || !bytes.Contains(newPage, []byte(r)) {
+			t.Errorf("the regenerated page should add the row %q", r)
+		}
 	}
 
 	err = CheckUpToDate(docs.RunDirectorySchema, fake)
@@ -408,5 +431,48 @@ func TestRunDirectoryDocNamesEveryKey(t *testing.T) {
 		if !slices.Equal(keys, props) {
 			t.Errorf("docs/run-directory.md, the table after %q names %v; the schema's properties are %v", c.heading, keys, props)
 		}
+	}
+}
+
+// TestDocTablesUpToDate: docs/run-directory.md's two key tables are what `go generate ./docs`
+// writes from the types' doc comments.
+func TestDocTablesUpToDate(t *testing.T) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "run-directory.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DocTables(doc, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, doc) {
+		t.Errorf("docs/run-directory.md's key tables differ from the Go types' doc comments; run `%s`", RegenerateCommand)
+	}
+}
+
+// undocumented has a per-curve field without a doc comment.
+type undocumented struct {
+	engine.CurveRecord
+	Median rundir.Number `json:"final_median"`
+}
+
+// TestDocTablesRefuseUndocumented: a field without a doc comment (and not in the group of the
+// field above it) is an error naming it, never an empty row.
+func TestDocTablesRefuseUndocumented(t *testing.T) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(beginManifestTable + "\n" + endTable + "\n" + beginCurveTable + "\n" + endTable + "\n")
+	_, err = docTables(doc, root, reflect.TypeFor[engine.RunManifest](), reflect.TypeFor[undocumented]())
+	if err == nil || !strings.Contains(err.Error(), "undocumented.Median: no doc comment") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := DocTables([]byte("# no tables\n"), root); err == nil || !strings.Contains(err.Error(), "no line") {
+		t.Errorf("a page without markers: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 // Command genschema writes the published run-directory schema generated from the Go types
-// (runschema.Schema) to the file named by its argument, atomically. docs/schema.go runs it:
-// go generate ./docs.
+// (runschema.Schema) to the file named by its first argument, and regenerates the key tables
+// of the Markdown page named by its second (runschema.DocTables: the types' doc comments),
+// both atomically. docs/schema.go runs it: go generate ./docs.
 package main
 
 import (
@@ -19,12 +20,27 @@ func main() {
 }
 
 func run(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("usage: genschema FILE")
+	if len(args) != 2 {
+		return fmt.Errorf("usage: genschema SCHEMA.json PAGE.md")
 	}
 	data, err := runschema.Schema()
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(args[0], data, 0o644)
+	root, err := runschema.ModuleRoot(".")
+	if err != nil {
+		return err
+	}
+	page, err := os.ReadFile(args[1])
+	if err != nil {
+		return err
+	}
+	page, err = runschema.DocTables(page, root)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteBytes(args[0], data, 0o644); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(args[1], page, 0o644)
 }

@@ -15,9 +15,20 @@ import (
 // runs this command) writes the committed schema, and the directive is the command the
 // up-to-date check names.
 func TestGenerateWritesTheCommittedSchema(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "run-directory.schema.json")
-	if err := run([]string{out}); err != nil {
+	dir := t.TempDir()
+	out, page := filepath.Join(dir, "run-directory.schema.json"), filepath.Join(dir, "run-directory.md")
+	committedPage, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "run-directory.md"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	if err := os.WriteFile(page, committedPage, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{out, page}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(page); err != nil || !bytes.Equal(got, committedPage) {
+		t.Errorf("genschema rewrote docs/run-directory.md's key tables (%v); run `%s`", err, runschema.RegenerateCommand)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
@@ -30,7 +41,7 @@ func TestGenerateWritesTheCommittedSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(src), "\n//go:generate go run github.com/dprl/dprl/internal/runschema/genschema run-directory.schema.json\n") {
+	if !strings.Contains(string(src), "\n//go:generate go run github.com/dprl/dprl/internal/runschema/genschema run-directory.schema.json run-directory.md\n") {
 		t.Error("docs/schema.go has no go:generate directive running genschema")
 	}
 	if runschema.RegenerateCommand != "go generate ./docs" {
