@@ -15,7 +15,8 @@ import (
 // regret per episode of every tenth of the users (decile-1 … decile-10) and n_e's summary at
 // the last release (pairs with n_e > 1). DPRL_PS_ENV names the environment (default
 // taxi-private-support), DPRL_PS_EPISODES sets K (default 2·10⁴), DPRL_PS_COUNT the bonus's
-// count ("sum", "kept"; default the rule). docs/benchmarks.md quotes it:
+// count ("sum", "kept"; default the rule), DPRL_PS_AGENT the agent (practical-jdp, the
+// default, or practical-ldp). docs/benchmarks.md quotes it:
 //
 //	DPRL_PS_EPISODES=200000 go test ./agents/tabular -run '^$' -bench '^BenchmarkPracticalJDPDeciles$' -benchtime 1x
 func BenchmarkPracticalJDPDeciles(b *testing.B) {
@@ -34,7 +35,11 @@ func BenchmarkPracticalJDPDeciles(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cfg := publicConfig(b, "practical-jdp", m)
+	name := "practical-jdp"
+	if v := os.Getenv("DPRL_PS_AGENT"); v != "" {
+		name = v
+	}
+	cfg := publicConfig(b, name, m)
 	if m.PublicSupport {
 		cfg.Privacy.PublicSupport, cfg.Support = true, SupportOf(m)
 	}
@@ -42,11 +47,18 @@ func BenchmarkPracticalJDPDeciles(b *testing.B) {
 	for b.Loop() {
 		dec := make([]float64, 10)
 		ag := playPracticalJDP(b, m, K, 1, cfg, func(k int, r float64) { dec[(k-1)*10/K] += r })
+		var planner ReleasePlanner
+		switch s := ag.Server.(type) {
+		case *practicalCuratorServer:
+			planner = s.planner
+		case *practicalLDPServer:
+			planner = s.planner
+		}
 		for i, d := range dec {
 			b.ReportMetric(d/float64(K/10), fmt.Sprintf("decile-%02d", i+1))
 		}
 		known := 0
-		if u, ok := ag.Server.(*practicalCuratorServer).planner.(*noiseUCB); ok {
+		if u, ok := planner.(*noiseUCB); ok {
 			for i, e := range u.nt {
 				if e > 1 && !m.IsTerminal(i/m.A) {
 					known++
