@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/dprl/dprl/experiment/engine"
@@ -99,7 +100,10 @@ type sources struct {
 // encoding/json promotes them); a key an outer field shadows is left out.
 func (s *sources) rows(t reflect.Type) ([]row, error) {
 	var rows []row
-	seen := map[string]bool{}
+	outer := map[string]bool{} // the outer struct's own keys, which shadow embedded ones
+	for _, f := range jsonFields(t) {
+		outer[f.key] = !f.embedded
+	}
 	var walk func(t reflect.Type, depth int) error
 	walk = func(t reflect.Type, depth int) error {
 		st, err := s.structType(t)
@@ -110,70 +114,58 @@ func (s *sources) rows(t reflect.Type) ([]row, error) {
 		if err != nil {
 			return err
 		}
-		var cur *row
-		for i := range t.NumField() {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || name == "-" {
-				continue
-			}
-			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-				cur = nil
+		cur := -1 // the row of the current group
+		for _, f := range jsonFields(t) {
+			if f.embedded {
+				cur = -1
 				if err := walk(f.Type, depth+1); err != nil {
 					return err
 				}
 				continue
 			}
-			if name == "" {
-				name = f.Name
-			}
-			d := docs[f.Name]
-			if d.text != "" || cur == nil {
+			if d := docs[f.Name]; d.text != "" || cur < 0 {
 				rows = append(rows, row{text: d.text})
-				cur = &rows[len(rows)-1]
+				cur = len(rows) - 1
 			}
-			if depth > 0 && seen[name] {
+			if depth > 0 && outer[f.key] {
 				continue // shadowed by a field of the outer struct
 			}
-			cur.keys = append(cur.keys, name)
-			cur.text = replaceFirst(cur.text, f.Name, "`"+name+"`")
+			rows[cur].keys = append(rows[cur].keys, f.key)
+			rows[cur].text = replaceFirst(rows[cur].text, f.Name, "`"+f.key+"`")
 		}
 		return nil
 	}
-	// Outer keys first: collect the shallower keys so that an embedded one they shadow is
-	// left out.
-	collect(t, 0, seen)
 	if err := walk(t, 0); err != nil {
 		return nil, err
 	}
-	out := rows[:0]
-	for _, r := range rows {
-		if len(r.keys) > 0 {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(rows, func(r row) bool { return len(r.keys) == 0 }), nil
 }
 
-// collect records in seen, for every key of t, the depth of its shallowest field.
-func collect(t reflect.Type, depth int, seen map[string]bool) {
+// jsonField is a field encoding/json writes: under its key, or (embedded) an embedded
+// struct whose fields it promotes.
+type jsonField struct {
+	reflect.StructField
+	key      string
+	embedded bool
+}
+
+// jsonFields returns the fields of the struct type t that encoding/json writes, in order.
+func jsonFields(t reflect.Type) []jsonField {
+	var out []jsonField
 	for i := range t.NumField() {
 		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !f.IsExported() || name == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
-			collect(f.Type, depth+1, seen)
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if depth == 0 {
-			seen[name] = true
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case !f.IsExported() || key == "-":
+		case f.Anonymous && key == "" && f.Type.Kind() == reflect.Struct:
+			out = append(out, jsonField{StructField: f, embedded: true})
+		case key == "":
+			out = append(out, jsonField{StructField: f, key: f.Name})
+		default:
+			out = append(out, jsonField{StructField: f, key: key})
 		}
 	}
+	return out
 }
 
 // replaceFirst replaces the first whole-word occurrence of word in text (a field's Go name

@@ -224,14 +224,7 @@ func TestRecipeNewCurveField(t *testing.T) {
 	}
 
 	// The documentation: the field's doc comment is its row of the per-curve table.
-	root, err := ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := os.ReadFile(filepath.Join(root, "docs", "run-directory.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, page := runDirectoryPage(t)
 	newPage, err := docTables(page, root, reflect.TypeFor[withFieldManifest](), reflect.TypeFor[withField]())
 	if err != nil {
 		t.Fatal(err)
@@ -437,14 +430,7 @@ func TestRunDirectoryDocNamesEveryKey(t *testing.T) {
 // TestDocTablesUpToDate: docs/run-directory.md's two key tables are what `go generate ./docs`
 // writes from the types' doc comments.
 func TestDocTablesUpToDate(t *testing.T) {
-	root, err := ModuleRoot(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := os.ReadFile(filepath.Join(root, "docs", "run-directory.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, doc := runDirectoryPage(t)
 	got, err := DocTables(doc, root)
 	if err != nil {
 		t.Fatal(err)
@@ -475,4 +461,18 @@ func TestDocTablesRefuseUndocumented(t *testing.T) {
 	if _, err := DocTables([]byte("# no tables\n"), root); err == nil || !strings.Contains(err.Error(), "no line") {
 		t.Errorf("a page without markers: %v", err)
 	}
+}
+
+// runDirectoryPage returns the module's root and the committed docs/run-directory.md.
+func runDirectoryPage(t *testing.T) (string, []byte) {
+	t.Helper()
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(root, "docs", "run-directory.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, page
 }
