@@ -194,10 +194,7 @@ func WriteReport(dir string, in *ReportInput, o rundir.Options) (*RunManifest, e
 	if err := in.Validate(); err != nil {
 		return nil, err
 	}
-	if err := o.Validate(); err != nil {
-		return nil, err
-	}
-	if err := rundir.Prepare(dir, o.Force); err != nil {
+	if err := o.Prepare(dir); err != nil {
 		return nil, err
 	}
 	var config any = map[string]any{}

@@ -146,16 +146,6 @@ func newSuitePlan(s *Suite, extra func([]*Result) string) (*suitePlan, error) {
 			return nil, err
 		}
 		p.blocks = append(p.blocks, blockPlan{cfg: cfg, tmpl: tmpl, envs: envs})
-		sha := map[string]string{}
-		for _, e := range cfg.Envs {
-			if e.Kind == "file" {
-				in, err := rundir.HashFile("env", e.Path)
-				if err != nil {
-					return nil, err
-				}
-				sha[e.Name] = in.SHA256
-			}
-		}
 		envSpec := map[string]EnvSpec{}
 		for _, e := range cfg.Envs {
 			envSpec[e.Name] = e
@@ -163,7 +153,7 @@ func newSuitePlan(s *Suite, extra func([]*Result) string) (*suitePlan, error) {
 		for ci, cr := range tmpl.Cells {
 			c := cr.Cell
 			name := fmt.Sprintf("%s/%s/%s/%s", cfg.Name, c.Env, c.Beta, c.Label)
-			units, err := engine.CellUnits(name, unitSpec{Env: envSpec[c.Env], EnvSHA: sha[c.Env], Episodes: cfg.Episodes, Delta: cfg.Delta, P: cfg.P,
+			units, err := engine.CellUnits(name, unitSpec{Env: envSpec[c.Env], EnvSHA: tmpl.envSHA[c.Env], Episodes: cfg.Episodes, Delta: cfg.Delta, P: cfg.P,
 				Checkpoints: tmpl.Checkpoints, TieBreak: cfg.TieBreak, Cell: c}, cfg.Seeds, cfg.Episodes)
 			if err != nil {
 				return nil, fmt.Errorf("%s/%s/%s: %w", c.Env, c.Beta, c.Label, err)

@@ -134,10 +134,7 @@ type Extras struct {
 // mode> figure per β mode when an environment runs several), one privacy-cost-vs-ε figure per
 // environment, summary.md, and manifest.json last. Every file is written atomically.
 func (r *Result) Write(dir string, command []string) (*engine.RunManifest, string, error) {
-	if err := r.Output.Validate(); err != nil {
-		return nil, "", err
-	}
-	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+	if err := r.Output.Prepare(dir); err != nil {
 		return nil, "", err
 	}
 	sums, bands, err := r.Summaries()

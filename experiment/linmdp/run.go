@@ -89,6 +89,9 @@ type Result struct {
 	Output rundir.Options `json:"-"`
 	// extra is a section appended to summary.md (a suite's goals, for a one-block suite).
 	extra string
+	// envSHA is the SHA-256 of each file environment's file by environment name (prepare
+	// reads it once; the units' IDs include it).
+	envSHA map[string]string
 }
 
 // Options controls Run: Workers is the number of parallel runs (≥ 1), Progress is called
@@ -181,7 +184,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (*Result, error) {
 func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 	envs := map[string]*model.MDP{}
 	res := &Result{Config: cfg, Checkpoints: Checkpoints(cfg.Episodes, cfg.Checkpoints), VStar: map[string]float64{},
-		Horizons: map[string]int{}, NoLearning: map[string]float64{}}
+		Horizons: map[string]int{}, NoLearning: map[string]float64{}, envSHA: map[string]string{}}
 	for i, e := range cfg.Envs {
 		if e.Kind == "file" {
 			in, err := rundir.HashFile("env", e.Path)
@@ -189,6 +192,7 @@ func prepare(cfg *Config) (*Result, map[string]*model.MDP, error) {
 				return nil, nil, fmt.Errorf("envs[%d].path: %w", i, err)
 			}
 			res.Inputs = append(res.Inputs, in)
+			res.envSHA[e.Name] = in.SHA256
 		}
 		m, err := e.Build()
 		if err != nil {

@@ -91,3 +91,8 @@ func TestPlanSpecTuned(t *testing.T) {
 func TestPlanSpecRun(t *testing.T) {
 	enginetest.RunSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [rare-switch, practical-lsvi]\nprivacy: {epsilons: [1]}\n", 4, "curves", "*", "*.csv")
 }
+
+// TestPlanSpecFileDigest: a file environment's units are named by its file's digest.
+func TestPlanSpecFileDigest(t *testing.T) {
+	enginetest.CheckFileDigest(t, Family{}, FamilyName, "episodes: 200\nseeds: [1, 2]\nenv: {name: file, file: %s}\nagents: [rare-switch]\n", "../../model/linmdp/testdata/tiny.yaml")
+}

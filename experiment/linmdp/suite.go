@@ -128,11 +128,8 @@ func runSuite(ctx context.Context, s *Suite, opts Options, out string, command [
 	if opts.Workers < 1 {
 		return nil, "", fmt.Errorf("workers: must be >= 1, got %d", opts.Workers)
 	}
-	if err := opts.Output.Validate(); err != nil {
-		return nil, "", err
-	}
 	// The output directory is checked before any compute.
-	if err := rundir.Prepare(out, opts.Output.Force); err != nil {
+	if err := opts.Output.Prepare(out); err != nil {
 		return nil, "", err
 	}
 	p, err := newSuitePlan(s, extra)

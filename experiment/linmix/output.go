@@ -256,10 +256,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 	if err != nil {
 		return nil, "", err
 	}
-	if err := r.Output.Validate(); err != nil {
-		return nil, "", err
-	}
-	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+	if err := r.Output.Prepare(dir); err != nil {
 		return nil, "", err
 	}
 	claims := append(r.Claims(ss), r.practicalGoals(ss)...)

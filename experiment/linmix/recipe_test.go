@@ -72,9 +72,7 @@ func TestRecipeNewAgent(t *testing.T) {
 			CSV    string `json:"csv"`
 			Extras struct {
 				Linmix struct {
-					Label     string            `json:"label"`
-					Theory    *float64          `json:"growth_exponent_theory"`
-					Undefined map[string]string `json:"undefined"`
+					Label string `json:"label"`
 				} `json:"linmix"`
 			} `json:"extras"`
 		} `json:"curves"`
@@ -82,22 +80,12 @@ func TestRecipeNewAgent(t *testing.T) {
 	rundirtest.DecodeManifest(t, dir, &man)
 	var got []string
 	for _, c := range man.Curves {
-		x := c.Extras.Linmix
-		got = append(got, c.Agent+": "+x.Label)
+		got = append(got, c.Agent+": "+c.Extras.Linmix.Label)
 		if _, err := os.Stat(filepath.Join(dir, c.CSV)); err != nil {
 			t.Errorf("run directory: %v", err)
 		}
-		switch c.Agent {
-		case "fake-vtr/none":
-			if x.Theory == nil || *x.Theory != 0.5 {
-				t.Errorf("fake-vtr/none's theory exponent %v, want 0.5", x.Theory)
-			}
-		case "fake-vtr/jdp":
-			if x.Theory != nil || !strings.HasPrefix(x.Undefined["growth_exponent_theory"], "none") {
-				t.Errorf("fake-vtr/jdp's missing theory exponent written as %v (undefined %v), want null and \"none\"", x.Theory, x.Undefined)
-			}
-		}
 	}
+	enginetest.CheckTheory(t, dir, FamilyName, map[string]float64{"fake-vtr/none": 0.5, "fake-vtr/jdp": 0})
 	if s := strings.Join(got, "; "); s != "fake-vtr/none: fake-vtr/none cβ=1; fake-vtr/jdp: fake-vtr/jdp ε=0.5 cβ=1" {
 		t.Errorf("curves %s", s)
 	}

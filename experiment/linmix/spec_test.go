@@ -77,3 +77,8 @@ func TestPlanSpecReproduction(t *testing.T) {
 func TestPlanSpecRun(t *testing.T) {
 	enginetest.RunSpecYAML(t, Family{}, FamilyName, "name: tiny\nepisodes: 200\nseeds: [1, 2]\nagents: [ucrl-vtr/none, practical-vtr/jdp]\nprivacy: {epsilons: [1]}\n", 4, "curves", "*", "*.csv")
 }
+
+// TestPlanSpecFileDigest: a file environment's units are named by its file's digest.
+func TestPlanSpecFileDigest(t *testing.T) {
+	enginetest.CheckFileDigest(t, Family{}, FamilyName, "episodes: 200\nseeds: [1, 2]\nenv: {name: file, file: %s}\nagents: [ucrl-vtr/none]\n", "../../model/linmix/testdata/tiny.yaml")
+}

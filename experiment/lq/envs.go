@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dprl/dprl/experiment/engine"
+	"github.com/dprl/dprl/experiment/rundir"
 	model "github.com/dprl/dprl/model/lq"
 )
 
@@ -47,4 +48,17 @@ func specSystem(s *engine.RunSpec, family string) (system string, file bool, err
 func systemFile(system string) bool {
 	e, ok := Envs().Lookup(system)
 	return system != "" && !(ok && !e.File)
+}
+
+// hashSystem reads a system file (none for a registered system): its input record, which the
+// manifest lists, and its SHA-256, which a unit's ID includes.
+func hashSystem(system string) ([]rundir.Input, string, error) {
+	if !systemFile(system) {
+		return nil, "", nil
+	}
+	in, err := rundir.HashFile("system", system)
+	if err != nil {
+		return nil, "", fmt.Errorf("system: %w", err)
+	}
+	return []rundir.Input{in}, in.SHA256, nil
 }

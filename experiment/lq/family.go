@@ -171,14 +171,9 @@ func newPlan(cfg *Config, extended bool) (*plan, error) {
 		return nil, err
 	}
 	p := &plan{cfg: cfg, extended: extended, sys: sys, K: cfg.Episodes, seeds: cfg.Seeds, reportAt: cfg.ReportAt}
-	sysSHA := ""
-	if systemFile(cfg.System) {
-		in, err := rundir.HashFile("system", cfg.System)
-		if err != nil {
-			return nil, fmt.Errorf("system: %w", err)
-		}
-		p.sysIn = []rundir.Input{in}
-		sysSHA = in.SHA256
+	var sysSHA string
+	if p.sysIn, sysSHA, err = hashSystem(cfg.System); err != nil {
+		return nil, err
 	}
 	if extended {
 		x := cfg.Extended

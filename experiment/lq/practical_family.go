@@ -186,13 +186,9 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 		return nil, err
 	}
 	p := &practicalPlan{cfg: cfg, sys: sys, seeds: cfg.Seeds}
-	sysSHA := ""
-	if systemFile(cfg.System) {
-		in, err := rundir.HashFile("system", cfg.System)
-		if err != nil {
-			return nil, fmt.Errorf("system: %w", err)
-		}
-		p.sysIn, sysSHA = []rundir.Input{in}, in.SHA256
+	var sysSHA string
+	if p.sysIn, sysSHA, err = hashSystem(cfg.System); err != nil {
+		return nil, err
 	}
 	if cfg.Long && len(cfg.LongSeeds) > 0 {
 		p.seeds = cfg.LongSeeds

@@ -64,14 +64,8 @@ func TestRecipeNewAgent(t *testing.T) {
 	}
 	var man struct {
 		Curves []struct {
-			Agent  string `json:"agent"`
-			CSV    string `json:"csv"`
-			Extras struct {
-				LQ struct {
-					Theory    *float64          `json:"growth_exponent_theory"`
-					Undefined map[string]string `json:"undefined"`
-				} `json:"lq"`
-			} `json:"extras"`
+			Agent string `json:"agent"`
+			CSV   string `json:"csv"`
 		} `json:"curves"`
 	}
 	rundirtest.DecodeManifest(t, dir, &man)
@@ -83,12 +77,7 @@ func TestRecipeNewAgent(t *testing.T) {
 			t.Errorf("run directory: %v", err)
 		}
 	}
-	if x := man.Curves[1].Extras.LQ; x.Theory != nil || !strings.HasPrefix(x.Undefined["growth_exponent_theory"], "none") {
-		t.Errorf("fake-ofu's missing theory exponent written as %v (undefined %v), want null and \"none\"", x.Theory, x.Undefined)
-	}
-	if x := man.Curves[0].Extras.LQ; x.Theory == nil || *x.Theory != 0.5 {
-		t.Errorf("ofu-rl's theory exponent %v, want 0.5", x.Theory)
-	}
+	enginetest.CheckTheory(t, dir, FamilyName, map[string]float64{"fake-ofu": 0, "ofu-rl": 0.5})
 
 	// The memory estimate reads the row: as one of the paper's agents (two counters of the
 	// paper's kind) the estimate of a run of it alone changes.

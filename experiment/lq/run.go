@@ -152,10 +152,7 @@ type Extras struct {
 // not hold an earlier run unless r.Output.Force is set. The manifest records rundir.Version;
 // dprlVersion is ignored (kept for callers).
 func (r *Result) Write(dir, dprlVersion string, command []string) (string, error) {
-	if err := r.Output.Validate(); err != nil {
-		return "", err
-	}
-	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+	if err := r.Output.Prepare(dir); err != nil {
 		return "", err
 	}
 	K := r.Episodes

@@ -169,6 +169,15 @@ func (o Options) Validate() error {
 	return fmt.Errorf("log-y: must be auto, log or linear, got %q", o.LogY)
 }
 
+// Prepare checks the options (Validate) and then makes dir ready for a run written with them
+// (Prepare with o.Force): what a family's Write does before it writes anything.
+func (o Options) Prepare(dir string) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	return Prepare(dir, o.Force)
+}
+
 // UseLogY resolves LogY for curves whose final values are finals (non-positive values are
 // ignored; they cannot be drawn on a log axis and do not make curves differ in magnitude).
 func (o Options) UseLogY(finals []float64) bool {

@@ -135,6 +135,36 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
+// TestOptionsPrepare: bad options are refused naming the field before dir is touched; good
+// ones prepare dir with their Force (an earlier run is refused without it, removed with it).
+func TestOptionsPrepare(t *testing.T) {
+	root := t.TempDir()
+	bad := filepath.Join(root, "bad")
+	if err := (Options{LogY: "cubic"}).Prepare(bad); err == nil || !strings.Contains(err.Error(), "log-y") {
+		t.Fatalf("bad log-y: err = %v", err)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("bad options created the directory: %v", err)
+	}
+	dir := filepath.Join(root, "run")
+	if err := (Options{LogY: "log"}).Prepare(dir); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(dir, "summary.md"))
+	if err := Claim(dir, "summary.md"); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Options{}).Prepare(dir); !errors.Is(err, ErrEarlierRun) {
+		t.Fatalf("earlier run without force: err = %v", err)
+	}
+	if err := (Options{Force: true}).Prepare(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "summary.md")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("force kept the earlier run's file: %v", err)
+	}
+}
+
 func TestCheckName(t *testing.T) {
 	for _, tc := range []struct {
 		name string

@@ -116,10 +116,7 @@ type CurveExtras struct {
 // manifest.json, written last. Every file is written atomically. dir must not hold an earlier
 // run unless r.Output.Force is set (rundir.Prepare).
 func (r *Result) Write(dir string, command []string, extra map[string]any) (*engine.RunManifest, error) {
-	if err := r.Output.Validate(); err != nil {
-		return nil, err
-	}
-	if err := rundir.Prepare(dir, r.Output.Force); err != nil {
+	if err := r.Output.Prepare(dir); err != nil {
 		return nil, err
 	}
 	bands, err := r.Bands()

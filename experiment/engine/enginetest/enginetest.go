@@ -4,6 +4,7 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,5 +124,43 @@ func CheckSpecCases[C ~SpecCase](t *testing.T, f engine.SpecPlanner, family stri
 			p, err := PlanSpecYAML(t, f, family, c.Doc)
 			CheckPlan(t, p, err, c.Units, c.Want, strings.Contains)
 		})
+	}
+}
+
+// CheckFileDigest checks that the units f plans for a RunSpec reading an environment file
+// name IDs that change with the file's bytes (so a resumed run never reuses the units of
+// another file at the same path): src is copied into a temporary directory, doc (a RunSpec
+// document with one %s for the copy's path) is planned, a comment is appended to the copy and
+// doc is planned again; every unit ID must differ.
+func CheckFileDigest(t *testing.T, f engine.SpecPlanner, family, doc, src string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), filepath.Base(src))
+	ids := func(data []byte) []string {
+		t.Helper()
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, err := PlanSpecYAML(t, f, family, fmt.Sprintf(doc, path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, u := range p.Units() {
+			out = append(out, u.ID())
+		}
+		return out
+	}
+	before, after := ids(data), ids(append(append([]byte(nil), data...), "\n# another file at the same path\n"...))
+	if len(before) == 0 || len(after) != len(before) {
+		t.Fatalf("%d units, then %d", len(before), len(after))
+	}
+	for i := range before {
+		if before[i] == after[i] {
+			t.Errorf("unit %d keeps its ID %s when the environment file changes", i, before[i])
+		}
 	}
 }
