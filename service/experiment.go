@@ -18,7 +18,6 @@ import (
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
-	"github.com/dprl/dprl/privacy/ledger"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
 )
@@ -658,11 +657,7 @@ func (x *experiment) snapshot() ledgerResponse {
 	}
 	// Every agent's guarantee in the one report type (the run directory's manifest prints the
 	// same object): the ledger's composition of the mechanisms the agent registered.
-	model := ledger.JDP
-	if x.head.Kind == protocol.KindPrivatized {
-		model = ledger.LDP
-	}
-	if g, err := engine.Guarantee(x.served.Privacy, model, l.Epsilon, l.Delta); err == nil {
+	if g, err := engine.Guarantee(x.served.Privacy); err == nil {
 		// The page and the statement print the same object.
 		l.Mu, l.Guarantee, l.Statement = g.Mu, g, g.String()
 		if g.Epsilon > 0 {

@@ -113,9 +113,9 @@ func (s Served) PrivateAt(eps, delta float64) error {
 // Constants.Ledger and Private-OFU-RL's Constants.Ledger (each built by the agent with its
 // own nominal (ε, δ) and trust model); a non-private agent's report is ledger.None's. A report
 // of any other type, or a private agent's without its ledger report, is an error. The trust
-// model and the nominal (ε, δ) are the agent's own: model, eps and delta (the caller's) are
-// not used, as no report is declared for a target.
-func Guarantee(p any, model string, eps, delta float64) (ledger.Report, error) {
+// model and the nominal (ε, δ) are the agent's own, registered with its ledger: the caller
+// states neither.
+func Guarantee(p any) (ledger.Report, error) {
 	none := func() (ledger.Report, error) {
 		l, err := ledger.New(ledger.Config{Model: ledger.None})
 		if err != nil {

@@ -112,7 +112,7 @@ func TestPrivateAtReports(t *testing.T) {
 			}
 			// The one report type (engine.Guarantee: what manifests and the service print)
 			// gives the family's own report's verdict.
-			g, gerr := engine.Guarantee(c.report, ledger.JDP, c.eps, c.delta)
+			g, gerr := engine.Guarantee(c.report)
 			switch {
 			case gerr == nil:
 				ge := engine.Served{Privacy: g}.PrivateAt(c.eps, c.delta)

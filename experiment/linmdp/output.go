@@ -178,7 +178,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 		}
 		groups[g] = append(groups[g], report.Curve{Label: label, X: x, Band: bands[i], Style: style})
 		finals[g] = append(finals[g], sums[i].FinalMean)
-		priv, err := guarantee(c.Cell, c.Runs[0].Info)
+		priv, err := guarantee(c.Runs[0].Info)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", c.Cell.Label, err)
 		}
@@ -309,8 +309,8 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 // guarantee states a cell's guarantee in the one privacy report type (engine.Guarantee: the
 // agent's ledger report, Info.Ledger; non-private agents and noise-off twins the non-private
 // report).
-func guarantee(c Cell, in agents.Info) (ledger.Report, error) {
-	return engine.Guarantee(in, ledger.JDP, c.Epsilon, in.Delta)
+func guarantee(in agents.Info) (ledger.Report, error) {
+	return engine.Guarantee(in)
 }
 
 func fmtF(x rundir.Number) string {

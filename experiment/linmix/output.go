@@ -288,7 +288,7 @@ func (r *Result) Write(dir string, command []string) (*engine.RunManifest, strin
 		tag := envTag(s.Env, s.EnvName)
 		b, _ := report.MeanBand(s.Runs, 0.95)
 		s.CSV = filepath.ToSlash(filepath.Join(engine.CurvesDir, tag, sanitize(s.Label)+".csv"))
-		g, err := guarantee(s.Curve, r.Config.Delta)
+		g, err := guarantee(s.Curve)
 		if err != nil {
 			return nil, "", fmt.Errorf("curve %q: %w", s.Label, err)
 		}
@@ -379,18 +379,14 @@ func episodesPerSecond(K int, seconds []float64) float64 {
 // guarantee states a curve's guarantee in the one privacy report type: the practical agent's
 // privacy ledger report, or for the papers' agents engine.Guarantee of their constants (their
 // ledger report, Constants.Ledger; a Laplace calibration is pure ε-DP).
-func guarantee(c *Curve, delta float64) (ledger.Report, error) {
+func guarantee(c *Curve) (ledger.Report, error) {
 	if c.Guarantee != nil {
 		return *c.Guarantee, nil
 	}
 	if c.Mode == "none" {
-		return engine.Guarantee(agents.Constants{NoiseKind: "none"}, ledger.None, 0, 0)
+		return engine.Guarantee(agents.Constants{NoiseKind: "none"})
 	}
-	model := ledger.JDP
-	if c.Mode == "ldp" {
-		model = ledger.LDP
-	}
-	return engine.Guarantee(c.Constants, model, c.Epsilon, delta)
+	return engine.Guarantee(c.Constants)
 }
 
 func (r *Result) summaryMarkdown(ss []CurveSummary, claims []Claim) string {

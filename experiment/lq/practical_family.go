@@ -230,7 +230,7 @@ func newPracticalPlan(cfg *PracticalExpConfig) (*practicalPlan, error) {
 				return nil, err
 			}
 			c.Guarantee = k.Guarantee
-			if c.Privacy, err = guarantee(k, s.eps, cfg.Delta); err != nil {
+			if c.Privacy, err = guarantee(k); err != nil {
 				return nil, err
 			}
 		default:

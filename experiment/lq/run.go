@@ -193,7 +193,7 @@ func (r *Result) Write(dir, dprlVersion string, command []string) (string, error
 		}
 		bands[i] = b
 		finals = append(finals, b.Mean[K-1])
-		g, err := guarantee(c.Constants, c.Spec.Epsilon, r.Config.Delta)
+		g, err := guarantee(c.Constants)
 		if err != nil {
 			return "", fmt.Errorf("curve %q: %w", c.Spec.Label, err)
 		}
@@ -268,6 +268,6 @@ func writeZeroLine(dir, sys, system string, zero []float64, seeds int, o *engine
 
 // guarantee states a curve's guarantee in the one privacy report type (engine.Guarantee: the
 // paper's agent's ledger report, which composes its two counters from their σ).
-func guarantee(c agents.Constants, eps, delta float64) (ledger.Report, error) {
-	return engine.Guarantee(c, ledger.JDP, eps, delta)
+func guarantee(c agents.Constants) (ledger.Report, error) {
+	return engine.Guarantee(c)
 }
