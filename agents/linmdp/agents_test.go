@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/dprl/dprl/agents/internal/agenttest"
 	model "github.com/dprl/dprl/model/linmdp"
 	"github.com/dprl/dprl/privacy/counter"
 	"github.com/dprl/dprl/privacy/noise"
@@ -43,17 +44,6 @@ func addRandomOuter(a []float64, d int, draw func() float64) []float64 {
 		}
 	}
 	return v
-}
-
-// countAbove returns how many of xs exceed thr.
-func countAbove(xs []float64, thr float64) int {
-	n := 0
-	for _, x := range xs {
-		if x > thr {
-			n++
-		}
-	}
-	return n
 }
 
 func TestCholeskyMatchesGonum(t *testing.T) {
@@ -376,7 +366,7 @@ func TestRegressionReleasePrivacy(t *testing.T) {
 		lb = 0
 		for _, q := range qs {
 			thr := sorted[int(q*float64(n))]
-			cD, cDp := countAbove(sD, thr), countAbove(sDp, thr)
+			cD, cDp := agenttest.CountAbove(sD, thr), agenttest.CountAbove(sDp, thr)
 			lb = math.Max(lb, stattest.EpsilonLowerBound(cD, n, cDp, n, delta, 1-0.01/float64(len(qs))))
 		}
 		t.Logf("noiseDiv=%g: U_max·H = %d releases, ε lower bound %.3f", div, releases, lb)

@@ -155,15 +155,21 @@ func (b *Billboard) factor(h, r int) ([]float64, []float64) {
 	return b.chol[i], b.w[i]
 }
 
-// releaser turns released Gram matrices and target vectors into billboard entries: PD repair
-// (post-processing, spec P2), Cholesky, and w̃ by two triangular solves.
+// releaser turns released Gram matrices and target vectors into billboard entries: the ridge
+// (λ + shift)·I added, PD repair (post-processing, spec P2), Cholesky, and w̃ by two
+// triangular solves.
 type releaser struct {
 	tmp       []float64
 	fallbacks int
 }
 
+// release writes the billboard entry of step h, regression r from the released Gram matrix
+// lam (d×d, to which it adds the ridge in place) and target vector u.
 func (rl *releaser) release(b *Billboard, h, r int, lam, u []float64, sp regSpec) {
 	d := sp.dim
+	for a := 0; a < d; a++ {
+		lam[a*d+a] += sp.ridge + sp.shift
+	}
 	L, w := b.factor(h, r)
 	if !smallmat.Cholesky(lam, d, L) {
 		rl.fallbacks++
@@ -313,9 +319,6 @@ func (c *central) observe(lv *Leaves) error {
 				}
 			}
 			packUpper(c.stat[i], lam, d)
-			for a := 0; a < d; a++ {
-				lam[a*d+a] += sp.ridge + sp.shift
-			}
 			c.rl.release(c.bb, h, r, lam, uu, sp)
 		}
 	}
@@ -459,9 +462,6 @@ func (s *LocalServer) Receive(rep *Report) error {
 			lam := s.lam[:d*d]
 			clear(lam)
 			addPacked(lam, d, s.m[i], 1)
-			for a := 0; a < d; a++ {
-				lam[a*d+a] += sp.ridge + sp.shift
-			}
 			s.rl.release(s.bb, h, r, lam, s.n[i], sp)
 		}
 	}

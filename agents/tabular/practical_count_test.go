@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dprl/dprl/agents/internal/agenttest"
 )
 
 // TestKeptCountCalibrated: on rows of S = 500 noisy coordinates (σ_t = 1, τ = 2) the kept
@@ -34,7 +36,7 @@ func TestKeptCountCalibrated(t *testing.T) {
 				if n > 0 { // n_e = n²/(n + v): recover v
 					vsum += n*n/e - n
 				} else {
-					vsum += (float64(countAbove(row, tau)) + S*h)
+					vsum += (float64(agenttest.CountAbove(row, tau)) + S*h)
 				}
 			}
 			mean := sum / rows
@@ -73,16 +75,6 @@ func TestKeptCountCalibrated(t *testing.T) {
 	if n, pos, e := keptCount(exact, 0, 0, g, h, 0); n != 40 || pos != 40 || e != 40 {
 		t.Errorf("exact counts: (n̂, pos, n_e) = (%g, %g, %g), want 40 each", n, pos, e)
 	}
-}
-
-func countAbove(row []float64, thr float64) int {
-	k := 0
-	for _, x := range row {
-		if x > thr {
-			k++
-		}
-	}
-	return k
 }
 
 // TestCountRule: the kept count is the rule exactly when the support is private and S ≥ 32

@@ -25,6 +25,18 @@ func effectivePlanner(S, A, H int, pooled bool, term terminal, b NoiseBonus, tie
 	return newNoiseUCB(S, A, H, pooled, term, nil, nil, b, tie)
 }
 
+// releaseShape is the shape of a random release (randomRelease) a test case draws.
+type releaseShape struct {
+	S, A, H int
+	pooled  bool
+	std     float64
+}
+
+// draw returns randomRelease(r, …) of the shape.
+func (c releaseShape) draw(r *rand.Rand) *Release {
+	return randomRelease(r, c.S, c.A, c.H, c.pooled, c.std)
+}
+
 // randomRelease returns a release of an (S, A, H) model (pooled or per step) whose counts
 // look like a noisy sparse release: a few large counts per row plus N(0, std²) noise on every
 // coordinate (std = 0: exact counts), and negative or zero rows now and then.
@@ -61,26 +73,24 @@ func randomRelease(r *rand.Rand, S, A, H int, pooled bool, std float64) *Release
 func TestEffectiveSparseMatchesDense(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 5))
 	for _, tc := range []struct {
-		S, A, H       int
-		pooled        bool
-		std           float64
+		releaseShape
 		alpha, alphaR float64
 		kept          bool
 	}{
-		{2, 2, 3, true, 10, 0.1, 0.3, false},
-		{7, 3, 4, false, 3, 0.1, 0.3, false},
-		{50, 4, 20, true, 30, 0.1, 0.3, false},
-		{120, 3, 50, true, 50, 0.1, 0.3, false},
-		{120, 3, 50, true, 0, 0.1, 0.3, false},
-		{40, 2, 10, true, 20, 0, 0, false},
-		{40, 2, 10, true, 0, 0, 0, false},
-		{7, 3, 4, false, 3, 0.1, 0.3, true},
-		{120, 3, 50, true, 50, 0.1, 0.3, true},
-		{120, 3, 50, true, 0, 0.1, 0.3, true},
-		{40, 2, 10, true, 20, 0, 0, true},
+		{releaseShape{2, 2, 3, true, 10}, 0.1, 0.3, false},
+		{releaseShape{7, 3, 4, false, 3}, 0.1, 0.3, false},
+		{releaseShape{50, 4, 20, true, 30}, 0.1, 0.3, false},
+		{releaseShape{120, 3, 50, true, 50}, 0.1, 0.3, false},
+		{releaseShape{120, 3, 50, true, 0}, 0.1, 0.3, false},
+		{releaseShape{40, 2, 10, true, 20}, 0, 0, false},
+		{releaseShape{40, 2, 10, true, 0}, 0, 0, false},
+		{releaseShape{7, 3, 4, false, 3}, 0.1, 0.3, true},
+		{releaseShape{120, 3, 50, true, 50}, 0.1, 0.3, true},
+		{releaseShape{120, 3, 50, true, 0}, 0.1, 0.3, true},
+		{releaseShape{40, 2, 10, true, 20}, 0, 0, true},
 	} {
 		t.Run(fmt.Sprintf("S=%d,A=%d,pooled=%v,std=%g,alpha=%g,kept=%v", tc.S, tc.A, tc.pooled, tc.std, tc.alpha, tc.kept), func(t *testing.T) {
-			rel := randomRelease(r, tc.S, tc.A, tc.H, tc.pooled, tc.std)
+			rel := tc.draw(r)
 			cells := len(rel.R)
 			ne, p, rr := make([]float64, cells), make([]float64, cells*tc.S), make([]float64, cells)
 			effectiveEstimates(rel, tc.alpha, tc.alphaR, 2, tc.kept, ne, p, rr)
@@ -129,12 +139,8 @@ func planValues(t *testing.T, rel *Release, term terminal, path planPath, seed u
 // states with terminal states, pooled and per step).
 func TestEffectivePlanSparseMatchesDense(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 6))
-	for _, tc := range []struct {
-		S, A, H int
-		pooled  bool
-		std     float64
-	}{{100, 4, 30, true, 40}, {100, 3, 7, false, 5}, {300, 6, 40, true, 200}, {100, 4, 30, true, 0}} {
-		rel := randomRelease(r, tc.S, tc.A, tc.H, tc.pooled, tc.std)
+	for _, tc := range []releaseShape{{100, 4, 30, true, 40}, {100, 3, 7, false, 5}, {300, 6, 40, true, 200}, {100, 4, 30, true, 0}} {
+		rel := tc.draw(r)
 		set := make([]bool, tc.S)
 		set[0], set[tc.S/2] = true, true
 		term := terminal{set: set, reward: 0.25}

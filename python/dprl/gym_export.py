@@ -367,19 +367,17 @@ def to_file(
                 r = m.scale * table.raw_reward[s][a] + m.offset * math.fsum(table.next[s][a].values())
             row.append(_clamp01(r, f"reward[{s}][{a}]"))
         reward.append(row)
+    f: dict[str, Any] = {
+        "name": name,
+        "states": table.n_states,
+        "actions": table.n_actions,
+        "horizon": horizon,
+        "rewards": rewards,
+        "homogeneous": True,
+    }
     if absorbing:
-        return {
-            "name": name,
-            "states": table.n_states,
-            "actions": table.n_actions,
-            "horizon": horizon,
-            "rewards": rewards,
-            "homogeneous": True,
-            "init": init,
-            "transitions": table.trans,
-            "reward": reward,
-            "reward_map": m.to_obj(),
-        }
+        f.update({"init": init, "transitions": table.trans, "reward": reward, "reward_map": m.to_obj()})
+        return f
     public = False
     if public_rewards:
         dec = decompose_rewards(P_entries, table) if P_entries is not None else None
@@ -400,14 +398,6 @@ def to_file(
             continue
         for a in range(table.n_actions):
             sparse.extend([s, a, s2, p] for s2, p in table.row(s, a))
-    f: dict[str, Any] = {
-        "name": name,
-        "states": table.n_states,
-        "actions": table.n_actions,
-        "horizon": horizon,
-        "rewards": rewards,
-        "homogeneous": True,
-    }
     if table.terminal:
         f["terminal"] = sorted(table.terminal)
         f["terminal_reward"] = _clamp01(m.offset, "terminal_reward")

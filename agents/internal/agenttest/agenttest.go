@@ -45,6 +45,18 @@ func MaxPairDistance(vs [][]float64, scales []float64) float64 {
 	return math.Sqrt(best)
 }
 
+// CountAbove returns how many of xs exceed thr (the event "above the threshold" of an
+// empirical ε lower bound, or the coordinates a threshold keeps).
+func CountAbove(xs []float64, thr float64) int {
+	n := 0
+	for _, x := range xs {
+		if x > thr {
+			n++
+		}
+	}
+	return n
+}
+
 // Canary runs the one-run canary audit (seed 2) on the targets named in names: each must be
 // flagged exactly when it is a broken variant.
 func Canary(t *testing.T, ts []audit.Target, names ...string) {
