@@ -16,8 +16,11 @@ const (
 	EntryVector = "release/vector"
 )
 
-// gramSensitivity is the Frobenius sensitivity of one user's leaf of one Gram tree under
-// replace-one neighbours (Δ_Λ = 2: ‖φφᵀ − φ′φ′ᵀ‖_F ≤ 2 for ‖φ‖ ≤ 1; spec §1.6).
+// gramSensitivity is the papers' bound on the change of one user's leaf of one Gram tree
+// under replace-one neighbours (Δ_Λ = 2, spec §1.6; the agents calibrate with it). It holds
+// with room: the trees add noise to the packed upper triangle, whose ℓ2 norm is at most
+// ‖φφᵀ − φ′φ′ᵀ‖_F = √(‖φ‖⁴ + ‖φ′‖⁴ − 2(φ·φ′)²) ≤ √2 for ‖φ‖, ‖φ′‖ ≤ 1
+// (TestGramSensitivityDerived), so the ledger's ε is an upper bound.
 const gramSensitivity = 2.0
 
 // papersMechanisms are the public parameters of a papers' agent's two mechanisms, with the
