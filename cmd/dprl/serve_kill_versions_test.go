@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -126,13 +125,56 @@ func referenceSession(t *testing.T, req client.CreateRequest, seed uint64) proto
 	return ref.Session
 }
 
-// receiveLogged decodes a logged report for ref and has ref receive it.
-func receiveLogged(ref protocol.Session, report []byte) error {
-	rep, err := protocol.Decode(report, ref.Expect())
+// curator is the uninterrupted curator a killed server's log is replayed into: the session a
+// seeded server builds, fed the logged reports in order. want holds the encoded rule of every
+// version it published, last its latest version and n the reports it received.
+type curator struct {
+	ref  protocol.Session
+	want map[uint64][]byte
+	last uint64
+	n    int
+}
+
+// newCurator returns the curator of req with seed after its first publication (a server
+// publishes once at creation).
+func newCurator(t *testing.T, req client.CreateRequest, seed uint64) *curator {
+	t.Helper()
+	c := &curator{ref: referenceSession(t, req, seed), want: map[uint64][]byte{}}
+	if err := c.publish(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// receive decodes a logged report, has the curator receive it, and publishes.
+func (c *curator) receive(report []byte) error {
+	rep, err := protocol.Decode(report, c.ref.Expect())
 	if err != nil {
 		return err
 	}
-	return ref.Receive(rep)
+	if err := c.ref.Receive(rep); err != nil {
+		return err
+	}
+	c.n++
+	return c.publish()
+}
+
+// publish records the curator's current version and rule; a version published again must
+// have the same rule.
+func (c *curator) publish() error {
+	v, rule, err := c.ref.Publish()
+	if err != nil {
+		return err
+	}
+	b, err := protocol.EncodeRule(rule)
+	if err != nil {
+		return err
+	}
+	if w, ok := c.want[v]; ok && !bytes.Equal(w, b) {
+		return fmt.Errorf("the reference curator's version %d changed", v)
+	}
+	c.want[v], c.last = b, v
+	return nil
 }
 
 // TestServeKill9Versions: real `dprl serve` processes are killed with SIGKILL at random times
@@ -149,15 +191,10 @@ func TestServeKill9Versions(t *testing.T) {
 	longtest.Skip(t, "kill -9 of a live server at random times, every version seen checked, ≈ 30 s")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	addr := freeAddr(t)
 	// Snapshots every 500 reports (kills land around them), the raw reports retained for the
 	// reference replay of the whole log at the end.
-	startServe := func(t *testing.T, data, addr string) *serveProcess {
-		useTestTokens(t)
-		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--retain-reports", "--snapshot-every", "500"})
-	}
-	srv := startServe(t, data, addr)
-	base := srv.url
+	srv := startFixed(t, data, "--retain-reports", "--snapshot-every", "500")
+	base := srv.p.url
 	ctx := context.Background()
 	c := client.New(base, testAdmin, testClient, nil)
 	const seed = 5
@@ -270,10 +307,8 @@ func TestServeKill9Versions(t *testing.T) {
 	kills := 0
 	for kills < 6 {
 		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
-		srv.cmd.Process.Signal(syscall.SIGKILL)
-		srv.cmd.Wait()
+		srv.restart(t)
 		kills++
-		srv = startServe(t, data, addr)
 		for _, kc := range cases {
 			checkSeen(t, ctx, base, kc)
 		}
@@ -319,7 +354,7 @@ func TestServeKill9Versions(t *testing.T) {
 			}
 		}
 	}
-	srv.stop(t)
+	srv.p.stop(t)
 	st, err := store.Open(data, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -338,25 +373,7 @@ func TestServeKill9Versions(t *testing.T) {
 				bySeq[seq] = key.user
 			}
 		}
-		ref := referenceSession(t, kc.req, seed)
-		want := map[uint64][]byte{}
-		publish := func() error {
-			v, rule, err := ref.Publish()
-			if err != nil {
-				return err
-			}
-			b, err := protocol.EncodeRule(rule)
-			if err != nil {
-				return err
-			}
-			if _, ok := want[v]; !ok {
-				want[v] = b
-			}
-			return nil
-		}
-		if err := publish(); err != nil {
-			t.Fatal(err)
-		}
+		ref := newCurator(t, kc.req, seed)
 		n := 0
 		err = st.Replay(kc.exp, func(seq uint64, r *store.Record) error {
 			n++
@@ -368,10 +385,7 @@ func TestServeKill9Versions(t *testing.T) {
 			if err != nil || !bytes.Equal(mine, r.Report) {
 				return fmt.Errorf("record %d is not user %d's report", seq, u)
 			}
-			if err := receiveLogged(ref, r.Report); err != nil {
-				return err
-			}
-			return publish()
+			return ref.receive(r.Report)
 		})
 		if err != nil || n != len(bySeq) {
 			t.Fatalf("%s: replaying the log: %v (%d records, %d acknowledged users)", kc.exp, err, n, len(bySeq))
@@ -380,7 +394,7 @@ func TestServeKill9Versions(t *testing.T) {
 			var p client.Policy
 			json.Unmarshal(body, &p)
 			var a, b bytes.Buffer
-			json.Compact(&a, want[p.Version])
+			json.Compact(&a, ref.want[p.Version])
 			json.Compact(&b, p.Rule)
 			if !bytes.Equal(a.Bytes(), b.Bytes()) || a.Len() == 0 {
 				t.Fatalf("%s: version %d (ETag %s) was shown with a rule the durable log does not give", kc.exp, p.Version, etag)

@@ -5,65 +5,18 @@ import (
 	"encoding/csv"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
 	"github.com/dprl/dprl/service/store"
 )
-
-const (
-	testAdmin  = "test-admin-token-0123456789"
-	testClient = "test-client-token-0123456789"
-)
-
-// serveProcess is `dprl serve` running as a real process (this test binary re-executed).
-type serveProcess struct {
-	cmd *exec.Cmd
-	url string
-}
-
-// startServe starts `dprl serve --seeded` on data at addr ("127.0.0.1:0" for any port) and
-// waits until it listens.
-func startServe(t *testing.T, data, addr string) *serveProcess {
-	t.Helper()
-	useTestTokens(t)
-	return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr})
-}
-
-// useTestTokens puts the test tokens in the environment ($DPRL_ADMIN_TOKEN,
-// $DPRL_CLIENT_TOKEN) for the rest of the test: tokens never go on a command line.
-func useTestTokens(t *testing.T) {
-	t.Setenv("DPRL_ADMIN_TOKEN", testAdmin)
-	t.Setenv("DPRL_CLIENT_TOKEN", testClient)
-}
-
-// startServeArgs starts `dprl <args>` (a serve command) and waits until it listens.
-func startServeArgs(t *testing.T, args []string) *serveProcess {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
-	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS="+strings.Join(args, "\x1f"))
-	url := childproc.Start(t, cmd, "dprl "+strings.Join(args, " "), "listening on ", 60*time.Second, nil, nil)
-	return &serveProcess{cmd: cmd, url: url}
-}
-
-// stop sends SIGTERM and waits: the server drains and exits 0.
-func (p *serveProcess) stop(t *testing.T) {
-	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.cmd.Wait(); err != nil {
-		t.Fatalf("dprl serve after SIGTERM: %v", err)
-	}
-}
 
 // riverSwimJDP is the request of an experiment of tabular practical-jdp on RiverSwim of the
 // given horizon and capacity at (ε, δ) = (1, 1e-5), with seed (nil: the server draws it), a
@@ -71,16 +24,6 @@ func (p *serveProcess) stop(t *testing.T) {
 func riverSwimJDP(horizon, capacity int, seed *uint64, simulation bool) client.CreateRequest {
 	return client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": float64(horizon)}},
 		Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seed, Simulation: simulation}
-}
-
-// mustCreate creates req's experiment through c and returns its ledger.
-func mustCreate(t *testing.T, c *client.Client, req client.CreateRequest) *client.Ledger {
-	t.Helper()
-	l, err := c.Create(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
 }
 
 // readCSV returns the records of a CSV file without its header.
@@ -196,19 +139,13 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 // reports in the same order (its log), built from the same seed — so no noise was redrawn.
 func TestServeKill9(t *testing.T) {
 	longtest.Skip(t, "kill -9 of a live server while users submit, ≈ 20 s")
-	useTestTokens(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	addr := freeAddr(t)
 	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
 	// in a snapshot), the raw reports retained for the reference replay below.
-	startServe := func(t *testing.T, data, addr string) *serveProcess {
-		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr,
-			"--retain-reports", "--snapshot-every", "500"})
-	}
-	srv := startServe(t, data, addr)
+	srv := startFixed(t, data, "--retain-reports", "--snapshot-every", "500")
 	ctx := context.Background()
-	c := client.New(srv.url, testAdmin, testClient, nil)
+	c := client.New(srv.p.url, testAdmin, testClient, nil)
 	const K = 20000
 	seed := uint64(11)
 	l := mustCreate(t, c, riverSwimJDP(10, K, &seed, true))
@@ -245,10 +182,8 @@ func TestServeKill9(t *testing.T) {
 		if d >= K-500 {
 			break
 		}
-		srv.cmd.Process.Signal(syscall.SIGKILL)
-		srv.cmd.Wait()
+		srv.restart(t)
 		kills++
-		srv = startServe(t, data, addr)
 	}
 	wg.Wait()
 	if simErr != nil {
@@ -283,42 +218,20 @@ func TestServeKill9(t *testing.T) {
 		}
 	}
 	final := mustPolicy(t, c, l.Experiment)
-	srv.stop(t)
+	srv.p.stop(t)
 	// The uninterrupted reference: a curator built from the same seed, fed the log in order.
 	st, err := store.Open(data, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ref := referenceSession(t, riverSwimJDP(10, K, nil, false), seed)
-	v, rule, err := ref.Publish() // the server publishes once at creation
-	if err != nil {
-		t.Fatal(err)
+	ref := newCurator(t, riverSwimJDP(10, K, nil, false), seed)
+	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error { return ref.receive(r.Report) })
+	if err != nil || ref.n != l.Capacity {
+		t.Fatalf("replaying the log: %v (%d records)", err, ref.n)
 	}
-	n := 0
-	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error {
-		if err := receiveLogged(ref, r.Report); err != nil {
-			return err
-		}
-		n++
-		v, rule, err = ref.Publish()
-		return err
-	})
-	if err != nil || n != l.Capacity {
-		t.Fatalf("replaying the log: %v (%d records)", err, n)
+	if ref.last != final.Version || string(ref.want[ref.last]) != string(final.Rule) {
+		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, ref.last)
 	}
-	raw, _ := protocol.EncodeRule(rule)
-	if v != final.Version || string(raw) != string(final.Rule) {
-		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, v)
-	}
-	t.Logf("%d kills; %d users; policy version %d", kills, n, v)
-}
-
-func mustPolicy(t *testing.T, c *client.Client, exp string) *client.Policy {
-	t.Helper()
-	p, err := c.Policy(context.Background(), exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	t.Logf("%d kills; %d users; policy version %d", kills, ref.n, ref.last)
 }

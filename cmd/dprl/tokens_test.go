@@ -130,15 +130,6 @@ func TestServeRotateKey(t *testing.T) {
 	p.stop(t)
 }
 
-func mustLedger(t *testing.T, c *client.Client, id string) *client.Ledger {
-	t.Helper()
-	l, err := c.Ledger(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
 // TestServeBackup: `dprl serve backup` through the running server (--server; the admin token
 // from the environment) and from a stopped server's directory; an existing file is refused
 // unless --replace, and the restored directory serves the same ledger (service's
