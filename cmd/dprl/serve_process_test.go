@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/dprl/dprl/internal/childproc"
-	"github.com/dprl/dprl/service/client"
 )
 
 // The tests of `dprl serve` run it as a real process: this file starts, stops, kills and
@@ -124,30 +123,13 @@ func startShared(t *testing.T, url string, n int, extra ...string) []*fixedServe
 	return out
 }
 
-// mustCreate creates req's experiment through c and returns its ledger.
-func mustCreate(t *testing.T, c *client.Client, req client.CreateRequest) *client.Ledger {
+// must returns what call (a client's method: c.Create, c.Policy, c.Ledger …) returns for arg,
+// failing the test on its error.
+func must[A, T any](t *testing.T, call func(context.Context, A) (T, error), arg A) T {
 	t.Helper()
-	l, err := c.Create(context.Background(), req)
+	v, err := call(context.Background(), arg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return l
-}
-
-func mustPolicy(t *testing.T, c *client.Client, exp string) *client.Policy {
-	t.Helper()
-	p, err := c.Policy(context.Background(), exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func mustLedger(t *testing.T, c *client.Client, id string) *client.Ledger {
-	t.Helper()
-	l, err := c.Ledger(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return v
 }

@@ -87,12 +87,12 @@ func TestServeSharedStandby(t *testing.T) {
 	}
 	cl := client.NewFailover([]string{other.base(), lead.base()}, testAdmin, testClient, nil)
 	seed := uint64(3)
-	l := mustCreate(t, cl, riverSwimJDP(10, 100, &seed, true))
+	l := must(t, cl.Create, riverSwimJDP(10, 100, &seed, true))
 	creds, err := cl.Credentials(ctx, l.Experiment, []string{"u1", "u2", "u3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := mustPolicy(t, cl, l.Experiment).Header
+	head := must(t, cl.Policy, l.Experiment).Header
 	rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
 	a1, err := cl.Submit(ctx, l.Experiment, client.Submission{User: "u1", Credential: creds["u1"], IdempotencyKey: "k1", Report: rep, Regret: 0})
 	if err != nil {
@@ -272,7 +272,7 @@ func TestServeSharedFailover(t *testing.T) {
 	cl := client.NewFailover([]string{ss[0].base(), ss[1].base()}, testAdmin, testClient, nil)
 	const K = 12000
 	seed := uint64(5)
-	l := mustCreate(t, cl, riverSwimJDP(10, K, &seed, true))
+	l := must(t, cl.Create, riverSwimJDP(10, K, &seed, true))
 	ob, ostop := startObserver(ctx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
 	load := startLoad(ctx, cl, l.Experiment, seed)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -298,7 +298,7 @@ func TestServeSharedFailover(t *testing.T) {
 	res := load.wait(t)
 	ostop()
 	t.Logf("%d kills of the leader; takeovers after %v", kills, takeovers)
-	final := mustPolicy(t, cl, l.Experiment)
+	final := must(t, cl.Policy, l.Experiment)
 	led, err := cl.Ledger(ctx, l.Experiment)
 	if err != nil || led.UsersServed != l.Capacity {
 		t.Fatalf("ledger: %+v %v", led, err)
@@ -336,7 +336,7 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	cl := client.New(ss[0].base(), testAdmin, testClient, nil)
 	const K = 8000
 	seed := uint64(9)
-	l := mustCreate(t, cl, riverSwimJDP(10, K, &seed, true))
+	l := must(t, cl.Create, riverSwimJDP(10, K, &seed, true))
 	ob, ostop := startObserver(ctx, client.New(ss[0].base(), "", "", nil), l.Experiment)
 	load := startLoad(ctx, cl, l.Experiment, seed)
 	for r := 1; r <= 2; r++ {
@@ -353,7 +353,7 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	}
 	res := load.wait(t)
 	ostop()
-	final := mustPolicy(t, cl, l.Experiment)
+	final := must(t, cl.Policy, l.Experiment)
 	ss[0].p.stop(t)
 	checkShared(t, url, l.Experiment, K, l.Capacity, seed, res, ob.seen, final)
 }

@@ -148,7 +148,7 @@ func TestServeKill9(t *testing.T) {
 	c := client.New(srv.p.url, testAdmin, testClient, nil)
 	const K = 20000
 	seed := uint64(11)
-	l := mustCreate(t, c, riverSwimJDP(10, K, &seed, true))
+	l := must(t, c.Create, riverSwimJDP(10, K, &seed, true))
 	var (
 		res    *client.SimResult
 		simErr error
@@ -208,7 +208,7 @@ func TestServeKill9(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := mustPolicy(t, c, l.Experiment).Header
+	head := must(t, c.Policy, l.Experiment).Header
 	for _, u := range users {
 		rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
 		k := strings.TrimPrefix(u, "sim-")
@@ -217,7 +217,7 @@ func TestServeKill9(t *testing.T) {
 			t.Fatalf("user %s's retry: %+v %v", u, a, err)
 		}
 	}
-	final := mustPolicy(t, c, l.Experiment)
+	final := must(t, c.Policy, l.Experiment)
 	srv.p.stop(t)
 	// The uninterrupted reference: a curator built from the same seed, fed the log in order.
 	st, err := store.Open(data, time.Second)
