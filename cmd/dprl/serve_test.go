@@ -1,21 +1,15 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
-	"github.com/dprl/dprl/service/store"
 )
 
 // riverSwimJDP is the request of an experiment of tabular practical-jdp on RiverSwim of the
@@ -129,109 +123,4 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 		})
 	}
 	srv.stop(t)
-}
-
-// TestServeKill9: a real server process is killed with SIGKILL at random points while 8
-// simulated users submit concurrently, and restarted on the same data directory each time;
-// the users retry with their idempotency keys. At the end every user's report is
-// acknowledged exactly once (a retry of each is acknowledged again, none counted twice), and
-// the published policy equals that of an uninterrupted curator fed the same acknowledged
-// reports in the same order (its log), built from the same seed — so no noise was redrawn.
-func TestServeKill9(t *testing.T) {
-	longtest.Skip(t, "kill -9 of a live server while users submit, ≈ 20 s")
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
-	// in a snapshot), the raw reports retained for the reference replay below.
-	srv := startFixed(t, data, "--retain-reports", "--snapshot-every", "500")
-	ctx := context.Background()
-	c := client.New(srv.p.url, testAdmin, testClient, nil)
-	const K = 20000
-	seed := uint64(11)
-	l := must(t, c.Create, riverSwimJDP(10, K, &seed, true))
-	var (
-		res    *client.SimResult
-		simErr error
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		done   int64
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		res, simErr = client.Simulate(ctx, c, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
-			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
-	}()
-	rng := rand.New(rand.NewPCG(1, 2))
-	kills := 0
-	for kills < 3 {
-		// Kill when the users reached a random point of the next fifth of the capacity (by
-		// progress, not by time: on an idle machine the users finish within a second or two).
-		at := int64(kills+1)*K/8 + int64(rng.IntN(K/16))
-		var d int64
-		for {
-			mu.Lock()
-			d = done
-			mu.Unlock()
-			if d >= at {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		t.Logf("kill %d: target %d, progress %d", kills+1, at, d)
-		if d >= K-500 {
-			break
-		}
-		srv.restart(t)
-		kills++
-	}
-	wg.Wait()
-	if simErr != nil {
-		t.Fatal(simErr)
-	}
-	if kills < 2 {
-		t.Fatalf("only %d kills happened before the users finished: the test proves little", kills)
-	}
-	led, err := c.Ledger(ctx, l.Experiment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if led.UsersServed != l.Capacity || res.Accepted != l.Capacity {
-		t.Fatalf("%d users served, %d acknowledged to the users, capacity %d", led.UsersServed, res.Accepted, l.Capacity)
-	}
-	// Every acknowledged report is stored: a retry with the same key is acknowledged again.
-	users := make([]string, 0, 50)
-	for k := 1; k <= l.Capacity; k += l.Capacity / 50 {
-		users = append(users, "sim-"+strconv.Itoa(k))
-	}
-	creds, err := c.Credentials(ctx, l.Experiment, users)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := must(t, c.Policy, l.Experiment).Header
-	for _, u := range users {
-		rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
-		k := strings.TrimPrefix(u, "sim-")
-		a, err := c.Submit(ctx, l.Experiment, client.Submission{User: u, Credential: creds[u], IdempotencyKey: "k" + k, Report: rep, Regret: 0})
-		if err != nil || !a.Replayed {
-			t.Fatalf("user %s's retry: %+v %v", u, a, err)
-		}
-	}
-	final := must(t, c.Policy, l.Experiment)
-	srv.p.stop(t)
-	// The uninterrupted reference: a curator built from the same seed, fed the log in order.
-	st, err := store.Open(data, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ref := newCurator(t, riverSwimJDP(10, K, nil, false), seed)
-	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error { return ref.receive(r.Report) })
-	if err != nil || ref.n != l.Capacity {
-		t.Fatalf("replaying the log: %v (%d records)", err, ref.n)
-	}
-	if ref.last != final.Version || string(ref.want[ref.last]) != string(final.Rule) {
-		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, ref.last)
-	}
-	t.Logf("%d kills; %d users; policy version %d", kills, ref.n, ref.last)
 }
