@@ -22,7 +22,9 @@ import (
 // serveLogged starts a server on dir (as live) whose log lines go to lg.
 func serveLogged(t *testing.T, dir string, lg *logLines) (*client.Client, string, func()) {
 	t.Helper()
-	_, hs, stop := service.StartForTest(t, service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: lg.logf})
+	cfg := testConfig(dir)
+	cfg.Logf = lg.logf
+	_, hs, stop := service.StartForTest(t, cfg)
 	return client.New(hs.URL, adminTok, clientTok, hs.Client()), hs.URL, stop
 }
 

@@ -33,11 +33,17 @@ func registry() *engine.Registry {
 	return r
 }
 
+// testConfig is the configuration of a test server on dir: the test registry and tokens.
+func testConfig(dir string) service.Config {
+	return service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok}
+}
+
 // live starts a server on dir behind httptest and returns its client and a stop function
 // (Shutdown then Close, as dprl serve does on SIGTERM).
 func live(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) (*client.Client, *service.Server, func()) {
 	t.Helper()
-	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Seeded: seeded}
+	cfg := testConfig(dir)
+	cfg.Seeded = seeded
 	for _, o := range opts {
 		o(&cfg)
 	}
