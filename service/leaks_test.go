@@ -40,6 +40,22 @@ func (r *recorder) do(method, path, token string, body []byte, hdr map[string]st
 	return resp.StatusCode, string(b)
 }
 
+// secrets are the texts a test server must not show, by what each is.
+type secrets map[string]string
+
+// newSecrets returns the secrets of every test server: its tokens.
+func newSecrets() secrets {
+	return secrets{"admin token": adminTok, "client token": clientTok}
+}
+
+// addEncoded adds the bytes b as hex, base64, base64url and base32 (unpadded).
+func (p secrets) addEncoded(what string, b []byte) {
+	p[what+" (hex)"] = hex.EncodeToString(b)
+	p[what+" (base64)"] = base64.RawStdEncoding.EncodeToString(b)
+	p[what+" (base64url)"] = base64.RawURLEncoding.EncodeToString(b)
+	p[what+" (base32)"] = strings.TrimRight(base32.StdEncoding.EncodeToString(b), "=")
+}
+
 // TestNothingSecretLeaks drives a production server (no seed: the experiments have keys)
 // through a whole workflow — create (JDP, LDP, an inline model), mint, single and batch
 // submissions, simulated users, a revocation, every kind of error, ledger, policy (and 304),
@@ -154,12 +170,9 @@ func TestNothingSecretLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	private := map[string]string{"admin token": adminTok, "client token": clientTok}
+	private := newSecrets()
 	secret := func(what string, b []byte) {
-		private[what+" (hex)"] = hex.EncodeToString(b)
-		private[what+" (base64)"] = base64.RawStdEncoding.EncodeToString(b)
-		private[what+" (base64url)"] = base64.RawURLEncoding.EncodeToString(b)
-		private[what+" (base32)"] = strings.TrimRight(base32.StdEncoding.EncodeToString(b), "=")
+		private.addEncoded(what, b)
 		private[what+" (raw)"] = string(b)
 	}
 	for _, u := range users {
