@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/service"
@@ -133,12 +132,7 @@ func TestRefusedStoredReportSkipped(t *testing.T) {
 	if _, err := c.Submit(ctx, exp, client.Submission{User: "a", Credential: creds["a"], IdempotencyKey: "k", Report: ldpReport(h, 0.5), Regret: math.NaN()}); err != nil {
 		t.Fatal(err)
 	}
-	stop()
-
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stoppedStore(t, dir, stop)
 	bad, err := protocol.EncodeBinary(ldpReport(h, 1e308))
 	if err != nil {
 		t.Fatal(err)

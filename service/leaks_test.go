@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/service"
@@ -162,13 +161,9 @@ func TestNothingSecretLeaks(t *testing.T) {
 	stop()
 	// A restart logs its replays.
 	_, _, stop = serveLogged(t, dir, &lg)
-	stop()
 
 	// The secrets, read from the store after the server released it.
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stoppedStore(t, dir, stop)
 	defer st.Close()
 	private := newSecrets()
 	secret := func(what string, b []byte) {

@@ -192,11 +192,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 
 	// What it must not show. The keys are read after the server released the store.
-	stop()
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stoppedStore(t, dir, stop)
 	defer st.Close()
 	private := newSecrets()
 	for _, w := range []string{"states", "rewards", "actions", "blocks", "trajectory\":", "sim-", "other-1", "credential\":"} {

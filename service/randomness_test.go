@@ -51,11 +51,7 @@ func TestExperimentKeysAreRandom(t *testing.T) {
 				t.Fatalf("create: %d %s", code, body)
 			}
 		}
-		stop()
-		st, err := store.Open(dir, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := stoppedStore(t, dir, stop)
 		d, err := st.Experiments()
 		st.Close()
 		if err != nil || len(d) != 20 {

@@ -14,12 +14,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
 	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/store"
 )
 
 const (
@@ -68,6 +70,17 @@ func serverURL(t *testing.T, s *service.Server) string {
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// stoppedStore stops a test server on dir (stop) and opens its store; the caller closes it.
+func stoppedStore(t *testing.T, dir string, stop func()) *store.Store {
+	t.Helper()
+	stop()
+	st, err := store.Open(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // reference plays the agent of spec with seed through protocol.Run in process (what a unit of
