@@ -27,6 +27,7 @@ import (
 	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/servicetest"
 	"github.com/dprl/dprl/service/store"
 )
 
@@ -462,34 +463,11 @@ func (o *observer) checkLog(s *Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint64][]byte{}
-	var last uint64
-	pub := func() {
-		v, rule, err := ref.Session.Publish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := protocol.EncodeRule(rule)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w, ok := want[v]; ok && !bytes.Equal(w, b) {
-			t.Fatalf("the reference curator's version %d changed", v)
-		}
-		want[v], last = b, v
+	cur, err := servicetest.NewCurator(ref.Session)
+	if err != nil {
+		t.Fatal(err)
 	}
-	pub()
-	err = s.st.(*store.Store).Replay(o.exp, func(_ uint64, r *store.Record) error {
-		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-		if err != nil {
-			return err
-		}
-		if err := ref.Session.Receive(rep); err != nil {
-			return err
-		}
-		pub()
-		return nil
-	})
+	err = s.st.(*store.Store).Replay(o.exp, func(_ uint64, r *store.Record) error { return cur.Receive(r.Report) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +476,7 @@ func (o *observer) checkLog(s *Server) {
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Fatal(err)
 		}
-		w, ok := want[p.Version]
+		w, ok := cur.Rules[p.Version]
 		var a, b bytes.Buffer
 		json.Compact(&a, w)
 		json.Compact(&b, p.Rule)
@@ -506,8 +484,8 @@ func (o *observer) checkLog(s *Server) {
 			t.Fatalf("version %d (ETag %s) was shown with a rule the durable log does not give (noise of one release shown for another history)", p.Version, etag)
 		}
 	}
-	if o.version != last {
-		t.Fatalf("final version %d, the uninterrupted curator's %d", o.version, last)
+	if o.version != cur.Last {
+		t.Fatalf("final version %d, the uninterrupted curator's %d", o.version, cur.Last)
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/servicetest"
 	"github.com/dprl/dprl/service/store"
 )
 
@@ -126,56 +127,15 @@ func referenceSession(t *testing.T, req client.CreateRequest, seed uint64) proto
 	return ref.Session
 }
 
-// curator is the uninterrupted curator a killed server's log is replayed into: the session a
-// seeded server builds, fed the logged reports in order. want holds the encoded rule of every
-// version it published, last its latest version and n the reports it received.
-type curator struct {
-	ref  protocol.Session
-	want map[uint64][]byte
-	last uint64
-	n    int
-}
-
-// newCurator returns the curator of req with seed after its first publication (a server
-// publishes once at creation).
-func newCurator(t *testing.T, req client.CreateRequest, seed uint64) *curator {
+// newCurator returns the reference curator of req with seed (the session a seeded server
+// builds) after its first publication.
+func newCurator(t *testing.T, req client.CreateRequest, seed uint64) *servicetest.Curator {
 	t.Helper()
-	c := &curator{ref: referenceSession(t, req, seed), want: map[uint64][]byte{}}
-	if err := c.publish(); err != nil {
+	c, err := servicetest.NewCurator(referenceSession(t, req, seed))
+	if err != nil {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// receive decodes a logged report, has the curator receive it, and publishes.
-func (c *curator) receive(report []byte) error {
-	rep, err := protocol.Decode(report, c.ref.Expect())
-	if err != nil {
-		return err
-	}
-	if err := c.ref.Receive(rep); err != nil {
-		return err
-	}
-	c.n++
-	return c.publish()
-}
-
-// publish records the curator's current version and rule; a version published again must
-// have the same rule.
-func (c *curator) publish() error {
-	v, rule, err := c.ref.Publish()
-	if err != nil {
-		return err
-	}
-	b, err := protocol.EncodeRule(rule)
-	if err != nil {
-		return err
-	}
-	if w, ok := c.want[v]; ok && !bytes.Equal(w, b) {
-		return fmt.Errorf("the reference curator's version %d changed", v)
-	}
-	c.want[v], c.last = b, v
-	return nil
 }
 
 // TestServeKill9: a real server process is killed with SIGKILL at random points while 8
@@ -273,14 +233,14 @@ func TestServeKill9(t *testing.T) {
 	}
 	defer st.Close()
 	ref := newCurator(t, riverSwimJDP(10, K, nil, false), seed)
-	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error { return ref.receive(r.Report) })
-	if err != nil || ref.n != l.Capacity {
-		t.Fatalf("replaying the log: %v (%d records)", err, ref.n)
+	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error { return ref.Receive(r.Report) })
+	if err != nil || ref.Received != l.Capacity {
+		t.Fatalf("replaying the log: %v (%d records)", err, ref.Received)
 	}
-	if ref.last != final.Version || string(ref.want[ref.last]) != string(final.Rule) {
-		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, ref.last)
+	if ref.Last != final.Version || string(ref.Rule()) != string(final.Rule) {
+		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, ref.Last)
 	}
-	t.Logf("%d kills; %d users; policy version %d", kills, ref.n, ref.last)
+	t.Logf("%d kills; %d users; policy version %d", kills, ref.Received, ref.Last)
 }
 
 // TestServeKill9Versions: real `dprl serve` processes are killed with SIGKILL at random times
@@ -491,7 +451,7 @@ func TestServeKill9Versions(t *testing.T) {
 			if err != nil || !bytes.Equal(mine, r.Report) {
 				return fmt.Errorf("record %d is not user %d's report", seq, u)
 			}
-			return ref.receive(r.Report)
+			return ref.Receive(r.Report)
 		})
 		if err != nil || n != len(bySeq) {
 			t.Fatalf("%s: replaying the log: %v (%d records, %d acknowledged users)", kc.exp, err, n, len(bySeq))
@@ -500,7 +460,7 @@ func TestServeKill9Versions(t *testing.T) {
 			var p client.Policy
 			json.Unmarshal(body, &p)
 			var a, b bytes.Buffer
-			json.Compact(&a, ref.want[p.Version])
+			json.Compact(&a, ref.Rules[p.Version])
 			json.Compact(&b, p.Rule)
 			if !bytes.Equal(a.Bytes(), b.Bytes()) || a.Len() == 0 {
 				t.Fatalf("%s: version %d (ETag %s) was shown with a rule the durable log does not give", kc.exp, p.Version, etag)

@@ -234,13 +234,13 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 			return errors.New("a user's report is in the log twice")
 		}
 		users[r.User] = true
-		return ref.receive(r.Report)
+		return ref.Receive(r.Report)
 	})
-	if err != nil || ref.n != capacity {
-		t.Fatalf("replaying the log: %v (%d records, want %d)", err, ref.n, capacity)
+	if err != nil || ref.Received != capacity {
+		t.Fatalf("replaying the log: %v (%d records, want %d)", err, ref.Received, capacity)
 	}
-	v := ref.last
-	if final.Version != v || string(final.Rule) != string(ref.want[v]) {
+	v := ref.Last
+	if final.Version != v || string(final.Rule) != string(ref.Rules[v]) {
 		t.Fatalf("the final policy (version %d) differs from the uninterrupted curator's (version %d)", final.Version, v)
 	}
 	last := uint64(0)
@@ -249,11 +249,11 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 			t.Fatalf("observation %d: version %d after %d: a published version was withdrawn", i, o.version, last)
 		}
 		last = o.version
-		if w, ok := ref.want[o.version]; !ok || string(w) != o.rule {
+		if w, ok := ref.Rules[o.version]; !ok || string(w) != o.rule {
 			t.Fatalf("observation %d: version %d differs from the uninterrupted curator's (known %v)", i, o.version, ok)
 		}
 	}
-	t.Logf("%d records, final version %d, %d observations of the policy", ref.n, v, len(seen))
+	t.Logf("%d records, final version %d, %d observations of the policy", ref.Received, v, len(seen))
 }
 
 // TestServeSharedFailover: two servers on one PostgreSQL database while 8 simulated users
