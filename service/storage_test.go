@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -60,13 +59,7 @@ func (l *logLines) has(sub string) bool { return l.count(sub) > 0 }
 // get returns the status and body of GET url.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return rawReq(t, url, http.MethodGet, "", "", nil, nil)
 }
 
 // metric returns the value of an unlabelled metric.
