@@ -281,30 +281,15 @@ func (o *observer) observe(base, when string) {
 func (o *observer) submit(base string, reports [][]byte, creds map[string]string, users []int) []int {
 	t := o.t
 	t.Helper()
-	var req struct {
-		Reports []batchItem `json:"reports"`
-	}
-	for _, u := range users {
-		id := "u" + strconv.Itoa(u)
-		req.Reports = append(req.Reports, batchItem{User: id, Credential: creds[id], IdempotencyKey: "k" + strconv.Itoa(u), Report: reports[u-1]})
-	}
-	b, _ := json.Marshal(req)
-	hr, _ := http.NewRequest(http.MethodPost, base+"/v1/experiments/"+o.exp+"/reports/batch", bytes.NewReader(b))
-	hr.Header.Set("Authorization", "Bearer "+crashClient)
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
+	code, results, err := postBatch(base, o.exp, reports, creds, users)
+	if code == 0 {
 		return users // the server died while committing: no answer
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Results []batchResult `json:"results"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || len(out.Results) != len(users) {
-		t.Fatalf("batch submission: %d %v", resp.StatusCode, err)
+	if err != nil || code != http.StatusOK || len(results) != len(users) {
+		t.Fatalf("batch submission: %d %v", code, err)
 	}
 	var left []int
-	for i, r := range out.Results {
+	for i, r := range results {
 		id := "u" + strconv.Itoa(users[i])
 		switch {
 		case r.Status == http.StatusServiceUnavailable:
@@ -325,6 +310,36 @@ func (o *observer) submit(base string, reports [][]byte, creds map[string]string
 		}
 	}
 	return left
+}
+
+// postBatch submits users' reports (user u: ID "u<u>", idempotency key "k<u>", report
+// reports[u-1]) as one batch submission to experiment exp at base and returns the answer's
+// status and results. The status is 0 when no answer came (the server went away).
+func postBatch(base, exp string, reports [][]byte, creds map[string]string, users []int) (int, []batchResult, error) {
+	var req struct {
+		Reports []batchItem `json:"reports"`
+	}
+	for _, u := range users {
+		id := "u" + strconv.Itoa(u)
+		req.Reports = append(req.Reports, batchItem{User: id, Credential: creds[id], IdempotencyKey: "k" + strconv.Itoa(u), Report: reports[u-1]})
+	}
+	b, _ := json.Marshal(req)
+	hr, err := http.NewRequest(http.MethodPost, base+"/v1/experiments/"+exp+"/reports/batch", bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+crashClient)
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Results []batchResult `json:"results"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out.Results, err
 }
 
 // crashChildProc is a running crash child.
