@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/service"
@@ -22,7 +21,9 @@ import (
 // serveLogged starts a server on dir (as live) whose log lines go to lg.
 func serveLogged(t *testing.T, dir string, lg *logLines) (*client.Client, string, func()) {
 	t.Helper()
-	_, hs, stop := service.StartForTest(t, service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: lg.logf})
+	cfg := testConfig(dir)
+	cfg.Logf = lg.logf
+	_, hs, stop := service.StartForTest(t, cfg)
 	return client.New(hs.URL, adminTok, clientTok, hs.Client()), hs.URL, stop
 }
 
@@ -131,12 +132,7 @@ func TestRefusedStoredReportSkipped(t *testing.T) {
 	if _, err := c.Submit(ctx, exp, client.Submission{User: "a", Credential: creds["a"], IdempotencyKey: "k", Report: ldpReport(h, 0.5), Regret: math.NaN()}); err != nil {
 		t.Fatal(err)
 	}
-	stop()
-
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stoppedStore(t, dir, stop)
 	bad, err := protocol.EncodeBinary(ldpReport(h, 1e308))
 	if err != nil {
 		t.Fatal(err)

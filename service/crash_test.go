@@ -27,6 +27,7 @@ import (
 	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/servicetest"
 	"github.com/dprl/dprl/service/store"
 )
 
@@ -280,30 +281,15 @@ func (o *observer) observe(base, when string) {
 func (o *observer) submit(base string, reports [][]byte, creds map[string]string, users []int) []int {
 	t := o.t
 	t.Helper()
-	var req struct {
-		Reports []batchItem `json:"reports"`
-	}
-	for _, u := range users {
-		id := "u" + strconv.Itoa(u)
-		req.Reports = append(req.Reports, batchItem{User: id, Credential: creds[id], IdempotencyKey: "k" + strconv.Itoa(u), Report: reports[u-1]})
-	}
-	b, _ := json.Marshal(req)
-	hr, _ := http.NewRequest(http.MethodPost, base+"/v1/experiments/"+o.exp+"/reports/batch", bytes.NewReader(b))
-	hr.Header.Set("Authorization", "Bearer "+crashClient)
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
+	code, results, err := postBatch(base, o.exp, reports, creds, users)
+	if code == 0 {
 		return users // the server died while committing: no answer
 	}
-	defer resp.Body.Close()
-	var out struct {
-		Results []batchResult `json:"results"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK || len(out.Results) != len(users) {
-		t.Fatalf("batch submission: %d %v", resp.StatusCode, err)
+	if err != nil || code != http.StatusOK || len(results) != len(users) {
+		t.Fatalf("batch submission: %d %v", code, err)
 	}
 	var left []int
-	for i, r := range out.Results {
+	for i, r := range results {
 		id := "u" + strconv.Itoa(users[i])
 		switch {
 		case r.Status == http.StatusServiceUnavailable:
@@ -324,6 +310,36 @@ func (o *observer) submit(base string, reports [][]byte, creds map[string]string
 		}
 	}
 	return left
+}
+
+// postBatch submits users' reports (user u: ID "u<u>", idempotency key "k<u>", report
+// reports[u-1]) as one batch submission to experiment exp at base and returns the answer's
+// status and results. The status is 0 when no answer came (the server went away).
+func postBatch(base, exp string, reports [][]byte, creds map[string]string, users []int) (int, []batchResult, error) {
+	var req struct {
+		Reports []batchItem `json:"reports"`
+	}
+	for _, u := range users {
+		id := "u" + strconv.Itoa(u)
+		req.Reports = append(req.Reports, batchItem{User: id, Credential: creds[id], IdempotencyKey: "k" + strconv.Itoa(u), Report: reports[u-1]})
+	}
+	b, _ := json.Marshal(req)
+	hr, err := http.NewRequest(http.MethodPost, base+"/v1/experiments/"+exp+"/reports/batch", bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, err
+	}
+	hr.Header.Set("Authorization", "Bearer "+crashClient)
+	hr.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(hr)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Results []batchResult `json:"results"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out.Results, err
 }
 
 // crashChildProc is a running crash child.
@@ -462,34 +478,11 @@ func (o *observer) checkLog(s *Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[uint64][]byte{}
-	var last uint64
-	pub := func() {
-		v, rule, err := ref.Session.Publish()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := protocol.EncodeRule(rule)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w, ok := want[v]; ok && !bytes.Equal(w, b) {
-			t.Fatalf("the reference curator's version %d changed", v)
-		}
-		want[v], last = b, v
+	cur, err := servicetest.NewCurator(ref.Session)
+	if err != nil {
+		t.Fatal(err)
 	}
-	pub()
-	err = s.st.(*store.Store).Replay(o.exp, func(_ uint64, r *store.Record) error {
-		rep, err := protocol.Decode(r.Report, ref.Session.Expect())
-		if err != nil {
-			return err
-		}
-		if err := ref.Session.Receive(rep); err != nil {
-			return err
-		}
-		pub()
-		return nil
-	})
+	err = s.st.(*store.Store).Replay(o.exp, func(_ uint64, r *store.Record) error { return cur.Receive(r.Report) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -498,7 +491,7 @@ func (o *observer) checkLog(s *Server) {
 		if err := json.Unmarshal(body, &p); err != nil {
 			t.Fatal(err)
 		}
-		w, ok := want[p.Version]
+		w, ok := cur.Rules[p.Version]
 		var a, b bytes.Buffer
 		json.Compact(&a, w)
 		json.Compact(&b, p.Rule)
@@ -506,8 +499,8 @@ func (o *observer) checkLog(s *Server) {
 			t.Fatalf("version %d (ETag %s) was shown with a rule the durable log does not give (noise of one release shown for another history)", p.Version, etag)
 		}
 	}
-	if o.version != last {
-		t.Fatalf("final version %d, the uninterrupted curator's %d", o.version, last)
+	if o.version != cur.Last {
+		t.Fatalf("final version %d, the uninterrupted curator's %d", o.version, cur.Last)
 	}
 }
 

@@ -8,11 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/service"
@@ -42,6 +39,22 @@ func (r *recorder) do(method, path, token string, body []byte, hdr map[string]st
 	return resp.StatusCode, string(b)
 }
 
+// secrets are the texts a test server must not show, by what each is.
+type secrets map[string]string
+
+// newSecrets returns the secrets of every test server: its tokens.
+func newSecrets() secrets {
+	return secrets{"admin token": adminTok, "client token": clientTok}
+}
+
+// addEncoded adds the bytes b as hex, base64, base64url and base32 (unpadded).
+func (p secrets) addEncoded(what string, b []byte) {
+	p[what+" (hex)"] = hex.EncodeToString(b)
+	p[what+" (base64)"] = base64.RawStdEncoding.EncodeToString(b)
+	p[what+" (base64url)"] = base64.RawURLEncoding.EncodeToString(b)
+	p[what+" (base32)"] = strings.TrimRight(base32.StdEncoding.EncodeToString(b), "=")
+}
+
 // TestNothingSecretLeaks drives a production server (no seed: the experiments have keys)
 // through a whole workflow — create (JDP, LDP, an inline model), mint, single and batch
 // submissions, simulated users, a revocation, every kind of error, ledger, policy (and 304),
@@ -52,22 +65,9 @@ func (r *recorder) do(method, path, token string, body []byte, hdr map[string]st
 // hex, base64, base64url or base32.
 func TestNothingSecretLeaks(t *testing.T) {
 	dir := t.TempDir()
-	var (
-		logMu sync.Mutex
-		logs  []string
-	)
-	logf := func(f string, a ...any) {
-		logMu.Lock()
-		logs = append(logs, fmt.Sprintf(f, a...))
-		logMu.Unlock()
-	}
-	s, err := service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(s.Handler())
-	c := client.New(hs.URL, adminTok, clientTok, hs.Client())
-	r := &recorder{t: t, url: hs.URL}
+	var lg logLines
+	c, url, stop := serveLogged(t, dir, &lg)
+	r := &recorder{t: t, url: url}
 	ctx := context.Background()
 
 	create := func(body string) string {
@@ -158,29 +158,16 @@ func TestNothingSecretLeaks(t *testing.T) {
 	for _, p := range []string{"/v1/experiments", "/metrics", "/healthz", "/readyz", "/v1/openapi.json", "/", "/v1/experiments/nosuch"} {
 		r.do("GET", p, "", nil, nil)
 	}
-	hs.Close()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	// A restart logs its replays.
-	s, err = service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	_, _, stop = serveLogged(t, dir, &lg)
 
 	// The secrets, read from the store after the server released it.
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stoppedStore(t, dir, stop)
 	defer st.Close()
-	private := map[string]string{"admin token": adminTok, "client token": clientTok}
+	private := newSecrets()
 	secret := func(what string, b []byte) {
-		private[what+" (hex)"] = hex.EncodeToString(b)
-		private[what+" (base64)"] = base64.RawStdEncoding.EncodeToString(b)
-		private[what+" (base64url)"] = base64.RawURLEncoding.EncodeToString(b)
-		private[what+" (base32)"] = strings.TrimRight(base32.StdEncoding.EncodeToString(b), "=")
+		private.addEncoded(what, b)
 		private[what+" (raw)"] = string(b)
 	}
 	for _, u := range users {
@@ -223,12 +210,12 @@ func TestNothingSecretLeaks(t *testing.T) {
 			t.Errorf("no answer %s in the workflow", code)
 		}
 	}
-	if len(r.seen) < 30 || len(logs) < 6 {
-		t.Fatalf("only %d answers and %d log lines captured: the workflow is broken", len(r.seen), len(logs))
+	if len(r.seen) < 30 || len(lg.lines) < 6 {
+		t.Fatalf("only %d answers and %d log lines captured: the workflow is broken", len(r.seen), len(lg.lines))
 	}
-	texts := make([]exchange, 0, len(r.seen)+len(logs))
+	texts := make([]exchange, 0, len(r.seen)+len(lg.lines))
 	texts = append(texts, r.seen...)
-	for i, l := range logs {
+	for i, l := range lg.lines {
 		texts = append(texts, exchange{fmt.Sprintf("log line %d", i+1), l})
 	}
 	for _, x := range texts {
@@ -239,5 +226,5 @@ func TestNothingSecretLeaks(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d answers and %d log lines scanned for %d secrets", len(r.seen), len(logs), len(private))
+	t.Logf("%d answers and %d log lines scanned for %d secrets", len(r.seen), len(lg.lines), len(private))
 }

@@ -50,7 +50,7 @@ func selfSigned(t *testing.T, dir string) (cert, key string, pool *x509.CertPool
 func TestListenTLSAndDrain(t *testing.T) {
 	dir := t.TempDir()
 	cert, key, pool := selfSigned(t, dir)
-	s, err := service.New(service.Config{Dir: filepath.Join(dir, "data"), Registry: registry(), AdminToken: adminTok, ClientToken: clientTok})
+	s, err := service.New(testConfig(filepath.Join(dir, "data")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestListenTLSAndDrain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lock is released: the data directory opens again.
-	s2, err := service.New(service.Config{Dir: filepath.Join(dir, "data"), Registry: registry(), AdminToken: adminTok, ClientToken: clientTok})
+	s2, err := service.New(testConfig(filepath.Join(dir, "data")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +95,14 @@ func TestListenTLSAndDrain(t *testing.T) {
 // saying so (dprl serve exits 2).
 func TestDataDirLocked(t *testing.T) {
 	dir := t.TempDir()
-	s, err := service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok})
+	s, err := service.New(testConfig(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	_, err = service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, LockWait: 100 * time.Millisecond})
+	cfg := testConfig(dir)
+	cfg.LockWait = 100 * time.Millisecond
+	_, err = service.New(cfg)
 	if err == nil || !strings.Contains(err.Error(), "in use by another dprl serve") {
 		t.Fatalf("second server: %v", err)
 	}

@@ -3,9 +3,6 @@ package service_test
 import (
 	"bytes"
 	"context"
-	"encoding/base32"
-	"encoding/base64"
-	"encoding/hex"
 	"flag"
 	"fmt"
 	"html"
@@ -195,25 +192,16 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 
 	// What it must not show. The keys are read after the server released the store.
-	stop()
-	st, err := store.Open(dir, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := stoppedStore(t, dir, stop)
 	defer st.Close()
-	private := map[string]string{"admin token": adminTok, "client token": clientTok}
+	private := newSecrets()
 	for _, w := range []string{"states", "rewards", "actions", "blocks", "trajectory\":", "sim-", "other-1", "credential\":"} {
 		private["report or user field "+w] = w
 	}
 	for i, v := range creds {
 		private[fmt.Sprint("credential ", i)] = v
 	}
-	secret := func(what string, b []byte) {
-		private[what+" (hex)"] = hex.EncodeToString(b)
-		private[what+" (base64)"] = base64.RawStdEncoding.EncodeToString(b)
-		private[what+" (base64url)"] = base64.RawURLEncoding.EncodeToString(b)
-		private[what+" (base32)"] = strings.TrimRight(base32.StdEncoding.EncodeToString(b), "=")
-	}
+	secret := private.addEncoded
 	uk := st.UserKey()
 	secret("server user key", uk[:])
 	defs, err := st.Experiments()

@@ -2,7 +2,6 @@ package service
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -130,24 +129,12 @@ func TestFailedCommitRefusesTheGroupBehind(t *testing.T) {
 
 // postOne submits user u's report alone (a batch of one) and returns the item's status.
 func postOne(base, exp string, reports [][]byte, creds map[string]string, u int) (int, error) {
-	id := "u" + strconv.Itoa(u)
-	b, _ := json.Marshal(map[string][]batchItem{"reports": {{User: id, Credential: creds[id], IdempotencyKey: "k" + strconv.Itoa(u), Report: reports[u-1]}}})
-	hr, err := http.NewRequest(http.MethodPost, base+"/v1/experiments/"+exp+"/reports/batch", bytes.NewReader(b))
-	if err != nil {
+	code, results, err := postBatch(base, exp, reports, creds, []int{u})
+	if code == 0 {
 		return 0, err
 	}
-	hr.Header.Set("Authorization", "Bearer "+crashClient)
-	hr.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hr)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Results []batchResult `json:"results"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || len(out.Results) != 1 {
+	if err != nil || len(results) != 1 {
 		return 0, errors.New("bad batch answer")
 	}
-	return out.Results[0].Status, nil
+	return results[0].Status, nil
 }

@@ -33,7 +33,7 @@ func TestProductionRefusesASeed(t *testing.T) {
 	c, _, stop := live(t, seededDir, true)
 	createRiverSwim(t, c, "practical-jdp", 100)
 	stop()
-	if _, err := service.New(service.Config{Dir: seededDir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok}); err == nil || !strings.Contains(err.Error(), "--seeded") {
+	if _, err := service.New(testConfig(seededDir)); err == nil || !strings.Contains(err.Error(), "--seeded") {
 		t.Errorf("a production server on a seeded experiment: %v", err)
 	}
 }
@@ -51,11 +51,7 @@ func TestExperimentKeysAreRandom(t *testing.T) {
 				t.Fatalf("create: %d %s", code, body)
 			}
 		}
-		stop()
-		st, err := store.Open(dir, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := stoppedStore(t, dir, stop)
 		d, err := st.Experiments()
 		st.Close()
 		if err != nil || len(d) != 20 {

@@ -14,12 +14,14 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
 	tabexp "github.com/dprl/dprl/experiment/tabular"
 	"github.com/dprl/dprl/service"
 	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/store"
 )
 
 const (
@@ -33,11 +35,17 @@ func registry() *engine.Registry {
 	return r
 }
 
+// testConfig is the configuration of a test server on dir: the test registry and tokens.
+func testConfig(dir string) service.Config {
+	return service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok}
+}
+
 // live starts a server on dir behind httptest and returns its client and a stop function
 // (Shutdown then Close, as dprl serve does on SIGTERM).
 func live(t *testing.T, dir string, seeded bool, opts ...func(*service.Config)) (*client.Client, *service.Server, func()) {
 	t.Helper()
-	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Seeded: seeded}
+	cfg := testConfig(dir)
+	cfg.Seeded = seeded
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -62,6 +70,17 @@ func serverURL(t *testing.T, s *service.Server) string {
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return hs.URL
+}
+
+// stoppedStore stops a test server on dir (stop) and opens its store; the caller closes it.
+func stoppedStore(t *testing.T, dir string, stop func()) *store.Store {
+	t.Helper()
+	stop()
+	st, err := store.Open(dir, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // reference plays the agent of spec with seed through protocol.Run in process (what a unit of

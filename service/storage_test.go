@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -60,13 +59,7 @@ func (l *logLines) has(sub string) bool { return l.count(sub) > 0 }
 // get returns the status and body of GET url.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return rawReq(t, url, http.MethodGet, "", "", nil, nil)
 }
 
 // metric returns the value of an unlabelled metric.
@@ -212,7 +205,7 @@ func storageFault(t *testing.T, dir string, cfg service.Config, logs *logLines, 
 	}
 	// A restart replays the durable log: it must publish exactly what the live server did.
 	cfg.Dir = dir
-	s2, err := service.New(service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok})
+	s2, err := service.New(testConfig(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +225,8 @@ func TestInjectedCommitFailure(t *testing.T) {
 	dir := t.TempDir()
 	var fault atomic.Bool
 	logs := &logLines{}
-	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logs.logf}
+	cfg := testConfig(dir)
+	cfg.Logf = logs.logf
 	service.SetCommitFault(&cfg, func() error {
 		if fault.Load() {
 			return &os.PathError{Op: "write", Path: "dprl.db", Err: syscall.ENOSPC}
@@ -288,7 +282,8 @@ func TestFullDisk(t *testing.T) {
 		}
 	}
 	logs := &logLines{}
-	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logs.logf}
+	cfg := testConfig(dir)
+	cfg.Logf = logs.logf
 	service.SetProbeInterval(&cfg, 20*time.Millisecond)
 	storageFault(t, dir, cfg, logs, fill, "the disk is full", false)
 }
@@ -353,7 +348,8 @@ func postBody(t *testing.T, base, path string, body []byte) (int, string, string
 // a body that does not fit is answered 503 with Retry-After and the JSON error before any of
 // it is read, and the reservation is released when the handler returns.
 func TestInflightBudget(t *testing.T) {
-	cfg := service.Config{Dir: t.TempDir(), Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, MaxInflightBytes: 10000}
+	cfg := testConfig(t.TempDir())
+	cfg.MaxInflightBytes = 10000
 	// Cleanups run last first: the held connections close, then the HTTP server, then the server.
 	hs := serveUnchecked(t, cfg)
 	c := client.New(hs.URL, adminTok, clientTok, hs.Client())
@@ -405,7 +401,8 @@ func TestInflightBudget(t *testing.T) {
 func TestDamagedWhileServing(t *testing.T) {
 	dir := t.TempDir()
 	logs := &logLines{}
-	cfg := service.Config{Dir: dir, Registry: registry(), AdminToken: adminTok, ClientToken: clientTok, Logf: logs.logf}
+	cfg := testConfig(dir)
+	cfg.Logf = logs.logf
 	service.SetProbeInterval(&cfg, 20*time.Millisecond)
 	hs := serveUnchecked(t, cfg)
 	ctx := context.Background()

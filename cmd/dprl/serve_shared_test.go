@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
-	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,48 +19,6 @@ import (
 	"github.com/dprl/dprl/service/store"
 	"github.com/dprl/dprl/service/store/pgstore"
 )
-
-// sharedServer is a `dprl serve --store postgres://…` process at a fixed address (restarted
-// on the same one after a kill).
-type sharedServer struct {
-	addr, data, url string
-	p               *serveProcess
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// startShared starts n servers on the database at url (the test tokens in the environment).
-func startShared(t *testing.T, url string, n int, extra ...string) []*sharedServer {
-	t.Helper()
-	useTestTokens(t)
-	var out []*sharedServer
-	for i := 0; i < n; i++ {
-		s := &sharedServer{addr: freeAddr(t), data: filepath.Join(t.TempDir(), "data"), url: url}
-		s.start(t, extra...)
-		out = append(out, s)
-	}
-	return out
-}
-
-func (s *sharedServer) start(t *testing.T, extra ...string) {
-	t.Helper()
-	s.p = startServeArgs(t, append([]string{"serve", "--seeded", "--store", s.url, "--data", s.data, "--addr", s.addr}, extra...))
-}
-
-func (s *sharedServer) base() string { return "http://" + s.addr }
-
-func (s *sharedServer) kill() {
-	s.p.cmd.Process.Signal(syscall.SIGKILL)
-	s.p.cmd.Wait()
-}
 
 // readyz returns a server's /readyz status and error code.
 func readyz(base string) (int, string, http.Header) {
@@ -80,11 +35,11 @@ func readyz(base string) (int, string, http.Header) {
 }
 
 // leaderOf waits (at most d) until exactly one of the servers is ready and returns it.
-func leaderOf(t *testing.T, ss []*sharedServer, d time.Duration) (*sharedServer, time.Duration) {
+func leaderOf(t *testing.T, ss []*fixedServer, d time.Duration) (*fixedServer, time.Duration) {
 	t.Helper()
 	start := time.Now()
 	for time.Since(start) < d {
-		var ready []*sharedServer
+		var ready []*fixedServer
 		for _, s := range ss {
 			if st, _, _ := readyz(s.base()); st == http.StatusOK {
 				ready = append(ready, s)
@@ -132,12 +87,12 @@ func TestServeSharedStandby(t *testing.T) {
 	}
 	cl := client.NewFailover([]string{other.base(), lead.base()}, testAdmin, testClient, nil)
 	seed := uint64(3)
-	l := mustCreate(t, cl, riverSwimJDP(10, 100, &seed, true))
+	l := must(t, cl.Create, riverSwimJDP(10, 100, &seed, true))
 	creds, err := cl.Credentials(ctx, l.Experiment, []string{"u1", "u2", "u3"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	head := mustPolicy(t, cl, l.Experiment).Header
+	head := must(t, cl.Policy, l.Experiment).Header
 	rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
 	a1, err := cl.Submit(ctx, l.Experiment, client.Submission{User: "u1", Credential: creds["u1"], IdempotencyKey: "k1", Report: rep, Regret: 0})
 	if err != nil {
@@ -158,7 +113,7 @@ func TestServeSharedStandby(t *testing.T) {
 	}
 	lead.kill()
 	t0 := time.Now()
-	got, _ := leaderOf(t, []*sharedServer{other}, 10*time.Second)
+	got, _ := leaderOf(t, []*fixedServer{other}, 10*time.Second)
 	t.Logf("takeover after SIGKILL of the leader: %s", time.Since(t0).Round(time.Millisecond))
 	a, err := cl.Submit(ctx, l.Experiment, client.Submission{User: "u1", Credential: creds["u1"], IdempotencyKey: "k1", Report: rep, Regret: 0})
 	if err != nil || !a.Replayed || a.Sequence != a1.Sequence {
@@ -272,36 +227,20 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 		t.Fatalf("the test could not take the leadership after the servers stopped: %v", err)
 	}
 	defer st.Close()
-	ref := referenceSession(t, riverSwimJDP(10, episodes, nil, false), seed)
-	v, rule, err := ref.Publish()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[uint64]string{}
-	raw, _ := protocol.EncodeRule(rule)
-	want[v] = string(raw)
-	n := 0
+	ref := newCurator(t, riverSwimJDP(10, episodes, nil, false), seed)
 	users := map[[32]byte]bool{}
 	err = st.ReplayAfter(exp, 0, func(_ uint64, r *store.Record) error {
 		if users[r.User] {
 			return errors.New("a user's report is in the log twice")
 		}
 		users[r.User] = true
-		if err := receiveLogged(ref, r.Report); err != nil {
-			return err
-		}
-		n++
-		if v, rule, err = ref.Publish(); err != nil {
-			return err
-		}
-		raw, _ := protocol.EncodeRule(rule)
-		want[v] = string(raw)
-		return nil
+		return ref.Receive(r.Report)
 	})
-	if err != nil || n != capacity {
-		t.Fatalf("replaying the log: %v (%d records, want %d)", err, n, capacity)
+	if err != nil || ref.Received != capacity {
+		t.Fatalf("replaying the log: %v (%d records, want %d)", err, ref.Received, capacity)
 	}
-	if final.Version != v || string(final.Rule) != want[v] {
+	v := ref.Last
+	if final.Version != v || string(final.Rule) != string(ref.Rules[v]) {
 		t.Fatalf("the final policy (version %d) differs from the uninterrupted curator's (version %d)", final.Version, v)
 	}
 	last := uint64(0)
@@ -310,11 +249,11 @@ func checkShared(t *testing.T, url, exp string, episodes, capacity int, seed uin
 			t.Fatalf("observation %d: version %d after %d: a published version was withdrawn", i, o.version, last)
 		}
 		last = o.version
-		if w, ok := want[o.version]; !ok || w != o.rule {
+		if w, ok := ref.Rules[o.version]; !ok || string(w) != o.rule {
 			t.Fatalf("observation %d: version %d differs from the uninterrupted curator's (known %v)", i, o.version, ok)
 		}
 	}
-	t.Logf("%d records, final version %d, %d observations of the policy", n, v, len(seen))
+	t.Logf("%d records, final version %d, %d observations of the policy", ref.Received, v, len(seen))
 }
 
 // TestServeSharedFailover: two servers on one PostgreSQL database while 8 simulated users
@@ -333,7 +272,7 @@ func TestServeSharedFailover(t *testing.T) {
 	cl := client.NewFailover([]string{ss[0].base(), ss[1].base()}, testAdmin, testClient, nil)
 	const K = 12000
 	seed := uint64(5)
-	l := mustCreate(t, cl, riverSwimJDP(10, K, &seed, true))
+	l := must(t, cl.Create, riverSwimJDP(10, K, &seed, true))
 	ob, ostop := startObserver(ctx, client.NewFailover([]string{ss[1].base(), ss[0].base()}, "", "", nil), l.Experiment)
 	load := startLoad(ctx, cl, l.Experiment, seed)
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -346,7 +285,7 @@ func TestServeSharedFailover(t *testing.T) {
 		lead.kill()
 		kills++
 		t0 := time.Now()
-		var rest []*sharedServer
+		var rest []*fixedServer
 		for _, s := range ss {
 			if s != lead {
 				rest = append(rest, s)
@@ -354,12 +293,12 @@ func TestServeSharedFailover(t *testing.T) {
 		}
 		leaderOf(t, rest, 10*time.Second)
 		takeovers = append(takeovers, time.Since(t0))
-		lead.start(t, extra...) // back as a standby
+		lead.start(t) // back as a standby
 	}
 	res := load.wait(t)
 	ostop()
 	t.Logf("%d kills of the leader; takeovers after %v", kills, takeovers)
-	final := mustPolicy(t, cl, l.Experiment)
+	final := must(t, cl.Policy, l.Experiment)
 	led, err := cl.Ledger(ctx, l.Experiment)
 	if err != nil || led.UsersServed != l.Capacity {
 		t.Fatalf("ledger: %+v %v", led, err)
@@ -397,7 +336,7 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	cl := client.New(ss[0].base(), testAdmin, testClient, nil)
 	const K = 8000
 	seed := uint64(9)
-	l := mustCreate(t, cl, riverSwimJDP(10, K, &seed, true))
+	l := must(t, cl.Create, riverSwimJDP(10, K, &seed, true))
 	ob, ostop := startObserver(ctx, client.New(ss[0].base(), "", "", nil), l.Experiment)
 	load := startLoad(ctx, cl, l.Experiment, seed)
 	for r := 1; r <= 2; r++ {
@@ -414,7 +353,7 @@ func TestServeSharedDatabaseRestart(t *testing.T) {
 	}
 	res := load.wait(t)
 	ostop()
-	final := mustPolicy(t, cl, l.Experiment)
+	final := must(t, cl.Policy, l.Experiment)
 	ss[0].p.stop(t)
 	checkShared(t, url, l.Experiment, K, l.Capacity, seed, res, ob.seen, final)
 }

@@ -129,7 +129,7 @@ func TestServeInflightRSS(t *testing.T) {
 	useTestTokens(t)
 	p := startServeArgs(t, []string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"})
 	c := client.New(p.url, testAdmin, testClient, nil)
-	l := mustCreate(t, c, riverSwimJDP(10, 1000, nil, false))
+	l := must(t, c.Create, riverSwimJDP(10, 1000, nil, false))
 	// The batch route's bound: MaxBatch items of twice the report bound plus 1 KiB.
 	maxReport := protocol.MaxBytes(protocol.Header{Family: "tabular", Kind: protocol.KindTrajectory, Dims: protocol.Dims{Horizon: 10}})
 	size := service.MaxBatch * (2*maxReport + 1024)

@@ -1,69 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/csv"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/dprl/dprl/agents/protocol"
-	"github.com/dprl/dprl/internal/childproc"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
-	"github.com/dprl/dprl/service/store"
 )
-
-const (
-	testAdmin  = "test-admin-token-0123456789"
-	testClient = "test-client-token-0123456789"
-)
-
-// serveProcess is `dprl serve` running as a real process (this test binary re-executed).
-type serveProcess struct {
-	cmd *exec.Cmd
-	url string
-}
-
-// startServe starts `dprl serve --seeded` on data at addr ("127.0.0.1:0" for any port) and
-// waits until it listens.
-func startServe(t *testing.T, data, addr string) *serveProcess {
-	t.Helper()
-	useTestTokens(t)
-	return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr})
-}
-
-// useTestTokens puts the test tokens in the environment ($DPRL_ADMIN_TOKEN,
-// $DPRL_CLIENT_TOKEN) for the rest of the test: tokens never go on a command line.
-func useTestTokens(t *testing.T) {
-	t.Setenv("DPRL_ADMIN_TOKEN", testAdmin)
-	t.Setenv("DPRL_CLIENT_TOKEN", testClient)
-}
-
-// startServeArgs starts `dprl <args>` (a serve command) and waits until it listens.
-func startServeArgs(t *testing.T, args []string) *serveProcess {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCLIHelper$")
-	cmd.Env = append(os.Environ(), "DPRL_TEST_CLI=1", "DPRL_TEST_ARGS="+strings.Join(args, "\x1f"))
-	url := childproc.Start(t, cmd, "dprl "+strings.Join(args, " "), "listening on ", 60*time.Second, nil, nil)
-	return &serveProcess{cmd: cmd, url: url}
-}
-
-// stop sends SIGTERM and waits: the server drains and exits 0.
-func (p *serveProcess) stop(t *testing.T) {
-	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	if err := p.cmd.Wait(); err != nil {
-		t.Fatalf("dprl serve after SIGTERM: %v", err)
-	}
-}
 
 // riverSwimJDP is the request of an experiment of tabular practical-jdp on RiverSwim of the
 // given horizon and capacity at (ε, δ) = (1, 1e-5), with seed (nil: the server draws it), a
@@ -71,16 +18,6 @@ func (p *serveProcess) stop(t *testing.T) {
 func riverSwimJDP(horizon, capacity int, seed *uint64, simulation bool) client.CreateRequest {
 	return client.CreateRequest{Family: "tabular", Agent: "practical-jdp", Env: client.Env{Name: "riverswim", Params: map[string]float64{"horizon": float64(horizon)}},
 		Epsilon: 1, Delta: 1e-5, Capacity: capacity, Seed: seed, Simulation: simulation}
-}
-
-// mustCreate creates req's experiment through c and returns its ledger.
-func mustCreate(t *testing.T, c *client.Client, req client.CreateRequest) *client.Ledger {
-	t.Helper()
-	l, err := c.Create(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
 }
 
 // readCSV returns the records of a CSV file without its header.
@@ -186,139 +123,4 @@ func serveSameAsRun(t *testing.T, cases []servedCase) {
 		})
 	}
 	srv.stop(t)
-}
-
-// TestServeKill9: a real server process is killed with SIGKILL at random points while 8
-// simulated users submit concurrently, and restarted on the same data directory each time;
-// the users retry with their idempotency keys. At the end every user's report is
-// acknowledged exactly once (a retry of each is acknowledged again, none counted twice), and
-// the published policy equals that of an uninterrupted curator fed the same acknowledged
-// reports in the same order (its log), built from the same seed — so no noise was redrawn.
-func TestServeKill9(t *testing.T) {
-	longtest.Skip(t, "kill -9 of a live server while users submit, ≈ 20 s")
-	useTestTokens(t)
-	dir := t.TempDir()
-	data := filepath.Join(dir, "data")
-	addr := freeAddr(t)
-	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
-	// in a snapshot), the raw reports retained for the reference replay below.
-	startServe := func(t *testing.T, data, addr string) *serveProcess {
-		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr,
-			"--retain-reports", "--snapshot-every", "500"})
-	}
-	srv := startServe(t, data, addr)
-	ctx := context.Background()
-	c := client.New(srv.url, testAdmin, testClient, nil)
-	const K = 20000
-	seed := uint64(11)
-	l := mustCreate(t, c, riverSwimJDP(10, K, &seed, true))
-	var (
-		res    *client.SimResult
-		simErr error
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		done   int64
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		res, simErr = client.Simulate(ctx, c, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
-			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
-	}()
-	rng := rand.New(rand.NewPCG(1, 2))
-	kills := 0
-	for kills < 3 {
-		// Kill when the users reached a random point of the next fifth of the capacity (by
-		// progress, not by time: on an idle machine the users finish within a second or two).
-		at := int64(kills+1)*K/8 + int64(rng.IntN(K/16))
-		var d int64
-		for {
-			mu.Lock()
-			d = done
-			mu.Unlock()
-			if d >= at {
-				break
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-		t.Logf("kill %d: target %d, progress %d", kills+1, at, d)
-		if d >= K-500 {
-			break
-		}
-		srv.cmd.Process.Signal(syscall.SIGKILL)
-		srv.cmd.Wait()
-		kills++
-		srv = startServe(t, data, addr)
-	}
-	wg.Wait()
-	if simErr != nil {
-		t.Fatal(simErr)
-	}
-	if kills < 2 {
-		t.Fatalf("only %d kills happened before the users finished: the test proves little", kills)
-	}
-	led, err := c.Ledger(ctx, l.Experiment)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if led.UsersServed != l.Capacity || res.Accepted != l.Capacity {
-		t.Fatalf("%d users served, %d acknowledged to the users, capacity %d", led.UsersServed, res.Accepted, l.Capacity)
-	}
-	// Every acknowledged report is stored: a retry with the same key is acknowledged again.
-	users := make([]string, 0, 50)
-	for k := 1; k <= l.Capacity; k += l.Capacity / 50 {
-		users = append(users, "sim-"+strconv.Itoa(k))
-	}
-	creds, err := c.Credentials(ctx, l.Experiment, users)
-	if err != nil {
-		t.Fatal(err)
-	}
-	head := mustPolicy(t, c, l.Experiment).Header
-	for _, u := range users {
-		rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
-		k := strings.TrimPrefix(u, "sim-")
-		a, err := c.Submit(ctx, l.Experiment, client.Submission{User: u, Credential: creds[u], IdempotencyKey: "k" + k, Report: rep, Regret: 0})
-		if err != nil || !a.Replayed {
-			t.Fatalf("user %s's retry: %+v %v", u, a, err)
-		}
-	}
-	final := mustPolicy(t, c, l.Experiment)
-	srv.stop(t)
-	// The uninterrupted reference: a curator built from the same seed, fed the log in order.
-	st, err := store.Open(data, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	ref := referenceSession(t, riverSwimJDP(10, K, nil, false), seed)
-	v, rule, err := ref.Publish() // the server publishes once at creation
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error {
-		if err := receiveLogged(ref, r.Report); err != nil {
-			return err
-		}
-		n++
-		v, rule, err = ref.Publish()
-		return err
-	})
-	if err != nil || n != l.Capacity {
-		t.Fatalf("replaying the log: %v (%d records)", err, n)
-	}
-	raw, _ := protocol.EncodeRule(rule)
-	if v != final.Version || string(raw) != string(final.Rule) {
-		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, v)
-	}
-	t.Logf("%d kills; %d users; policy version %d", kills, n, v)
-}
-
-func mustPolicy(t *testing.T, c *client.Client, exp string) *client.Policy {
-	t.Helper()
-	p, err := c.Policy(context.Background(), exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

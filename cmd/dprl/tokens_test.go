@@ -79,7 +79,7 @@ func TestServeRotateKey(t *testing.T) {
 	ctx := context.Background()
 	c := client.New(p.url, testAdmin, testClient, nil)
 	seed := uint64(1)
-	l := mustCreate(t, c, riverSwimJDP(5, 20, &seed, false))
+	l := must(t, c.Create, riverSwimJDP(5, 20, &seed, false))
 	pol, err := c.Policy(ctx, l.Experiment)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ func TestServeRotateKey(t *testing.T) {
 	if code, _, stderr := runCLI(t, "serve", "rotate-key", "--data", filepath.Join(dir, "none")); code != 2 || !strings.Contains(stderr, "--data") {
 		t.Errorf("rotate-key without a database: exit %d %s", code, stderr)
 	}
-	led1, _ := json.Marshal(mustLedger(t, c, l.Experiment))
+	led1, _ := json.Marshal(must(t, c.Ledger, l.Experiment))
 	p.stop(t)
 	code, stdout, stderr := runCLI(t, "serve", "rotate-key", "--data", data)
 	if code != 0 || !strings.Contains(stdout, "credential key version 2") {
@@ -106,7 +106,7 @@ func TestServeRotateKey(t *testing.T) {
 	}
 	p = startServe(t, data, "127.0.0.1:0")
 	c = client.New(p.url, testAdmin, testClient, nil)
-	if led2, _ := json.Marshal(mustLedger(t, c, l.Experiment)); string(led2) != string(led1) {
+	if led2, _ := json.Marshal(must(t, c.Ledger, l.Experiment)); string(led2) != string(led1) {
 		t.Errorf("the ledger changed:\n%s\n%s", led1, led2)
 	}
 	_, err = c.Submit(ctx, l.Experiment, client.Submission{User: "late", Credential: old["late"], IdempotencyKey: "1", Report: rep, Regret: math.NaN()})
@@ -130,15 +130,6 @@ func TestServeRotateKey(t *testing.T) {
 	p.stop(t)
 }
 
-func mustLedger(t *testing.T, c *client.Client, id string) *client.Ledger {
-	t.Helper()
-	l, err := c.Ledger(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
 // TestServeBackup: `dprl serve backup` through the running server (--server; the admin token
 // from the environment) and from a stopped server's directory; an existing file is refused
 // unless --replace, and the restored directory serves the same ledger (service's
@@ -148,7 +139,7 @@ func TestServeBackup(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	p := startServe(t, data, "127.0.0.1:0")
 	c := client.New(p.url, testAdmin, testClient, nil)
-	l := mustCreate(t, c, riverSwimJDP(5, 20, nil, false))
+	l := must(t, c.Create, riverSwimJDP(5, 20, nil, false))
 	out := filepath.Join(dir, "backup.db")
 	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--out", out); code != 2 || !strings.Contains(stderr, "--server") {
 		t.Errorf("offline backup while served: exit %d %s", code, stderr)
@@ -159,7 +150,7 @@ func TestServeBackup(t *testing.T) {
 	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--server", p.url, "--out", out); code != 2 || !strings.Contains(stderr, "--replace") {
 		t.Errorf("backup over an existing file: exit %d %s", code, stderr)
 	}
-	led1, _ := json.Marshal(mustLedger(t, c, l.Experiment))
+	led1, _ := json.Marshal(must(t, c.Ledger, l.Experiment))
 	p.stop(t)
 	if code, _, stderr := runCLI(t, "serve", "backup", "--data", data, "--out", out, "--replace"); code != 0 {
 		t.Fatalf("offline backup with --replace: exit %d %s", code, stderr)
@@ -177,7 +168,7 @@ func TestServeBackup(t *testing.T) {
 	}
 	p = startServe(t, restored, "127.0.0.1:0")
 	c = client.New(p.url, testAdmin, testClient, nil)
-	if led2, _ := json.Marshal(mustLedger(t, c, l.Experiment)); string(led2) != string(led1) {
+	if led2, _ := json.Marshal(must(t, c.Ledger, l.Experiment)); string(led2) != string(led1) {
 		t.Errorf("the restored ledger differs:\n%s\n%s", led1, led2)
 	}
 	p.stop(t)

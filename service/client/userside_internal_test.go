@@ -8,6 +8,7 @@ import (
 	"github.com/dprl/dprl/agents/protocol"
 	"github.com/dprl/dprl/experiment/engine"
 	tabexp "github.com/dprl/dprl/experiment/tabular"
+	"github.com/dprl/dprl/service/servicetest"
 )
 
 // capture is a protocol.Remote serving one fixed policy and recording every report's bytes.
@@ -49,15 +50,11 @@ func userReports(t *testing.T, st engine.Streams, noiseName string) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, rule, err := served.Session.Publish()
+	cur, err := servicetest.NewCurator(served.Session)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := protocol.EncodeRule(rule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &capture{version: v, rule: raw}
+	c := &capture{version: cur.Last, rule: cur.Rule()}
 	if err := protocol.RunRemote(context.Background(), served.Session, protocol.Options{Episodes: 10, Users: st.Episodes(served.Users)}, c); err != nil {
 		t.Fatal(err)
 	}

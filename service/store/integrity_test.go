@@ -18,19 +18,10 @@ func fill(t *testing.T, dir string) metaPage {
 	t.Helper()
 	s := mustOpen(t, dir)
 	for e := 0; e < 3; e++ {
-		id := fmt.Sprint("e", e)
-		if err := s.Create(&Experiment{ID: id, Spec: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
-		for b := 0; b < 10; b++ {
-			var recs []*Record
-			for i := 0; i < 100; i++ {
-				recs = append(recs, &Record{User: [32]byte{byte(e), byte(b), byte(i)}, Idem: "k", Report: make([]byte, 200)})
-			}
-			if err := s.Append(id, uint64(b*100+1), recs); err != nil {
-				t.Fatal(err)
-			}
-		}
+		fillExperiment(t, s, fmt.Sprint("e", e), 1000, func(i int) *Record {
+			b, j := (i-1)/100, (i-1)%100
+			return &Record{User: [32]byte{byte(e), byte(b), byte(j)}, Idem: "k", Report: make([]byte, 200)}
+		})
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -275,9 +266,7 @@ func TestBeforeCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreate(t, s, "e")
 	on = true
 	if err := s.Append("e", 1, []*Record{{User: [32]byte{1}}}); !errors.Is(err, fail) {
 		t.Fatalf("append with the hook failing: %v", err)

@@ -28,9 +28,7 @@ func TestCredentialKeyMigrationAndRotation(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreate(t, s, "e")
 	s.Close()
 	s = mustOpen(t, dir)
 	if got := s.CredentialKey(); got.Version != 1 || got.Key != uk || s.UserKey() != uk {

@@ -45,9 +45,7 @@ func TestDeferredIndex(t *testing.T) {
 				return s
 			}
 			s := open()
-			if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-				t.Fatal(err)
-			}
+			mustCreate(t, s, "e")
 			// Digests spread over the key ranges (chunkOf reads the first bytes).
 			user := func(u int) (k [32]byte) { binary.BigEndian.PutUint64(k[:], uint64(u)*0x9e3779b97f4a7c15); return k }
 			next := uint64(1)
@@ -159,9 +157,7 @@ func TestConcurrentAppendsSeeEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreate(t, s, "e")
 	u := [32]byte{7}
 	second := make(chan error, 1)
 	started := false

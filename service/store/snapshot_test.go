@@ -12,23 +12,14 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// fill creates experiment "e" in a store on dir with n records (user i's digest starts with
+// fillLog creates experiment "e" in a store on dir with n records (user i's digest starts with
 // byte i, idempotency key "k<i>", report of size bytes).
 func fillLog(t *testing.T, dir string, n, size int) *Store {
 	t.Helper()
 	s := mustOpen(t, dir)
-	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	for lo := 1; lo <= n; lo += 100 {
-		var recs []*Record
-		for i := lo; i < lo+100 && i <= n; i++ {
-			recs = append(recs, &Record{User: user(i), Idem: fmt.Sprint("k", i), Report: make([]byte, size)})
-		}
-		if err := s.Append("e", uint64(lo), recs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillExperiment(t, s, "e", n, func(i int) *Record {
+		return &Record{User: user(i), Idem: fmt.Sprint("k", i), Report: make([]byte, size)}
+	})
 	return s
 }
 

@@ -38,15 +38,37 @@ func mustOpen(t *testing.T, dir string) *Store {
 	return s
 }
 
+// mustCreate creates the experiment id (an empty spec) in s.
+func mustCreate(t *testing.T, s *Store, id string) {
+	t.Helper()
+	if err := s.Create(&Experiment{ID: id, Spec: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fillExperiment creates the experiment id in s and appends its records 1..n (rec(i)) in
+// batches of 100.
+func fillExperiment(t *testing.T, s *Store, id string, n int, rec func(i int) *Record) {
+	t.Helper()
+	mustCreate(t, s, id)
+	for lo := 1; lo <= n; lo += 100 {
+		var recs []*Record
+		for i := lo; i < lo+100 && i <= n; i++ {
+			recs = append(recs, rec(i))
+		}
+		if err := s.Append(id, uint64(lo), recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestAppendReplay: the log keeps its order across reopenings, refuses a stale sequence number
 // and a second record of the same user, and a failed Append writes nothing.
 func TestAppendReplay(t *testing.T) {
 	dir := t.TempDir()
 	s := mustOpen(t, dir)
 	key := s.UserKey()
-	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreate(t, s, "e")
 	if err := s.Create(&Experiment{ID: "e", Spec: []byte(`{}`)}); err == nil {
 		t.Error("a second experiment e was created")
 	}

@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +22,7 @@ import (
 	"github.com/dprl/dprl/experiment/engine/servetest"
 	"github.com/dprl/dprl/internal/longtest"
 	"github.com/dprl/dprl/service/client"
+	"github.com/dprl/dprl/service/servicetest"
 	"github.com/dprl/dprl/service/store"
 )
 
@@ -126,13 +127,120 @@ func referenceSession(t *testing.T, req client.CreateRequest, seed uint64) proto
 	return ref.Session
 }
 
-// receiveLogged decodes a logged report for ref and has ref receive it.
-func receiveLogged(ref protocol.Session, report []byte) error {
-	rep, err := protocol.Decode(report, ref.Expect())
+// newCurator returns the reference curator of req with seed (the session a seeded server
+// builds) after its first publication.
+func newCurator(t *testing.T, req client.CreateRequest, seed uint64) *servicetest.Curator {
+	t.Helper()
+	c, err := servicetest.NewCurator(referenceSession(t, req, seed))
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	return ref.Receive(rep)
+	return c
+}
+
+// TestServeKill9: a real server process is killed with SIGKILL at random points while 8
+// simulated users submit concurrently, and restarted on the same data directory each time;
+// the users retry with their idempotency keys. At the end every user's report is
+// acknowledged exactly once (a retry of each is acknowledged again, none counted twice), and
+// the published policy equals that of an uninterrupted curator fed the same acknowledged
+// reports in the same order (its log), built from the same seed — so no noise was redrawn.
+func TestServeKill9(t *testing.T) {
+	longtest.Skip(t, "kill -9 of a live server while users submit, ≈ 20 s")
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	// Snapshots every 500 reports (restarts restore one and replay the rest; kills may land
+	// in a snapshot), the raw reports retained for the reference replay below.
+	srv := startFixed(t, data, "--retain-reports", "--snapshot-every", "500")
+	ctx := context.Background()
+	c := client.New(srv.p.url, testAdmin, testClient, nil)
+	const K = 20000
+	seed := uint64(11)
+	l := must(t, c.Create, riverSwimJDP(10, K, &seed, true))
+	var (
+		res    *client.SimResult
+		simErr error
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		done   int64
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		res, simErr = client.Simulate(ctx, c, client.SimOptions{Experiment: l.Experiment, Registry: newRegistry(), Concurrency: 8, Seed: &seed,
+			Progress: func(n int64) { mu.Lock(); done += n; mu.Unlock() }})
+	}()
+	rng := rand.New(rand.NewPCG(1, 2))
+	kills := 0
+	for kills < 3 {
+		// Kill when the users reached a random point of the next fifth of the capacity (by
+		// progress, not by time: on an idle machine the users finish within a second or two).
+		at := int64(kills+1)*K/8 + int64(rng.IntN(K/16))
+		var d int64
+		for {
+			mu.Lock()
+			d = done
+			mu.Unlock()
+			if d >= at {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		t.Logf("kill %d: target %d, progress %d", kills+1, at, d)
+		if d >= K-500 {
+			break
+		}
+		srv.restart(t)
+		kills++
+	}
+	wg.Wait()
+	if simErr != nil {
+		t.Fatal(simErr)
+	}
+	if kills < 2 {
+		t.Fatalf("only %d kills happened before the users finished: the test proves little", kills)
+	}
+	led, err := c.Ledger(ctx, l.Experiment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if led.UsersServed != l.Capacity || res.Accepted != l.Capacity {
+		t.Fatalf("%d users served, %d acknowledged to the users, capacity %d", led.UsersServed, res.Accepted, l.Capacity)
+	}
+	// Every acknowledged report is stored: a retry with the same key is acknowledged again.
+	users := make([]string, 0, 50)
+	for k := 1; k <= l.Capacity; k += l.Capacity / 50 {
+		users = append(users, "sim-"+strconv.Itoa(k))
+	}
+	creds, err := c.Credentials(ctx, l.Experiment, users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := must(t, c.Policy, l.Experiment).Header
+	for _, u := range users {
+		rep := &protocol.Trajectory{Header: head, States: make([]int, 11), Actions: make([]int, 10), Rewards: make([]float64, 10)}
+		k := strings.TrimPrefix(u, "sim-")
+		a, err := c.Submit(ctx, l.Experiment, client.Submission{User: u, Credential: creds[u], IdempotencyKey: "k" + k, Report: rep, Regret: 0})
+		if err != nil || !a.Replayed {
+			t.Fatalf("user %s's retry: %+v %v", u, a, err)
+		}
+	}
+	final := must(t, c.Policy, l.Experiment)
+	srv.p.stop(t)
+	// The uninterrupted reference: a curator built from the same seed, fed the log in order.
+	st, err := store.Open(data, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ref := newCurator(t, riverSwimJDP(10, K, nil, false), seed)
+	err = st.Replay(l.Experiment, func(_ uint64, r *store.Record) error { return ref.Receive(r.Report) })
+	if err != nil || ref.Received != l.Capacity {
+		t.Fatalf("replaying the log: %v (%d records)", err, ref.Received)
+	}
+	if ref.Last != final.Version || string(ref.Rule()) != string(final.Rule) {
+		t.Fatalf("after %d kills the served policy (version %d) differs from the uninterrupted one (version %d)", kills, final.Version, ref.Last)
+	}
+	t.Logf("%d kills; %d users; policy version %d", kills, ref.Received, ref.Last)
 }
 
 // TestServeKill9Versions: real `dprl serve` processes are killed with SIGKILL at random times
@@ -149,15 +257,10 @@ func TestServeKill9Versions(t *testing.T) {
 	longtest.Skip(t, "kill -9 of a live server at random times, every version seen checked, ≈ 30 s")
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	addr := freeAddr(t)
 	// Snapshots every 500 reports (kills land around them), the raw reports retained for the
 	// reference replay of the whole log at the end.
-	startServe := func(t *testing.T, data, addr string) *serveProcess {
-		useTestTokens(t)
-		return startServeArgs(t, []string{"serve", "--seeded", "--data", data, "--addr", addr, "--retain-reports", "--snapshot-every", "500"})
-	}
-	srv := startServe(t, data, addr)
-	base := srv.url
+	srv := startFixed(t, data, "--retain-reports", "--snapshot-every", "500")
+	base := srv.p.url
 	ctx := context.Background()
 	c := client.New(base, testAdmin, testClient, nil)
 	const seed = 5
@@ -270,10 +373,8 @@ func TestServeKill9Versions(t *testing.T) {
 	kills := 0
 	for kills < 6 {
 		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
-		srv.cmd.Process.Signal(syscall.SIGKILL)
-		srv.cmd.Wait()
+		srv.restart(t)
 		kills++
-		srv = startServe(t, data, addr)
 		for _, kc := range cases {
 			checkSeen(t, ctx, base, kc)
 		}
@@ -319,7 +420,7 @@ func TestServeKill9Versions(t *testing.T) {
 			}
 		}
 	}
-	srv.stop(t)
+	srv.p.stop(t)
 	st, err := store.Open(data, time.Second)
 	if err != nil {
 		t.Fatal(err)
@@ -338,25 +439,7 @@ func TestServeKill9Versions(t *testing.T) {
 				bySeq[seq] = key.user
 			}
 		}
-		ref := referenceSession(t, kc.req, seed)
-		want := map[uint64][]byte{}
-		publish := func() error {
-			v, rule, err := ref.Publish()
-			if err != nil {
-				return err
-			}
-			b, err := protocol.EncodeRule(rule)
-			if err != nil {
-				return err
-			}
-			if _, ok := want[v]; !ok {
-				want[v] = b
-			}
-			return nil
-		}
-		if err := publish(); err != nil {
-			t.Fatal(err)
-		}
+		ref := newCurator(t, kc.req, seed)
 		n := 0
 		err = st.Replay(kc.exp, func(seq uint64, r *store.Record) error {
 			n++
@@ -368,10 +451,7 @@ func TestServeKill9Versions(t *testing.T) {
 			if err != nil || !bytes.Equal(mine, r.Report) {
 				return fmt.Errorf("record %d is not user %d's report", seq, u)
 			}
-			if err := receiveLogged(ref, r.Report); err != nil {
-				return err
-			}
-			return publish()
+			return ref.Receive(r.Report)
 		})
 		if err != nil || n != len(bySeq) {
 			t.Fatalf("%s: replaying the log: %v (%d records, %d acknowledged users)", kc.exp, err, n, len(bySeq))
@@ -380,7 +460,7 @@ func TestServeKill9Versions(t *testing.T) {
 			var p client.Policy
 			json.Unmarshal(body, &p)
 			var a, b bytes.Buffer
-			json.Compact(&a, want[p.Version])
+			json.Compact(&a, ref.Rules[p.Version])
 			json.Compact(&b, p.Rule)
 			if !bytes.Equal(a.Bytes(), b.Bytes()) || a.Len() == 0 {
 				t.Fatalf("%s: version %d (ETag %s) was shown with a rule the durable log does not give", kc.exp, p.Version, etag)
