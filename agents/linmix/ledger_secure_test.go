@@ -141,7 +141,7 @@ func TestPapersLedgerSecure(t *testing.T) {
 			}
 			// The noise actually drawn is at the reported scales (the trees or the randomiser).
 			if q := secure.specs[0]; q.mat.Scale != cq.SigmaMat[0] || q.vec.Scale != cq.SigmaVec[0] ||
-				(secure.cur != nil && (secure.cur.mt[0].cal.Scale != cq.SigmaMat[0] || secure.cur.vt[0].cal.Scale != cq.SigmaVec[0] || !secure.cur.mt[0].onGrid())) ||
+				(secure.cur != nil && (secure.cur.mt[0].cal.Scale != cq.SigmaMat[0] || secure.cur.vt[0].cal.Scale != cq.SigmaVec[0] || secure.cur.mt[0].onGrid() != gramOn || !secure.cur.vt[0].onGrid())) ||
 				(secure.rnd != nil && secure.rnd.specs[0].mat.Scale != cq.SigmaMat[0]) {
 				t.Errorf("the agent draws at scales other than its reported %v, %v", cq.SigmaMat, cq.SigmaVec)
 			}
