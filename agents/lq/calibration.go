@@ -151,7 +151,9 @@ func (c *Constants) account(pub Public, cfg Config, secure1, secure2 bool) error
 // private agent whose B_1 or B_2 source is hardened (noise.Secure) has that counter's entry
 // carry the grid rounding (ledgerReport); with seeded sources c is returned unchanged.
 func (c Constants) withSources(pub Public, cfg Config, src1, src2 noise.Source) (Constants, error) {
-	s1, s2 := src1 != nil && src1.Secure(), src2 != nil && src2.Secure()
+	// A counter without noise (σ = 0: test constants) rounds nothing (Secure.AddGaussian).
+	s1 := src1 != nil && src1.Secure() && c.Sigma1 > 0
+	s2 := src2 != nil && src2.Secure() && c.Sigma2 > 0
 	if !c.Private || (!s1 && !s2) {
 		return c, nil
 	}
