@@ -76,6 +76,13 @@ func TestCreateNoFalseLabels(t *testing.T) {
 		{"linmix", "ucrl-vtr/jdp", `,"epsilon":1`, 201, "", true},
 		{"linmix", "practical-vtr/jdp", `,"epsilon":1`, 201, "", true},
 		{"lq", "private-ofu-rl", `,"epsilon":1`, 201, "", true},
+		// The papers' linear agents on the service's Secure noise: their ledgers carry the grid
+		// rounding (a relative increase of ε below 10⁻⁵), which changes no verdict.
+		{"linmdp", "luyo-batched", `,"epsilon":0.5`, 201, "", true},
+		{"linmdp", "luyo-zcdp", `,"epsilon":1`, 201, "", true},
+		{"linmix", "ucrl-vtr/ldp", `,"epsilon":0.5`, 201, "", true},
+		{"linmix", "ucrl-vtr+/jdp", `,"epsilon":0.5`, 201, "", true},
+		{"linmix", "linopt-vi/jdp", `,"epsilon":1`, 201, "", true},
 		{"lq", "practical-ofu-rl", `,"epsilon":1`, 201, "", true},
 		{"tabular", "ucbvi", `,"non_private":true`, 201, "", false},
 		{"linmdp", "lsvi-ucb", `,"non_private":true`, 201, "", false},

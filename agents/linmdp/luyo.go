@@ -271,7 +271,8 @@ func (a *Luyo) Info() Info {
 	// The ledger composes the mechanisms with the noise actually added (the broken variant's
 	// too); its ε is the agent's.
 	rep, err := papersMechanisms{h: c.H, d: c.D, capacity: max(c.B-1, 1), levels: c.TreeLevels, sigmaTree: c.SigmaLam / div,
-		releases: max(c.B-1, 0), vecSens: 2 * float64(c.H+1), sigmaVec: c.SigmaU / div}.ledgerReport(in.Epsilon, in.Delta)
+		releases: max(c.B-1, 0), vecSens: 2 * float64(c.H+1), sigmaVec: c.SigmaU / div,
+		gramSecure: anySecure(a.gsrc...), vecSecure: anySecure(a.usrc)}.ledgerReport(in.Epsilon, in.Delta)
 	in.Ledger, in.EffectiveEp = rep, rep.Epsilon
 	switch {
 	case err != nil:

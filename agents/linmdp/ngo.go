@@ -330,7 +330,8 @@ func (a *Ngo) Info() Info {
 	// The ledger composes the mechanisms with the noise actually added (the broken variant's
 	// too); its ε is the agent's.
 	rep, err := papersMechanisms{h: c.H, d: c.D, capacity: c.K, levels: c.L, sigmaTree: c.SigmaNode / div,
-		releases: c.UMax, vecSens: 2 * float64(c.H+1), sigmaVec: c.SigmaY / div}.ledgerReport(in.Epsilon, in.Delta)
+		releases: c.UMax, vecSens: 2 * float64(c.H+1), sigmaVec: c.SigmaY / div,
+		gramSecure: anySecure(a.gsrc...), vecSecure: anySecure(a.ysrc)}.ledgerReport(in.Epsilon, in.Delta)
 	in.Ledger, in.EffectiveEp = rep, rep.Epsilon
 	switch {
 	case err != nil:

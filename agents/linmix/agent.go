@@ -60,6 +60,11 @@ type Agent struct {
 	srv    *LocalServer
 	rnd    *Randomizer
 	lv     *Leaves
+	// privacyBase is Constants.Privacy before account appends the ledger's verdict.
+	privacyBase string
+	// sources returns the (memoised) noise source of tree (name, h, r) or of the LDP
+	// randomiser ("ldp", 0, 0); nil before build has them (setup, CheckConstants).
+	sources func(name string, h, r int) noise.Source
 	population
 }
 
@@ -122,6 +127,20 @@ func build(m *model.MDP, cfg Config, seed rng.Seed, src func(name string, h, r i
 	a := &Agent{cfg: cfg, m: m, population: newPopulation(m, seed)}
 	if err := a.setup(); err != nil {
 		return nil, err
+	}
+	// The sources, memoised: asking whether one is Secure (secureStat) and building the trees
+	// get the same source.
+	src = memoSources(src)
+	a.sources = src
+	if a.anySecure() {
+		// A Secure source rounds the statistics to its grid: the Laplace calibration widens
+		// its scales to cover the rounding, and the ledger's entries carry it.
+		if err := a.secureLaplace(); err != nil {
+			return nil, err
+		}
+		if err := a.account(); err != nil {
+			return nil, err
+		}
 	}
 	a.pl = newPlanner(m, &a.cfg, seed.Child("ties").Rand())
 	a.pl.beta = a.betas()
@@ -282,6 +301,7 @@ func (a *Agent) setup() error {
 		c.Shift = append(c.Shift, sp.shift)
 		c.Ridge = append(c.Ridge, sp.ridge)
 	}
+	a.privacyBase = c.Privacy
 	return a.account()
 }
 
@@ -289,7 +309,10 @@ func (a *Agent) setup() error {
 // reads its guarantee from the ledger's composition: Constants.Ledger (replace-one, the
 // report every output prints), EffectiveEpsilon and Covered (the ledger's ε against the
 // nominal), and for Zhou's agents, whose calibration is stated under zero-out neighbours, the
-// ledger's ε under both relations. The agent computes no ε of its own.
+// ledger's ε under both relations. The agent computes no ε of its own. setup accounts before
+// the noise sources exist (every entry as if seeded); build accounts again once they do, when
+// some statistic's source is Secure (its entries then carry the grid rounding: ledgerReport,
+// after secureLaplace widened a Laplace calibration's scales to cover it).
 func (a *Agent) account() error {
 	c := &a.consts
 	g, err := a.ledgerReport(accounting.ReplaceOne)
@@ -315,7 +338,7 @@ func (a *Agent) account() error {
 	if !g.PrivateAtNominal {
 		verdict = "NOT private at the nominal ε"
 	}
-	c.Privacy += fmt.Sprintf("; privacy ledger (replace-one): ε=%.4g at δ=%g, %s", g.Epsilon, g.Delta, verdict)
+	c.Privacy = a.privacyBase + fmt.Sprintf("; privacy ledger (replace-one): ε=%.4g at δ=%g, %s", g.Epsilon, g.Delta, verdict)
 	return nil
 }
 

@@ -216,7 +216,9 @@ type Constants struct {
 	// i.e. at noise scale ≥ σ/(1 + GridSlack). It is n·γ/Δ (Laplace, ℓ1) or √n·γ/Δ (Gaussian,
 	// ℓ2) maximised over the statistics, with n the statistic's length, γ its grid step and Δ
 	// the zero-out bound maxX² (Gram) or maxX·maxY (target), which is ≤ the Δ of every
-	// calibration. Seeded runs (NewSeeded) do not round.
+	// calibration. Seeded runs (NewSeeded) do not round. It is stated beside the ledger: a
+	// Secure agent's Ledger entries include the rounding itself (Agent.ledgerReport), and its
+	// Laplace scales are widened to cover it (secureLaplace).
 	GridSlack float64
 }
 

@@ -17,7 +17,8 @@ import (
 //     so it lies on the grid and is a post-processing of the node releases. The rounding adds
 //     at most γ per changed coordinate to a node's sensitivity: with the Gaussian grid
 //     γ ≤ 2^-29·σ the tree's μ grows by at most √(K0·n)·2^-29 (n the number of coordinates, see
-//     noise.RoundingSlackL2), which Constants.GridSlackMu reports.
+//     noise.RoundingSlackL2), which the ledger's entries include (Agent.ledgerReport,
+//     secureGrid; Constants.GridSlack states the relative increase).
 //   - Seeded source (reproducible simulations): a noise-only tree. The released prefix over
 //     leaves 1..k is the exact prefix sum plus the sum of the node noises covering [1..k], which
 //     are exactly the live nodes level[i] for the set bits i of k; memory O(K0·m), each release

@@ -115,12 +115,9 @@ func ComputeConstants(pub Public, cfg Config) (Constants, error) {
 	}
 	// Accountant: the ledger composes the two counters from the σ actually used (privacy is
 	// never assumed, and the agent does not compute its own ε).
-	var err error
-	if c.Ledger, err = c.ledgerReport(pub, cfg); err != nil {
+	if err := c.account(pub, cfg, false, false); err != nil {
 		return Constants{}, err
 	}
-	c.Epsilon, c.DeltaDP = c.Ledger.Epsilon, c.Ledger.Delta
-	c.Guarantee = fmt.Sprintf("(eps=%.6g, delta=%.3g)-DP billboard => JDP, %s", c.Epsilon, c.DeltaDP, c.Neighbouring)
 	Kf := float64(K)
 	c.Lambda = c.Sigma1 * math.Sqrt(m) * (4*math.Sqrt(p) + math.Sqrt(8*math.Log(4*Kf/cfg.Alpha)))
 	c.Eta = 2 * c.Lambda
@@ -137,14 +134,47 @@ const (
 	EntryB2 = ledger.EntryCounter + "/B2"
 )
 
+// account sets Ledger, Epsilon, DeltaDP and Guarantee from the ledger's composition of the two
+// counters (ledgerReport), secure1 and secure2 saying whether B_1's and B_2's noise sources
+// are hardened (noise.Secure).
+func (c *Constants) account(pub Public, cfg Config, secure1, secure2 bool) error {
+	var err error
+	if c.Ledger, err = c.ledgerReport(pub, cfg, secure1, secure2); err != nil {
+		return err
+	}
+	c.Epsilon, c.DeltaDP = c.Ledger.Epsilon, c.Ledger.Delta
+	c.Guarantee = fmt.Sprintf("(eps=%.6g, delta=%.3g)-DP billboard => JDP, %s", c.Epsilon, c.DeltaDP, c.Neighbouring)
+	return nil
+}
+
+// withSources returns c accounted for the counters' actual noise sources (NewCurator): a
+// private agent whose B_1 or B_2 source is hardened (noise.Secure) has that counter's entry
+// carry the grid rounding (ledgerReport); with seeded sources c is returned unchanged.
+func (c Constants) withSources(pub Public, cfg Config, src1, src2 noise.Source) (Constants, error) {
+	// A counter without noise (σ = 0: test constants) rounds nothing (Secure.AddGaussian).
+	s1 := src1 != nil && src1.Secure() && c.Sigma1 > 0
+	s2 := src2 != nil && src2.Secure() && c.Sigma2 > 0
+	if !c.Private || (!s1 && !s2) {
+		return c, nil
+	}
+	if err := c.account(pub, cfg, s1, s2); err != nil {
+		return Constants{}, err
+	}
+	return c, nil
+}
+
 // ledgerReport registers the billboard's two binary-tree counters in a privacy ledger (target
 // (cfg.Epsilon, cfg.Delta), the agent's neighbouring relation) and composes them: each is a
 // Gaussian tree over capacity elements whose nodes (M per element, sensitivity factor √M) have
 // ℓ2 sensitivity Delta1 (B_1, the packed upper triangle; mirroring adds no noise and no
 // sensitivity) or Delta2 (B_2) and noise σ = Sigma1 or Sigma2, the agent's own calibration. The
 // ledger only accounts: μᵢ = √M·Δᵢ/σᵢ-GDP, composed exactly to μ = √(μ₁² + μ₂²) and converted
-// to (ε, δ) at the target δ (privacy/ledger).
-func (c Constants) ledgerReport(pub Public, cfg Config) (ledger.Report, error) {
+// to (ε, δ) at the target δ (privacy/ledger). A counter fed by a Secure source (secure1,
+// secure2) rounds every node's exact sum to the grid γ = noise.GaussianGranularity(σᵢ) of its
+// noise before adding it (counter.Tree, practical-privacy spec §7): all dim coordinates of a
+// user's element may change, each by at most γ after rounding, so the node sensitivity is
+// Δᵢ + √dim·γ (Grid{Weight: √dim, Scale: 1}; no coordinate multipliers) and the entry says so.
+func (c Constants) ledgerReport(pub Public, cfg Config, secure1, secure2 bool) (ledger.Report, error) {
 	l, err := ledger.New(ledger.Config{Model: ledger.JDP, Target: accounting.ApproxDP{Epsilon: cfg.Epsilon, Delta: cfg.Delta},
 		Neighbouring: cfg.Neighbouring})
 	if err != nil {
@@ -156,10 +186,15 @@ func (c Constants) ledgerReport(pub Public, cfg Config) (ledger.Report, error) {
 		name        string
 		sens, sigma float64
 		dim         int
-	}{{EntryB1, c.Delta1, c.Sigma1, noise.PackedLen(p)}, {EntryB2, c.Delta2, c.Sigma2, p * pub.N}} {
-		if err := l.Register(ledger.Entry{Name: e.name, Mechanism: ledger.GaussianCounter, Counter: "tree",
+		secure      bool
+	}{{EntryB1, c.Delta1, c.Sigma1, noise.PackedLen(p), secure1}, {EntryB2, c.Delta2, c.Sigma2, p * pub.N, secure2}} {
+		en := ledger.Entry{Name: e.name, Mechanism: ledger.GaussianCounter, Counter: "tree",
 			Norm: ledger.L2, Neighbouring: cfg.Neighbouring, Sensitivity: e.sens, Factor: math.Sqrt(float64(c.M)),
-			Sigma: e.sigma, Releases: c.capacity, Dim: e.dim, Inputs: in}); err != nil {
+			Sigma: e.sigma, Releases: c.capacity, Dim: e.dim, Inputs: in}
+		if e.secure {
+			en.Secure, en.Grid = true, ledger.Grid{Weight: math.Sqrt(float64(e.dim)), Scale: 1}
+		}
+		if err := l.Register(en); err != nil {
 			return ledger.Report{}, err
 		}
 	}

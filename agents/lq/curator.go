@@ -33,7 +33,9 @@ type Curator struct {
 
 // NewCurator returns the curator for the given constants. src1 and src2 are the noise
 // sources of B_1 and B_2; if nil, a crypto-seeded noise.Secure source is used (ignored for
-// the non-private baseline). Noise levels are fixed here, before any data is seen.
+// the non-private baseline). Noise levels are fixed here, before any data is seen. The
+// curator's Constants are consts with the ledger report of its actual sources (a Secure
+// source's grid rounding included).
 func NewCurator(pub Public, cfg Config, consts Constants, src1, src2 noise.Source) (*Curator, error) {
 	p, n := pub.N+pub.D, pub.N
 	c := &Curator{pub: pub, consts: consts, broken: cfg.broken, p: p, n: n,
@@ -54,11 +56,18 @@ func NewCurator(pub Public, cfg Config, consts Constants, src1, src2 noise.Sourc
 		}
 	}
 	c.src1, c.src2 = src1, src2
+	if c.consts, err = consts.withSources(pub, cfg, src1, src2); err != nil {
+		return nil, err
+	}
 	if c.broken == brokenDataSigma {
 		return c, nil // counters created at the first insertion (the broken part)
 	}
 	return c, c.makeCounters(1)
 }
+
+// Constants returns the curator's constants: those it was given, with the privacy ledger's
+// report (Ledger, Epsilon, Guarantee) for its actual noise sources.
+func (c *Curator) Constants() Constants { return c.consts }
 
 func (c *Curator) makeCounters(scale float64) error {
 	capacity := c.consts.capacity

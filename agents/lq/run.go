@@ -127,6 +127,7 @@ func NewOFUSession(sys *lq.System, cfg Config, st RunStreams) (*OFUSession, erro
 	if err != nil {
 		return nil, err
 	}
+	consts = cur.Constants() // the ledger's report for the actual sources (Secure: with grid rounding)
 	srv := NewServer(cur, cfg.Name(), cfg.Episodes)
 	u := NewOFUUser(sys, NewPlanner(pub, cfg, consts), srv.Expect(), st.Optimiser)
 	ev := NewEvaluator(sys)
